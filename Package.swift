@@ -1,0 +1,60 @@
+// swift-tools-version: 6.1
+// twoscale — the two-scale effective dimension (2sED) of Datres, Leonardi, Figalli & Sutter (NeurIPS 2024).
+// Modules, one per concern; data flows one way: model + data + draws → spectra → measures → bounds → reports.
+import PackageDescription
+import Foundation
+
+/// Each module folder may carry a README.md describing what it owns; it is documentation, not a resource.
+func docs(_ target: String) -> [String] {
+    let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Sources/\(target)/README.md").path
+    return FileManager.default.fileExists(atPath: readme) ? ["README.md"] : []
+}
+
+let package = Package(
+    name: "twoscale",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "twoscale", targets: ["twoscale"]),
+        .library(name: "TwoScaleCore", targets: ["TwoScaleCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // C libraries: GSL (linked against OpenBLAS's CBLAS, not gslcblas) + LAPACK from OpenBLAS; zlib.
+        .systemLibrary(name: "CGSL", path: "Sources/CGSL",
+                       providers: [.apt(["libgsl-dev", "libopenblas-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, grids, JSON values. No dependencies.
+        .target(name: "TwoScaleCore", exclude: docs("TwoScaleCore")),
+        // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers, RNG, files.
+        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "CZlib", "TwoScaleCore"], exclude: docs("TwoScaleNumerics")),
+        // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
+        .target(name: "ToyModels", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: docs("ToyModels")),
+        // Stochastic MLPs, data sources, Fisher estimators, Monte Carlo design, spectra store.
+        .target(name: "Networks", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: docs("Networks")),
+        // Generalisation bound: ε_n, deviation, log tail, smallest n.
+        .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: docs("Bounds")),
+        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps.
+        .target(name: "Training", dependencies: ["TwoScaleCore", "TwoScaleNumerics", "Networks"], exclude: docs("Training")),
+        // Markdown tables and SVG plots, notebook format.
+        .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: docs("Reporting")),
+        // The command-line interface: one file per subcommand.
+        .target(name: "TwoScaleCLI", dependencies: [
+            "TwoScaleCore", "TwoScaleNumerics", "ToyModels", "Networks", "Bounds", "Training", "Reporting",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], exclude: docs("TwoScaleCLI")),
+        .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
+
+        .testTarget(name: "CoreTests", dependencies: ["TwoScaleCore", "TwoScaleNumerics",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "TwoScaleCore", "TwoScaleNumerics"]),
+        .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics"]),
+        .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting"]),
+        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore"]),
+    ]
+)

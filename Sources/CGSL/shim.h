@@ -1,0 +1,23 @@
+// GSL, with CBLAS provided by OpenBLAS (gsl_cblas.h declares the standard cblas_* symbols, which
+// libopenblas exports), plus the few LAPACK (Fortran ABI) routines twoscale calls.
+#ifndef TWOSCALE_CGSL_SHIM_H
+#define TWOSCALE_CGSL_SHIM_H
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_roots.h>
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_sf_log.h>
+
+// LAPACK: symmetric eigenvalues (divide and conquer), column-major, Fortran calling convention.
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+             double *work, const int *lwork, int *iwork, const int *liwork, int *info);
+// LAPACK: symmetric positive definite solve helpers (Cholesky).
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+
+// OpenBLAS threading control: twoscale parallelises Monte Carlo itself, one BLAS thread per task.
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+// GSL exports its solver types as mutable globals; read them through a function (Swift 6 concurrency).
+static inline const gsl_root_fsolver_type *twoscale_root_brent(void) { return gsl_root_fsolver_brent; }
+#endif

@@ -1,0 +1,122 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// A separable toy model: `F(θ) = diag(λ_1(θ_1), …, λ_d(θ_d))` on the box `[lo, hi]^d`, θ ~ U(box).
+///
+/// The 2sED is exact (SPEC §3):
+///
+///     E_θ det(I + t F̂^{1/2}) = Π_i (1 + t·√c·⟨√λ_i⟩),   c = d / Σ_i ⟨λ_i⟩ (trace) or 1 (none),
+///
+/// with `⟨f⟩ = (hi − lo)⁻¹ ∫_lo^hi f`, evaluated by GSL QAGS for the non-constant families.
+public struct ToyModel: Sendable {
+    public let family: Family
+    public let dimension: Int
+    public let lo: Double
+    public let hi: Double
+    /// Per-axis λ for `constant` (count d).
+    public let lambdas: [Double]
+
+    /// `⟨√λ_i⟩` per axis (a single shared value for non-constant families).
+    public let meanSqrtLambda: [Double]
+    /// `⟨λ_i⟩` per axis (shared for non-constant families); `nil` when the integral diverges.
+    public let meanLambda: [Double]?
+    /// QAGS error estimates of the two averages (zero for constant).
+    public let quadratureError: (sqrt: Double, lambda: Double)
+
+    public var length: Double { hi - lo }
+    var sharedAxes: Bool { family != .constant }
+
+    public init(family: Family, lambdas: [Double] = [], dimension: Int? = nil,
+                box: (Double, Double) = (0, 1)) throws {
+        self.family = family
+        (lo, hi) = box
+        guard lo.isFinite, hi.isFinite, lo < hi else {
+            throw TwoScaleError.invalid("--box", "\(lo):\(hi)", allowed: "the box lo:hi needs finite lo < hi")
+        }
+        switch family {
+        case .constant:
+            guard !lambdas.isEmpty else {
+                throw TwoScaleError.invalid("--lambdas", "", allowed: "the constant family needs a non-empty list of λ ≥ 0")
+            }
+            for l in lambdas where !(l.isFinite && l >= 0) {
+                throw TwoScaleError.invalid("--lambdas", "\(l)", allowed: "every λ must be a finite number ≥ 0")
+            }
+            var ls = lambdas
+            if let d = dimension, d != ls.count {
+                guard d >= 1 else { throw TwoScaleError.invalid("--dim", "\(d)", allowed: "the dimension must be ≥ 1") }
+                guard ls.count == 1 else {
+                    throw TwoScaleError.invalid("--dim", "\(d)",
+                        allowed: "--dim must equal the number of --lambdas (\(ls.count)), or give one λ to repeat")
+                }
+                ls = [Double](repeating: ls[0], count: d)
+            }
+            self.lambdas = ls
+            self.dimension = ls.count
+            meanSqrtLambda = ls.map { $0.squareRoot() }
+            meanLambda = ls
+            quadratureError = (0, 0)
+        default:
+            guard lambdas.isEmpty else {
+                throw TwoScaleError.invalid("--lambdas", lambdas.map { "\($0)" }.joined(separator: ","),
+                                            allowed: "--lambdas goes with --family constant only")
+            }
+            guard let d = dimension, d >= 1 else {
+                throw TwoScaleError.invalid("--dim", dimension.map(String.init) ?? "(missing)",
+                                            allowed: "--family \(family.rawValue) needs --dim d with d ≥ 1")
+            }
+            let dom = family.domain
+            guard lo >= dom.lo, hi <= dom.hi else {
+                throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
+                    allowed: "--family \(family.rawValue) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
+            }
+            self.lambdas = []
+            self.dimension = d
+            guard family.integrable(power: 0.5, lo: lo, hi: hi) else {
+                throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
+                    allowed: "E_θ √λ diverges for --family \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. --box 0.01:\(hi)")
+            }
+            let f = family
+            let rs = try Quadrature.integrate({ f.sqrtLambda($0) }, from: lo, to: hi)
+            meanSqrtLambda = [rs.value / (hi - lo)]
+            if family.integrable(power: 1, lo: lo, hi: hi) {
+                let rl = try Quadrature.integrate({ f.lambda($0) }, from: lo, to: hi)
+                meanLambda = [rl.value / (hi - lo)]
+                quadratureError = (rs.errorEstimate / (hi - lo), rl.errorEstimate / (hi - lo))
+            } else {
+                meanLambda = nil
+                quadratureError = (rs.errorEstimate / (hi - lo), .infinity)
+            }
+        }
+    }
+
+    /// `Σ_i ⟨λ_i⟩ = E_θ Tr F`, or nil when it diverges.
+    public var meanTrace: Double? {
+        guard let ml = meanLambda else { return nil }
+        return sharedAxes ? Double(dimension) * ml[0] : ml.reduce(0, +)
+    }
+
+    /// The normalisation constant `c`; refuses the trace normalisation when `E Tr F = ∞`.
+    public func scale(_ normalization: Normalization) throws -> Double {
+        if normalization == .none { return 1 }
+        guard let tr = meanTrace else {
+            throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
+                allowed: "E_θ Tr F is infinite for --family \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")), so the trace normalisation is undefined; use a smaller box such as --box \(Swift.max(lo, 0.01)):\(family == .bernoulli ? Swift.min(hi, 0.99) : hi), or --normalize none")
+        }
+        return try normalization.constant(dimension: dimension, meanTrace: tr)
+    }
+
+    /// `log E_θ det(I + s·F^{1/2}) = Σ_i log1p(s ⟨√λ_i⟩)` (raw F; pass `s = t√c` for F̂).
+    public func logMeanDet(scale s: Double) -> Double {
+        if sharedAxes { return Double(dimension) * Foundation.log1p(s * meanSqrtLambda[0]) }
+        return LogSpace.logDetSqrt(roots: meanSqrtLambda, scale: s)
+    }
+
+    /// Exact `d_ζ(ε)` (SPEC §2–3).
+    public func twoScaleDimension(eps: Double, zeta: Double, normalization: Normalization) throws -> Double {
+        try ScaleParameters.checkEpsilon(eps)
+        try ScaleParameters.checkZeta(zeta)
+        let s = ScaleParameters.t(eps: eps, zeta: zeta) * (try scale(normalization)).squareRoot()
+        return TwoScale.dimension(logMeanDet: logMeanDet(scale: s), dimension: dimension, zeta: zeta, eps: eps)
+    }
+}

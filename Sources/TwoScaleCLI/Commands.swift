@@ -1,0 +1,8 @@
+import ArgumentParser
+
+/// Every subcommand, in the order `twoscale --help` lists them.
+enum TwoScaleCommands {
+    static let all: [ParsableCommand.Type] = [
+        ToyCommand.self,
+    ]
+}

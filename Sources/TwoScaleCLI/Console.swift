@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where command output goes. By default stdout/stderr; a notebook run installs a `Capture` (task
+/// local) and reads the command's stdout back.
+public final class OutputCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = ""
+    public init() {}
+    func append(_ s: String) { lock.lock(); buffer += s; lock.unlock() }
+    public var text: String { lock.lock(); defer { lock.unlock() }; return buffer }
+}
+
+public enum Console {
+    @TaskLocal public static var capture: OutputCapture?
+    /// When true (notebooks), progress lines are not printed.
+    @TaskLocal public static var quiet: Bool = false
+
+    /// Writes to stdout (or the capture).
+    public static func out(_ s: String) {
+        if let c = capture { c.append(s); return }
+        FileHandle.standardOutput.write(Data(s.utf8))
+    }
+
+    /// One line on stderr.
+    public static func error(_ s: String) {
+        FileHandle.standardError.write(Data((s.hasSuffix("\n") ? s : s + "\n").utf8))
+    }
+
+    /// A warning on stderr (silenced in quiet mode).
+    public static func warn(_ s: String) {
+        if !quiet { error("warning: " + s) }
+    }
+
+    /// Whether stderr is a terminal (progress bars only then).
+    public static var stderrIsTerminal: Bool { isatty(2) != 0 && !quiet }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import TwoScaleCore
+
+/// `--eps` and `--zeta`, shared by every command that evaluates the 2sED.
+struct ScaleOptions: ParsableArguments {
+    @Option(name: .customLong("eps"), help: ArgumentHelp(
+        "Covering radius ε ∈ (0,1): a value, a list a,b,c or a log grid lo:hi:n.", valueName: "grid"))
+    var epsText: String = "1e-3:0.5:30"
+
+    @Option(name: .customLong("zeta"), help: "Meso-scale exponent ζ ∈ [0,1) (the bound needs ζ ≥ 2/3).")
+    var zeta: Double = 2.0 / 3.0
+
+    /// The validated ε grid.
+    func eps() throws -> [Double] {
+        let g = try Grid.parse(epsText, flag: "--eps")
+        for e in g { try ScaleParameters.checkEpsilon(e) }
+        return g
+    }
+
+    func checkedZeta() throws -> Double {
+        try ScaleParameters.checkZeta(zeta)
+        return zeta
+    }
+}
+
+/// `--json`.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .customLong("json"), help: "Print JSON (INTERFACE.md) instead of a readable summary.")
+    var json = false
+
+    /// Prints `value` as JSON, or `human()` as text.
+    func emit(_ value: JSONValue, human: () -> String) throws {
+        if json {
+            Console.out(try value.serialized())
+        } else {
+            Console.out(human())
+        }
+    }
+}
+
+extension Normalization: ExpressibleByArgument {}
+
+/// Fixed-width number formatting for readable tables.
+enum Fmt {
+    static func num(_ x: Double?, _ digits: Int = 6) -> String {
+        guard let x else { return "—" }
+        if !x.isFinite { return x > 0 ? "∞" : (x < 0 ? "-∞" : "nan") }
+        if x != 0 && (Swift.abs(x) >= 1e7 || Swift.abs(x) < 1e-4) { return String(format: "%.\(digits - 1)e", x) }
+        return String(format: "%.\(digits)g", x)
+    }
+
+    /// A plain-text table with right-aligned columns.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var w = header.map { $0.count }
+        for r in rows { for (i, c) in r.enumerated() where i < w.count { w[i] = Swift.max(w[i], c.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in String(repeating: " ", count: w[i] - c.count) + c }.joined(separator: "  ")
+        }
+        var out = line(header) + "\n" + line(w.map { String(repeating: "-", count: $0) }) + "\n"
+        for r in rows { out += line(r) + "\n" }
+        return out
+    }
+}

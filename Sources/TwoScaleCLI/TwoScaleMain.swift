@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import TwoScaleCore
+
+/// The `twoscale` root command.
+public struct TwoScaleMain: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "twoscale",
+        abstract: "The two-scale effective dimension (2sED): exact toy models, networks, bounds, reports.",
+        discussion: "Mathematics: shared/SPEC.md. Command-line contract: shared/INTERFACE.md. JSON goes to stdout, progress and warnings to stderr.",
+        version: TwoScaleVersion.string,
+        subcommands: TwoScaleCommands.all
+    )
+
+    public init() {}
+
+    /// Runs `arguments` (without the program name) and returns the exit status: 0 success, 2 usage
+    /// error, 1 failure. Errors are printed as one line on stderr.
+    public static func execute(_ arguments: [String]) async -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            return 0
+        } catch let e as TwoScaleError {
+            Console.error("twoscale: \(e.message)")
+            return e.exitCode
+        } catch {
+            let code = exitCode(for: error).rawValue
+            let message = fullMessage(for: error)
+            if code == 0 {
+                if !message.isEmpty { Console.out(message + "\n") }
+                return 0
+            }
+            Console.error(message.hasPrefix("Error:") || message.hasPrefix("twoscale") ? message : "twoscale: \(message)")
+            return 2
+        }
+    }
+
+    /// Entry point for the executable.
+    public static func runMain() async -> Never {
+        let status = await execute(Array(CommandLine.arguments.dropFirst()))
+        Foundation.exit(status)
+    }
+}
+
+public enum TwoScaleVersion {
+    public static let string = "0.1.0"
+}

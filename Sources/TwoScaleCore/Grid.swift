@@ -1,0 +1,57 @@
+import Foundation
+
+/// Value grids given on the command line (INTERFACE.md): `0.1`, a list `0.01,0.05,0.1`, or
+/// `lo:hi:n`, n points spaced evenly in log between lo and hi inclusive (lo, hi > 0, n ≥ 2).
+public enum Grid {
+    public static func parse(_ text: String, flag: String) throws -> [Double] {
+        let s = text.trimmingCharacters(in: .whitespaces)
+        guard !s.isEmpty else {
+            throw TwoScaleError.invalid(flag, text, allowed: "give a value, a list a,b,c or a log grid lo:hi:n")
+        }
+        if s.contains(":") {
+            let parts = s.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, let lo = Double(parts[0]), let hi = Double(parts[1]),
+                  let n = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0 == $0.rounded() && $0 < 1e9 ? Int($0) : nil })
+            else {
+                throw TwoScaleError.invalid(flag, text, allowed: "a log grid is lo:hi:n with numbers lo < hi and a whole n ≥ 2")
+            }
+            guard lo.isFinite, hi.isFinite, lo > 0, hi > lo, n >= 2, n <= 1_000_000 else {
+                throw TwoScaleError.invalid(flag, text, allowed: "a log grid lo:hi:n needs 0 < lo < hi and 2 ≤ n ≤ 10⁶")
+            }
+            let a = Foundation.log(lo), b = Foundation.log(hi)
+            return (0..<n).map { i in
+                if i == 0 { return lo }
+                if i == n - 1 { return hi }
+                return Foundation.exp(a + (b - a) * Double(i) / Double(n - 1))
+            }
+        }
+        return try s.split(separator: ",", omittingEmptySubsequences: false).map { part in
+            let p = part.trimmingCharacters(in: .whitespaces)
+            guard let v = Double(p), v.isFinite else {
+                throw TwoScaleError.invalid(flag, text, allowed: "'\(p)' is not a finite number; give a value, a list a,b,c or a log grid lo:hi:n")
+            }
+            return v
+        }
+    }
+
+    /// A comma-separated list of numbers (no ranges), e.g. `--lambdas 4,0.01`.
+    public static func parseList(_ text: String, flag: String) throws -> [Double] {
+        guard !text.contains(":") else {
+            throw TwoScaleError.invalid(flag, text, allowed: "give a comma-separated list of numbers")
+        }
+        return try parse(text, flag: flag)
+    }
+
+    /// `lo:hi` intervals such as `--box 0.1:0.9`.
+    public static func parseInterval(_ text: String, flag: String) throws -> (Double, Double) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let lo = Double(parts[0].trimmingCharacters(in: .whitespaces)),
+              let hi = Double(parts[1].trimmingCharacters(in: .whitespaces)), lo.isFinite, hi.isFinite else {
+            throw TwoScaleError.invalid(flag, text, allowed: "give an interval lo:hi of two finite numbers")
+        }
+        guard lo < hi else {
+            throw TwoScaleError.invalid(flag, text, allowed: "the interval lo:hi needs lo < hi")
+        }
+        return (lo, hi)
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Log-space helpers. Every average of exponentials in twoscale goes through these, so that
+/// `log E[e^A]` is finite whenever the `A` are, however large (d ~ 10⁵ gives A ~ 10⁵).
+public enum LogSpace {
+    /// `log Σ_i e^{x_i}`, computed as `m + log Σ e^{x_i − m}` with `m = max x_i`; `−∞` for no terms.
+    @inlinable
+    public static func logSumExp(_ x: some Collection<Double>) -> Double {
+        guard let m = x.max(), m > -.infinity else { return -.infinity }
+        if m == .infinity { return .infinity }
+        var s = 0.0
+        for v in x { s += Foundation.exp(v - m) }
+        return m + Foundation.log(s)
+    }
+
+    /// `log( (1/n) Σ_i e^{x_i} )`.
+    @inlinable
+    public static func logMeanExp(_ x: some Collection<Double>) -> Double {
+        logSumExp(x) - Foundation.log(Double(x.count))
+    }
+
+    /// `log Σ_i w_i e^{x_i}` for nonnegative weights given as `log w_i`.
+    @inlinable
+    public static func logSumExp(_ x: [Double], logWeights lw: [Double]) -> Double {
+        precondition(x.count == lw.count)
+        return logSumExp(zip(x, lw).map { $0 + $1 })
+    }
+
+    /// Normalised weights `w_i = e^{l_i} / Σ_j e^{l_j}` from log weights.
+    public static func normalizedWeights(logWeights l: [Double]) -> [Double] {
+        let z = logSumExp(l)
+        return l.map { Foundation.exp($0 - z) }
+    }
+
+    /// Kish effective sample size `(Σ w)² / Σ w²` of weights given in log space.
+    public static func effectiveSampleSize(logWeights l: [Double]) -> Double {
+        let w = normalizedWeights(logWeights: l)
+        let s2 = w.reduce(0) { $0 + $1 * $1 }
+        return s2 > 0 ? 1 / s2 : 0
+    }
+
+    /// `Σ_i log1p(s · r_i)`: the log-determinant `log det(I + s·F^{1/2})` from the square roots `r_i`
+    /// of the nonzero eigenvalues.
+    @inlinable
+    public static func logDetSqrt(roots: [Double], scale s: Double) -> Double {
+        var acc = 0.0
+        for r in roots { acc += Foundation.log1p(s * r) }
+        return acc
+    }
+}

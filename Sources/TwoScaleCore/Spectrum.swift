@@ -1,0 +1,69 @@
+import Foundation
+
+/// The eigenvalues of one Fisher matrix (or one diagonal block of it), reduced to what every measure
+/// needs: the square roots of the positive eigenvalues and the trace.
+///
+/// Round-off can leave eigenvalues of a PSD matrix slightly below zero. Values in
+/// `[-tol·λ_max, 0)` with `tol = 1e-8` are clamped to 0 and counted in `clamped`; anything more
+/// negative means the matrix was not a Fisher matrix and is an error (SPEC §2).
+public struct Spectrum: Sendable, Equatable {
+    /// √λ for every eigenvalue λ > 0 (order as given).
+    public let roots: [Double]
+    /// `Tr F = Σ λ` (after clamping).
+    public let trace: Double
+    /// How many slightly negative eigenvalues were clamped to zero.
+    public let clamped: Int
+
+    /// Relative tolerance below which negative eigenvalues count as round-off.
+    public static let negativeTolerance = 1e-8
+
+    public init(eigenvalues: some Collection<Double>) throws {
+        var lmax = 0.0
+        for l in eigenvalues {
+            guard l.isFinite else {
+                throw TwoScaleError.failure("Fisher spectrum has a non-finite eigenvalue (\(l))")
+            }
+            lmax = Swift.max(lmax, Swift.abs(l))
+        }
+        var roots: [Double] = []
+        roots.reserveCapacity(eigenvalues.count)
+        var trace = 0.0
+        var clamped = 0
+        for l in eigenvalues {
+            if l > 0 {
+                roots.append(l.squareRoot())
+                trace += l
+            } else if l < 0 {
+                if l < -Spectrum.negativeTolerance * lmax {
+                    throw TwoScaleError.failure(
+                        "Fisher spectrum has a clearly negative eigenvalue \(l) (largest magnitude \(lmax)); a Fisher matrix is positive semidefinite")
+                }
+                clamped += 1
+            }
+        }
+        self.roots = roots
+        self.trace = trace
+        self.clamped = clamped
+    }
+
+    /// A spectrum from square roots directly (used by exact models); roots must be ≥ 0.
+    public init(roots: [Double]) {
+        self.roots = roots.filter { $0 > 0 }
+        self.trace = self.roots.reduce(0) { $0 + $1 * $1 }
+        self.clamped = 0
+    }
+
+    /// The positive eigenvalues.
+    public var eigenvalues: [Double] { roots.map { $0 * $0 } }
+
+    /// `log det(I + s·F^{1/2}) = Σ log1p(s √λ_i)`.
+    @inlinable
+    public func logDetSqrt(scale s: Double) -> Double { LogSpace.logDetSqrt(roots: roots, scale: s) }
+
+    /// `log det(I + κ F) = Σ log1p(κ λ_i)`.
+    public func logDet(scale kappa: Double) -> Double {
+        var acc = 0.0
+        for r in roots { acc += Foundation.log1p(kappa * r * r) }
+        return acc
+    }
+}

@@ -1,0 +1,137 @@
+import CGSL
+import Foundation
+import TwoScaleCore
+
+/// A dense row-major matrix of doubles: the one matrix type of twoscale.
+public struct Matrix: Sendable, Equatable {
+    public let rows: Int
+    public let cols: Int
+    public var data: [Double]
+
+    public init(rows: Int, cols: Int, repeating v: Double = 0) {
+        precondition(rows >= 0 && cols >= 0)
+        self.rows = rows
+        self.cols = cols
+        self.data = [Double](repeating: v, count: rows * cols)
+    }
+
+    public init(rows: Int, cols: Int, data: [Double]) {
+        precondition(data.count == rows * cols, "matrix data size mismatch")
+        self.rows = rows
+        self.cols = cols
+        self.data = data
+    }
+
+    /// From nested rows (all of the same length).
+    public init(_ rowsArray: [[Double]]) {
+        rows = rowsArray.count
+        cols = rowsArray.first?.count ?? 0
+        data = rowsArray.flatMap { $0 }
+        precondition(data.count == rows * cols, "ragged rows")
+    }
+
+    public static func identity(_ n: Int) -> Matrix {
+        var m = Matrix(rows: n, cols: n)
+        for i in 0..<n { m.data[i * n + i] = 1 }
+        return m
+    }
+
+    @inlinable
+    public subscript(i: Int, j: Int) -> Double {
+        get { data[i * cols + j] }
+        set { data[i * cols + j] = newValue }
+    }
+
+    public func row(_ i: Int) -> ArraySlice<Double> { data[(i * cols)..<((i + 1) * cols)] }
+
+    public var transposed: Matrix {
+        var t = Matrix(rows: cols, cols: rows)
+        for i in 0..<rows { for j in 0..<cols { t.data[j * rows + i] = data[i * cols + j] } }
+        return t
+    }
+
+    public var rowArrays: [[Double]] { (0..<rows).map { Array(row($0)) } }
+}
+
+/// BLAS level 3 through OpenBLAS's CBLAS (row-major).
+public enum BLAS {
+    /// `C ← α·op(A)·op(B) + β·C`.
+    public static func gemm(_ a: Matrix, transA: Bool = false, _ b: Matrix, transB: Bool = false,
+                            alpha: Double = 1, beta: Double = 0, into c: inout Matrix) {
+        GSL.prepare()
+        let m = transA ? a.cols : a.rows
+        let k = transA ? a.rows : a.cols
+        let kb = transB ? b.cols : b.rows
+        let n = transB ? b.rows : b.cols
+        precondition(k == kb && c.rows == m && c.cols == n, "gemm shape mismatch")
+        if m == 0 || n == 0 { return }
+        if k == 0 {
+            if beta == 0 { for i in c.data.indices { c.data[i] = 0 } } else { for i in c.data.indices { c.data[i] *= beta } }
+            return
+        }
+        a.data.withUnsafeBufferPointer { pa in
+            b.data.withUnsafeBufferPointer { pb in
+                c.data.withUnsafeMutableBufferPointer { pc in
+                    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                                Int32(m), Int32(n), Int32(k), alpha, pa.baseAddress, Int32(a.cols),
+                                pb.baseAddress, Int32(b.cols), beta, pc.baseAddress, Int32(c.cols))
+                }
+            }
+        }
+    }
+
+    /// `op(A)·op(B)` as a new matrix.
+    public static func product(_ a: Matrix, transA: Bool = false, _ b: Matrix, transB: Bool = false) -> Matrix {
+        var c = Matrix(rows: transA ? a.cols : a.rows, cols: transB ? b.rows : b.cols)
+        gemm(a, transA: transA, b, transB: transB, into: &c)
+        return c
+    }
+
+    /// Gram matrix `α·A·Aᵀ` (or `α·AᵀA` with `transpose`), both triangles filled.
+    public static func gram(_ a: Matrix, transpose: Bool = false, alpha: Double = 1) -> Matrix {
+        GSL.prepare()
+        let n = transpose ? a.cols : a.rows
+        let k = transpose ? a.rows : a.cols
+        var c = Matrix(rows: n, cols: n)
+        if n == 0 || k == 0 { return c }
+        a.data.withUnsafeBufferPointer { pa in
+            c.data.withUnsafeMutableBufferPointer { pc in
+                cblas_dsyrk(CblasRowMajor, CblasUpper, transpose ? CblasTrans : CblasNoTrans, Int32(n), Int32(k),
+                            alpha, pa.baseAddress, Int32(a.cols), 0, pc.baseAddress, Int32(n))
+            }
+        }
+        for i in 0..<n { for j in 0..<i { c.data[i * n + j] = c.data[j * n + i] } }
+        return c
+    }
+}
+
+/// Eigenvalues of symmetric matrices (LAPACK `dsyevd`, divide and conquer).
+public enum SymmetricEigen {
+    /// All eigenvalues of the symmetric matrix `a` (only its upper triangle is read), ascending.
+    public static func eigenvalues(_ a: Matrix) throws -> [Double] {
+        precondition(a.rows == a.cols, "eigenvalues of a non-square matrix")
+        GSL.prepare()
+        var n = Int32(a.rows)
+        if n == 0 { return [] }
+        if n == 1 { return [a.data[0]] }
+        var m = a.data  // row-major upper = column-major lower; symmetric, so either triangle works
+        var w = [Double](repeating: 0, count: Int(n))
+        var lda = n
+        var info: Int32 = 0
+        var jobz = Int8(UInt8(ascii: "N")), uplo = Int8(UInt8(ascii: "L"))
+        var lwork: Int32 = -1, liwork: Int32 = -1
+        var wq = 0.0
+        var iq: Int32 = 0
+        dsyevd_(&jobz, &uplo, &n, &m, &lda, &w, &wq, &lwork, &iq, &liwork, &info)
+        guard info == 0 else { throw TwoScaleError.failure("LAPACK dsyevd workspace query failed (info \(info))") }
+        lwork = Int32(wq)
+        liwork = Swift.max(iq, 1)
+        var work = [Double](repeating: 0, count: Int(lwork))
+        var iwork = [Int32](repeating: 0, count: Int(liwork))
+        dsyevd_(&jobz, &uplo, &n, &m, &lda, &w, &work, &lwork, &iwork, &liwork, &info)
+        guard info == 0 else {
+            throw TwoScaleError.failure("LAPACK dsyevd failed to converge (info \(info)) on a \(n)×\(n) matrix")
+        }
+        return w
+    }
+}

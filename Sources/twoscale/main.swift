@@ -1,0 +1,3 @@
+import TwoScaleCLI
+
+await TwoScaleMain.runMain()
