@@ -1,0 +1,83 @@
+import Foundation
+import TwoScaleCore
+
+/// Hidden-layer activation functions.
+public enum Activation: String, Sendable, CaseIterable {
+    case relu, tanh, sigmoid, linear
+
+    @inlinable
+    public func apply(_ z: Double) -> Double {
+        switch self {
+        case .relu: return z > 0 ? z : 0
+        case .tanh: return Foundation.tanh(z)
+        case .sigmoid: return 1 / (1 + Foundation.exp(-z))
+        case .linear: return z
+        }
+    }
+
+    /// `act'(z)`; relu' is taken as 0 at 0.
+    @inlinable
+    public func derivative(_ z: Double) -> Double {
+        switch self {
+        case .relu: return z > 0 ? 1 : 0
+        case .tanh:
+            let t = Foundation.tanh(z)
+            return 1 - t * t
+        case .sigmoid:
+            let s = 1 / (1 + Foundation.exp(-z))
+            return s * (1 - s)
+        case .linear: return 1
+        }
+    }
+}
+
+/// Layer sizes `n_0-n_1-…-n_L` (e.g. `54-16-7`), with or without biases.
+/// Layer m (1-based) has the weight matrix `W_m ∈ R^(n_m × n_{m−1})` (and a bias `b_m ∈ R^(n_m)`).
+public struct Architecture: Sendable, Equatable, CustomStringConvertible {
+    public let sizes: [Int]
+    public let bias: Bool
+
+    public init(sizes: [Int], bias: Bool = false) throws {
+        guard sizes.count >= 2 else {
+            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+                                        allowed: "an architecture needs at least an input and an output size, e.g. 54-16-7")
+        }
+        guard sizes.allSatisfy({ $0 >= 1 && $0 <= 1_000_000 }) else {
+            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+                                        allowed: "every layer size must be a whole number from 1 to 10⁶")
+        }
+        guard sizes.last! >= 2 else {
+            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+                                        allowed: "the softmax output needs at least 2 classes")
+        }
+        self.sizes = sizes
+        self.bias = bias
+    }
+
+    /// Parses `54-16-7`.
+    public init(parsing text: String, bias: Bool = false, flag: String = "--arch") throws {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        var sizes: [Int] = []
+        for p in parts {
+            guard let n = Int(p.trimmingCharacters(in: .whitespaces)) else {
+                throw TwoScaleError.invalid(flag, text, allowed: "an architecture is layer sizes joined by '-', e.g. 54-16-7")
+            }
+            sizes.append(n)
+        }
+        do { try self.init(sizes: sizes, bias: bias) } catch let e as TwoScaleError {
+            throw TwoScaleError(e.kind, e.message.replacingOccurrences(of: "--arch", with: flag))
+        }
+    }
+
+    /// Number of weight layers L.
+    public var layers: Int { sizes.count - 1 }
+    public var inputSize: Int { sizes[0] }
+    public var classes: Int { sizes[layers] }
+
+    /// Parameters of layer m (0-based): `n_m·n_{m−1}` (+ `n_m` with biases).
+    public func parameters(layer m: Int) -> Int { sizes[m + 1] * sizes[m] + (bias ? sizes[m + 1] : 0) }
+    public var layerParameterCounts: [Int] { (0..<layers).map(parameters(layer:)) }
+    public var parameterCount: Int { layerParameterCounts.reduce(0, +) }
+
+    public var description: String { sizes.map(String.init).joined(separator: "-") + (bias ? " (bias)" : "") }
+}

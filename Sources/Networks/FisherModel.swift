@@ -1,0 +1,31 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// Which Fisher information matrix a measurement uses (SPEC §4).
+public enum FisherKind: String, Sendable, CaseIterable {
+    /// The Markov (joint) FIM of the stochastic network: block diagonal over layers.
+    case markov
+    /// The output FIM of the deterministic network (σ = 0): one block.
+    case output
+}
+
+/// The contract between Fisher estimators and the Monte Carlo design (SPEC §4–5).
+///
+/// A model has `blockCount` blocks (L for `markov`, 1 for `output`). Block m's Fisher matrix depends
+/// on the parameters of layers `0...m` only, through the distribution of the block's input. The Monte
+/// Carlo driver computes `blockInputs` once per path and reuses it for all J inner draws of block m
+/// (only `θ_m` changes there), then `blockEigenvalues` per draw.
+public protocol FisherModel: Sendable {
+    var kind: FisherKind { get }
+    var architecture: Architecture { get }
+    /// Parameters per block (sums to d).
+    var blockDimensions: [Int] { get }
+    /// The samples of the input of block m (rows), given the network (only layers < m are used):
+    /// the N data inputs for m = 0; for m ≥ 1, the N·R noisy hidden states `x_{m}` (common random
+    /// numbers: the same noise draws for every θ). For `output` this is the data.
+    func blockInputs(_ net: MLP, block m: Int) throws -> Matrix
+    /// All `blockDimensions[m]` eigenvalues of `F_m` (ascending, zeros included, clamping left to the
+    /// caller), given the network and the block's input samples.
+    func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double]
+}
