@@ -18,6 +18,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
         case let (.double(x), .double(y)): return x == y
+        case let (.int(x), .double(y)), let (.double(y), .int(x)): return Double(x) == y
         case let (.string(x), .string(y)): return x == y
         case let (.array(x), .array(y)): return x == y
         case let (.object(x), .object(y)):

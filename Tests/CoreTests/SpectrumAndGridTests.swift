@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import TwoScaleCore
+
+@Suite struct SpectrumTests {
+    @Test func clampsRoundOffAndCountsIt() throws {
+        let s = try Spectrum(eigenvalues: [4, 1, -1e-12, 0, -3e-9])
+        #expect(s.clamped == 2)
+        #expect(s.roots == [2, 1])
+        #expect(s.trace == 5)
+    }
+
+    @Test func rejectsClearlyNegative() {
+        #expect(throws: TwoScaleError.self) { try Spectrum(eigenvalues: [1, -1e-6]) }
+        #expect(throws: TwoScaleError.self) { try Spectrum(eigenvalues: [1, .nan]) }
+        #expect(throws: TwoScaleError.self) { try Spectrum(eigenvalues: [.infinity]) }
+    }
+
+    @Test func thresholdIsRelative() throws {
+        // exactly at −1e-8·λ_max is still round-off; just beyond is an error.
+        #expect(try Spectrum(eigenvalues: [100, -1e-6]).clamped == 1)
+        #expect(throws: TwoScaleError.self) { try Spectrum(eigenvalues: [100, -1.01e-6]) }
+    }
+}
+
+@Suite struct GridTests {
+    @Test func parsesValuesListsAndLogGrids() throws {
+        #expect(try Grid.parse("0.1", flag: "--eps") == [0.1])
+        #expect(try Grid.parse("0.01, 0.05,0.1", flag: "--eps") == [0.01, 0.05, 0.1])
+        let g = try Grid.parse("1e-4:0.5:40", flag: "--eps")
+        #expect(g.count == 40 && g.first == 1e-4 && g.last == 0.5)
+        for (a, b) in zip(g, g.dropFirst()) { #expect(abs(log(b / a) - log(0.5 / 1e-4) / 39) < 1e-12) }
+        #expect(try Grid.parse("1e3:1e6:4", flag: "--n").map { $0.rounded() } == [1e3, 1e4, 1e5, 1e6])
+    }
+
+    @Test func rejectsMalformedGrids() throws {
+        for bad in ["", "a", "0.1,,0.2", "1:2", "2:1:5", "0:1:5", "1e-3:0.5:1", "1e-3:0.5:x", "nan", "1,inf"] {
+            #expect(throws: TwoScaleError.self, "\(bad)") { try Grid.parse(bad, flag: "--eps") }
+        }
+        #expect(throws: TwoScaleError.self) { try Grid.parseInterval("1:0", flag: "--box") }
+        #expect(throws: TwoScaleError.self) { try Grid.parseInterval("1", flag: "--box") }
+        #expect(try Grid.parseInterval("-1:1", flag: "--box") == (-1, 1))
+    }
+
+    @Test func errorsNameTheFlag() {
+        do {
+            _ = try Grid.parse("1e-3:oops:3", flag: "--eps")
+            Issue.record("no error")
+        } catch let e as TwoScaleError {
+            #expect(e.message.hasPrefix("--eps:"))
+            #expect(e.kind == .usage)
+        } catch { Issue.record("wrong error \(error)") }
+    }
+}
+
+@Suite struct JSONTests {
+    @Test func deterministicOrderedOutput() throws {
+        let v = JSONValue.object([("b", .int(1)), ("a", .numbers([0.1, 2, 1e-7])), ("s", .string("x\"y\n"))])
+        let text = try v.serialized()
+        #expect(text == "{\n  \"b\": 1,\n  \"a\": [0.1, 2, 1e-07],\n  \"s\": \"x\\\"y\\n\"\n}\n")
+        #expect(try JSONValue.parse(Data(text.utf8), source: "t") == v)
+    }
+
+    @Test func refusesNonFinite() {
+        #expect(throws: TwoScaleError.self) { try JSONValue.double(.nan).serialized() }
+        #expect(throws: TwoScaleError.self) { try JSONValue.array([.double(.infinity)]).serialized() }
+    }
+
+    @Test func parserReportsLine() {
+        do {
+            _ = try JSONValue.parse(Data("{\n\"a\": [1,\n 2,,]\n}".utf8), source: "w.json")
+            Issue.record("no error")
+        } catch let e as TwoScaleError {
+            #expect(e.message.hasPrefix("w.json:3"))
+        } catch { Issue.record("\(error)") }
+    }
+}
+
+@Suite struct RandomTests {
+    @Test func streamsAreReproducibleAndDistinct() {
+        var a = Xoshiro256(seed: 1, stream: [2, 3])
+        var b = Xoshiro256(seed: 1, stream: [2, 3])
+        var c = Xoshiro256(seed: 1, stream: [3, 2])
+        let xa = (0..<5).map { _ in a.next() }
+        #expect(xa == (0..<5).map { _ in b.next() })
+        #expect(xa != (0..<5).map { _ in c.next() })
+    }
+
+    @Test func normalMoments() {
+        var r = Xoshiro256(seed: 42)
+        let n = 200_000
+        var s = 0.0, s2 = 0.0
+        for _ in 0..<n { let z = r.normal(); s += z; s2 += z * z }
+        #expect(abs(s / Double(n)) < 0.01)
+        #expect(abs(s2 / Double(n) - 1) < 0.01)
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages twoscale needs, if any is missing (sourced by setup.sh and test.sh).
+#   libgsl-dev        GSL: quadrature, root finding (linked against OpenBLAS's CBLAS, not gslcblas)
+#   libopenblas-dev   optimised BLAS + LAPACK (dsyevd) for every matrix product and eigenvalue
+#   zlib1g-dev        gzip-compressed IDX files
+#   dataset-fashion-mnist   the real Fashion-MNIST files under /usr/share/datasets/fashion-mnist
+#   python3-numpy     only for the comparison benchmark script and NumPy-readability checks (optional)
+twoscale_install_deps() {
+    local pkgs=(libgsl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "twoscale: installing ${missing[*]}" >&2
+        local sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if ! command -v swift >/dev/null 2>&1; then
+        echo "twoscale: the Swift toolchain (6.1 or later) is required; put swift on PATH" >&2
+        return 1
+    fi
+}
