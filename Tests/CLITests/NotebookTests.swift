@@ -107,6 +107,20 @@ final class NotebookTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["toy", "toy.md"])
     }
 
+    func testRerunWithoutPlotsRemovesStaleFigures() async throws {
+        let nb = try write("toy.txt", Self.toyNotebook)
+        let out = dir + "/Reports"
+        let (first, _) = await run(["notebook", nb, "--out-dir", out])
+        XCTAssertEqual(first, 0)
+        _ = try write("toy.txt", "Only a table.\n\n```twoscale\ntwoscale toy --family constant --lambdas 4,0.01 --eps 0.1 --zeta 0\n```\n")
+        let (second, _) = await run(["notebook", nb, "--out-dir", out])
+        XCTAssertEqual(second, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out), ["toy.md"])
+        let md = try String(contentsOfFile: out + "/toy.md", encoding: .utf8)
+        XCTAssertFalse(md.contains(".svg"))
+        XCTAssertTrue(md.contains("| 0.1 | 1.41172 | 2.99573 | 20 |"))
+    }
+
     func testFailureMessageNamesNotebookBlockAndLine() async throws {
         let nb = try write("bad.txt", "x\n```twoscale\ntwoscale toy --family constant --lambdas 4 --eps 0.1\n```\n```twoscale\ntwoscale toy --family constant\n```\n")
         do {
