@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import Reporting
+import TwoScaleCore
+
+/// `twoscale notebook`: runs the `twoscale` blocks of a notebook in-process and writes a Markdown
+/// report with tables and SVG plots (format: Sources/Reporting/README.md, "Notebook format").
+struct NotebookCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notebook",
+        abstract: "Run a notebook's twoscale blocks and write a Markdown report with tables and SVG plots.",
+        discussion: """
+        A notebook (notebooks-txt/NAME.txt) is Markdown prose with fenced blocks whose info string starts \
+        with twoscale; each block holds commands starting with the word twoscale ('\\' continues a line, \
+        '#' starts a comment) and optional plot specs ('```twoscale plot x=eps y=d_zeta logx' or '#plot …' \
+        lines). Every command runs in this process with --json added, in order; its JSON becomes tables and \
+        plots. The report goes to OUT-DIR/NAME.md, its figures to OUT-DIR/NAME/. Nothing is replaced \
+        unless every block succeeds: a failing command stops the run with an error naming the notebook, \
+        block and line, and the previous report stays as it was. Paths inside commands are relative to \
+        the current folder, not to the notebook. With --json, prints {"notebook", "report", "figures", \
+        "seeds", "blocks": [{"block", "line", "commands", "seconds"}]}.
+        """)
+
+    @Argument(help: ArgumentHelp("The notebook file (Markdown with ```twoscale blocks), e.g. notebooks-txt/toy.txt.", valueName: "file"))
+    var file: String
+
+    @Option(help: ArgumentHelp("Folder for the report NAME.md and its figure folder NAME/ (created if missing).", valueName: "dir"))
+    var outDir: String = "Reports"
+
+    @OptionGroup var output: OutputOptions
+
+    /// Set while a notebook runs, so a nested `twoscale notebook` is refused.
+    @TaskLocal static var running = false
+
+    func run() async throws {
+        let (summary, human) = try await Self.produce(file: file, outDir: outDir)
+        try output.emit(summary) { human }
+    }
+
+    /// Runs the notebook at `file` and writes its report under `outDir`; returns the JSON summary and
+    /// a one-line readable summary. Throws (writing nothing) when parsing, a command or a plot fails.
+    static func produce(file: String, outDir: String) async throws -> (JSONValue, String) {
+        guard !running else {
+            throw TwoScaleError.usage("twoscale notebook cannot run inside a notebook (nested notebooks are not allowed)")
+        }
+        let notebook = try Notebook.load(path: file)
+        guard !notebook.name.isEmpty, !notebook.name.hasPrefix(".") else {
+            throw TwoScaleError.invalid("file", file, allowed: "the notebook's name (file name without extension) must not be empty or start with '.'")
+        }
+        var outcomes: [BlockOutcome] = []
+        for block in notebook.blocks {
+            outcomes.append(try await run(block, of: notebook))
+        }
+        let info = RunInfo(version: TwoScaleVersion.string, commit: MachineInfo.gitCommit(), date: MachineInfo.utcDate(),
+                           host: MachineInfo.hostName(), architecture: MachineInfo.architecture(), cores: MachineInfo.cores())
+        let report = try NotebookReport.render(notebook: notebook, outcomes: outcomes, info: info)
+        let paths = try ReportWriter.write(report, name: notebook.name, outDir: outDir)
+
+        let summary = JSONValue.object([
+            ("notebook", .string(file)),
+            ("report", .string(paths.markdown)),
+            ("figures", .array(report.figures.map { .string(paths.figureDir + "/" + $0.file) })),
+            ("seeds", .array(notebook.seeds.map { .string($0) })),
+            ("blocks", .array(outcomes.map { o in
+                .object([("block", .int(o.block.number)), ("line", .int(o.block.line)),
+                         ("commands", .int(o.block.commands.count)), ("seconds", .double(o.seconds))])
+            })),
+        ])
+        let n = outcomes.count, f = report.figures.count
+        let human = "wrote \(paths.markdown) (\(n) block\(n == 1 ? "" : "s"), \(f) figure\(f == 1 ? "" : "s")"
+            + (f == 0 ? ")\n" : " in \(paths.figureDir))\n")
+        return (summary, human)
+    }
+
+    /// Runs every command of `block` with `--json`, capturing and parsing its output.
+    static func run(_ block: NotebookBlock, of notebook: Notebook) async throws -> BlockOutcome {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var results: [JSONValue] = []
+        for (i, command) in block.commands.enumerated() {
+            let where_ = "\(notebook.source):\(command.line): block \(block.number), command \(i + 1) (twoscale \(command.arguments.joined(separator: " ")))"
+            let capture = OutputCapture()
+            let status = await Console.$capture.withValue(capture) {
+                await Console.$quiet.withValue(true) {
+                    await NotebookCommand.$running.withValue(true) {
+                        await TwoScaleMain.execute(command.jsonArguments)
+                    }
+                }
+            }
+            guard status == 0 else {
+                throw TwoScaleError.failure("\(where_) failed with exit status \(status) (its message is above); no report was written")
+            }
+            do {
+                results.append(try JSONValue.parse(Data(capture.text.utf8), source: "output of " + where_))
+            } catch let e as TwoScaleError {
+                throw TwoScaleError.failure("\(e.message) — the command must print JSON with --json; no report was written")
+            }
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return BlockOutcome(block: block, results: results, seconds: seconds)
+    }
+}
