@@ -2,14 +2,6 @@
 // twoscale — the two-scale effective dimension (2sED) of Datres, Leonardi, Figalli & Sutter (NeurIPS 2024).
 // Modules, one per concern; data flows one way: model + data + draws → spectra → measures → bounds → reports.
 import PackageDescription
-import Foundation
-
-/// Each module folder may carry a README.md describing what it owns; it is documentation, not a resource.
-func docs(_ target: String) -> [String] {
-    let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Sources/\(target)/README.md").path
-    return FileManager.default.fileExists(atPath: readme) ? ["README.md"] : []
-}
 
 let package = Package(
     name: "twoscale",
@@ -28,24 +20,24 @@ let package = Package(
                        providers: [.apt(["libgsl-dev", "libopenblas-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, grids, JSON values. No dependencies.
-        .target(name: "TwoScaleCore", exclude: docs("TwoScaleCore")),
+        .target(name: "TwoScaleCore", exclude: ["README.md"]),
         // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers, RNG, files.
-        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "CZlib", "TwoScaleCore"], exclude: docs("TwoScaleNumerics")),
+        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "CZlib", "TwoScaleCore"], exclude: ["README.md"]),
         // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
-        .target(name: "ToyModels", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: docs("ToyModels")),
+        .target(name: "ToyModels", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Stochastic MLPs, data sources, Fisher estimators, Monte Carlo design, spectra store.
-        .target(name: "Networks", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: docs("Networks")),
+        .target(name: "Networks", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
-        .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: docs("Bounds")),
+        .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps.
-        .target(name: "Training", dependencies: ["TwoScaleCore", "TwoScaleNumerics", "Networks"], exclude: docs("Training")),
+        .target(name: "Training", dependencies: ["TwoScaleCore", "TwoScaleNumerics", "Networks"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
-        .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: docs("Reporting")),
+        .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "TwoScaleCore", "TwoScaleNumerics", "ToyModels", "Networks", "Bounds", "Training", "Reporting",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], exclude: docs("TwoScaleCLI")),
+        ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
 
         .testTarget(name: "CoreTests", dependencies: ["TwoScaleCore", "TwoScaleNumerics",
@@ -54,7 +46,7 @@ let package = Package(
         .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore"]),
         .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore"]),
     ]
 )
