@@ -48,6 +48,13 @@ public enum PlotBuilder {
                 bands.append(PlotBand(label: "\(lo)…\(hi)" + suffix, x: xs, lo: try column(lo), hi: try column(hi), seriesIndex: first))
             }
         }
+        if let labels = d.labels {
+            guard labels.count == series.count else {
+                throw PlotDirective.Problem(message: "labels= gives \(labels.count) label(s) for \(series.count) series (one per command and y key, separated by ';')")
+            }
+            for i in series.indices { series[i].label = labels[i] }
+            for i in bands.indices { bands[i].label = labels[bands[i].seriesIndex] + " (" + bands[i].label + ")" }
+        }
         let refs = d.hLines.map { ReferenceLine(.horizontal, at: $0, label: ReportNumber.format($0)) }
             + d.vLines.map { ReferenceLine(.vertical, at: $0, label: ReportNumber.format($0)) }
         return SVGPlot(title: d.title ?? "\(d.y.joined(separator: ", ")) vs \(d.x)",

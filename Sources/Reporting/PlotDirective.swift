@@ -5,7 +5,7 @@
 ///     plot-spec := "plot" item*
 ///     item      := KEY "=" VALUE | FLAG
 ///     KEY       := x | y | from | band | cmd | title | xlabel | ylabel | xunit | yunit
-///                | hline | vline | file | style
+///                | hline | vline | file | style | labels
 ///     FLAG      := logx | logy | loglog | scatter | markers
 ///
 /// `x=KEY` and `y=KEY[,KEY…]` are required. The module README ("Notebook format") gives the meaning of each.
@@ -39,10 +39,12 @@ public struct PlotDirective: Sendable, Equatable {
     public var vLines: [Double] = []
     /// File name stem of the SVG (letters, digits, `-`, `_`); default `blockB-plotP`.
     public var file: String?
+    /// Legend labels for the series, in drawing order (commands, then y keys); `;`-separated.
+    public var labels: [String]?
 
     /// Keys a spec may set, for error messages.
     public static let keys = ["x", "y", "from", "band", "cmd", "title", "xlabel", "ylabel", "xunit", "yunit",
-                              "hline", "vline", "file", "style"]
+                              "hline", "vline", "file", "style", "labels"]
     public static let flags = ["logx", "logy", "loglog", "scatter", "markers"]
 
     /// A problem in a spec, reported by the notebook parser with the file and line.
@@ -98,6 +100,7 @@ public struct PlotDirective: Sendable, Equatable {
                     return n
                 }
             case "title": d.title = value
+            case "labels": d.labels = value.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
             case "xlabel": d.xLabel = value
             case "ylabel": d.yLabel = value
             case "xunit": d.xUnit = value

@@ -121,4 +121,15 @@ final class NotebookParserTests: XCTestCase {
         XCTAssertEqual(ok.series.count, 1)
         XCTAssertEqual(ok.series[0].y, [1])
     }
+
+    func testPlotLabelsNameSeriesInOrder() throws {
+        let r1 = try JSONValue.parse(Data(#"{"points": [{"eps": 0.1, "a": 1, "b": 2}]}"#.utf8), source: "t")
+        let r2 = try JSONValue.parse(Data(#"{"points": [{"eps": 0.1, "a": 3, "b": 4}]}"#.utf8), source: "t")
+        let d = try PlotDirective.parse(words: ["x=eps", "y=a,b", "cmd=1,2", "labels=A1;B1;A2;B2"], line: 1)
+        let p = try PlotBuilder.plot(d, results: [r1, r2])
+        XCTAssertEqual(p.series.map(\.label), ["A1", "B1", "A2", "B2"])
+        XCTAssertEqual(p.series.map(\.y), [[1], [2], [3], [4]])
+        let bad = try PlotDirective.parse(words: ["x=eps", "y=a", "labels=only;two;three"], line: 1)
+        XCTAssertThrowsError(try PlotBuilder.plot(bad, results: [r1]))
+    }
 }
