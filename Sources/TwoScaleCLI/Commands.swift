@@ -4,5 +4,6 @@ import ArgumentParser
 enum TwoScaleCommands {
     static let all: [ParsableCommand.Type] = [
         ToyCommand.self,
+        FisherCommand.self,
     ]
 }
