@@ -90,16 +90,23 @@ public enum MonteCarlo {
         let net = design.network(model.architecture, path: k)
         var own: [[Double]] = []
         var inner: [[[Double]]] = [[]]
+        let dims = model.blockDimensions
+        func checked(_ l: [Double], _ m: Int) throws -> [Double] {
+            guard l.count <= dims[m] else {
+                throw TwoScaleError.failure("Fisher model returned \(l.count) eigenvalues for block \(m + 1), which has \(dims[m]) parameters")
+            }
+            return l
+        }
         for m in 0..<blocks {
             let x = try model.blockInputs(net, block: m)
-            own.append(try model.blockEigenvalues(net, block: m, inputs: x))
+            own.append(try checked(model.blockEigenvalues(net, block: m, inputs: x), m))
             guard m >= 1 else { continue }
             var draws: [[Double]] = []
             draws.reserveCapacity(design.inner)
             for j in 0..<design.inner {
                 if Task.isCancelled { throw CancellationError() }
                 let net2 = design.innerNetwork(net, layer: m, path: k, draw: j)
-                draws.append(try model.blockEigenvalues(net2, block: m, inputs: x))
+                draws.append(try checked(model.blockEigenvalues(net2, block: m, inputs: x), m))
             }
             inner.append(draws)
         }

@@ -4,5 +4,8 @@ import ArgumentParser
 enum TwoScaleCommands {
     static let all: [ParsableCommand.Type] = [
         ToyCommand.self,
+        EdCommand.self,
+        AnalyzeCommand.self,
+        MergeCommand.self,
     ]
 }
