@@ -3,8 +3,16 @@ import Networks
 import TwoScaleCore
 
 extension NetworkModelOptions {
-    /// Placeholder until the Fisher estimators (branch fisher) are merged.
+    /// Loads the data and builds the Fisher estimator the flags ask for.
     func makeModel(architecture: Architecture) throws -> any FisherModel {
-        throw TwoScaleError.failure("the Fisher estimators are not available in this build")
+        let data = try DataSource.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .none, standardize: standardize,
+                                       seed: UInt64(seed), inputSize: architecture.inputSize, flag: "--data")
+        switch fisher {
+        case .markov:
+            return try MarkovFisher(architecture: architecture, activation: activation, data: data.inputs,
+                                    sigma2: sigma2, noiseSamples: noiseSamples, noiseSeed: UInt64(seed))
+        case .output:
+            return try OutputFisher(architecture: architecture, activation: activation, data: data.inputs)
+        }
     }
 }
