@@ -162,7 +162,8 @@ public struct StoreMeta: Sendable, Equatable {
         if layers != other.layers { out.append("layer sizes \(layers) vs \(other.layers)") }
         var keys = settings.map(\.key)
         for k in other.settings.map(\.key) where !keys.contains(k) { keys.append(k) }
-        for k in keys where setting(k) != other.setting(k) {
+        // Compared as written (a parsed 1 and a computed 1.0 are the same setting).
+        for k in keys where show(setting(k)) != show(other.setting(k)) {
             out.append("--\(k) \(show(setting(k))) vs \(show(other.setting(k)))")
         }
         return out

@@ -8,5 +8,6 @@ enum TwoScaleCommands {
         EdCommand.self,
         AnalyzeCommand.self,
         MergeCommand.self,
+        BenchCommand.self,
     ]
 }

@@ -135,6 +135,35 @@ final class MonteCarloTests: XCTestCase {
         XCTAssertEqual(p.dZeta, direct, accuracy: 1e-11 * direct)
     }
 
+    /// A real Markov FIM on a small network (3-4-3-3): the driver reuses the block inputs of path k
+    /// for the inner draws; recomputing them on each inner network (θ_<m unchanged) gives the same
+    /// eigenvalues, and the own spectra are the model's at θ^k.
+    func testDriverOnARealMarkovNetwork() async throws {
+        let a = try Architecture(sizes: [3, 4, 3, 3])
+        var x = Matrix(rows: 6, cols: 3)
+        var rng = Xoshiro256(seed: 5)
+        for i in x.data.indices { x.data[i] = rng.normal() }
+        let model = try MarkovFisher(architecture: a, activation: .tanh, data: x, sigma2: 0.3, noiseSamples: 2, noiseSeed: 4)
+        let design = try MonteCarloDesign(paths: 3, inner: 3, seed: 8, activation: .tanh)
+        let rows = try await MonteCarlo.run(model: model, design: design, paths: [0, 1, 2], threads: 2)
+        for k in 0..<3 {
+            let net = design.network(a, path: k)
+            for m in 0..<3 {
+                XCTAssertEqual(rows[k].own[m], try model.blockEigenvalues(net, block: m, inputs: try model.blockInputs(net, block: m)))
+                guard m >= 1 else { continue }
+                for j in 0..<3 {
+                    let n2 = design.innerNetwork(net, layer: m, path: k, draw: j)
+                    XCTAssertEqual(rows[k].inner[m][j], try model.blockEigenvalues(n2, block: m, inputs: try model.blockInputs(n2, block: m)))
+                }
+            }
+        }
+        let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
+        for p in try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: eps, zeta: zeta) {
+            XCTAssertLessThanOrEqual(p.dZetaLower, p.dZeta + 1e-12 * p.dZeta)
+            XCTAssertGreaterThanOrEqual(p.dZetaLower, zeta * 33)
+        }
+    }
+
     func testDesignValidation() {
         XCTAssertThrowsError(try MonteCarloDesign(paths: 0, inner: 1)) { e in
             XCTAssertTrue((e as? TwoScaleError)?.message.contains("--paths") ?? false)
