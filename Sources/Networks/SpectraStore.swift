@@ -60,6 +60,7 @@ public struct SpectraStore: Sendable {
         if store.meta.shard != expected.shard {
             throw TwoScaleError.usage("--resume: the store \(directory) holds shard \(store.meta.shard?.description ?? "(none)"), this command asks for \(expected.shard?.description ?? "(none)")")
         }
+        store.removeStaleTemporaries()
         if !store.isAssembled { try AtomicFile.makeDirectory(store.partialDirectory) }
         return store
     }
@@ -72,6 +73,16 @@ public struct SpectraStore: Sendable {
                 ? "is not a spectra store (no meta.json)" : "does not exist")
         }
         return SpectraStore(directory: directory, meta: try StoreMeta.parse(data, source: path))
+    }
+
+    /// Removes the temporary files (`.NAME.tmp-PID`) an atomic write leaves when the process is killed
+    /// mid-write, so that a resumed store holds exactly the files of an uninterrupted one.
+    func removeStaleTemporaries() {
+        for d in [directory, partialDirectory] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] where name.hasPrefix(".") && name.contains(".tmp-") {
+                try? FileManager.default.removeItem(atPath: d + "/" + name)
+            }
+        }
     }
 
     // MARK: partial files

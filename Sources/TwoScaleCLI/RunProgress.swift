@@ -46,7 +46,7 @@ final class RunProgress: @unchecked Sendable {
         if eta.isFinite && remaining > 0 { line += "  ETA " + Self.duration(eta) }
         line += "   "
         if p.done == p.total { line += "\n" }
-        FileHandle.standardError.write(Data(line.utf8))
+        Console.progressLine(line)
     }
 
     static func duration(_ s: Double) -> String {
@@ -68,5 +68,13 @@ final class RunProgress: @unchecked Sendable {
         let own = layers.reduce(0, +)
         let inn = layers.dropFirst().reduce(0, +) * inner
         return 8 * paths * (own + inn)
+    }
+}
+
+extension Console {
+    /// Writes a progress line to stderr as is (carriage return included, no newline added); only
+    /// call it when `stderrIsTerminal`.
+    static func progressLine(_ s: String) {
+        FileHandle.standardError.write(Data(s.utf8))
     }
 }

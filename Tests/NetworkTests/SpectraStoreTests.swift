@@ -137,6 +137,9 @@ final class SpectraStoreTests: XCTestCase {
             XCTAssertEqual(e.kind, .usage)
             XCTAssertTrue(e.message.contains("--sigma2 0.1 vs 0.3"), e.message)
         }
+        // A process killed mid-write leaves an atomic write's temporary file: resuming removes it.
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/.own_1.npy.tmp-99999"))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/partial/.path_000005.npy.tmp-99999"))
         let resumed = try await run.execute(store: dir, resume: true)
         XCTAssertEqual(resumed.computed, 5)
         XCTAssertEqual(filesUnder(dir), filesUnder(full))
