@@ -43,10 +43,24 @@ public struct SpectraStore: Sendable {
         if FileManager.default.fileExists(atPath: store.metaPath) {
             throw TwoScaleError.invalid(flag, directory, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
         }
+        try Self.checkNewFolder(directory, flag: flag)
         try AtomicFile.makeDirectory(directory)
         try AtomicFile.makeDirectory(store.partialDirectory)
         try AtomicFile.write(try meta.json.serialized(), to: store.metaPath)
         return store
+    }
+
+    /// A new store goes into a new or empty folder, never among other files (e.g. `--store .`).
+    static func checkNewFolder(_ directory: String, flag: String) throws {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) else { return }
+        guard isDir.boolValue else {
+            throw TwoScaleError.invalid(flag, directory, allowed: "this is a file; a spectra store is a folder (new or empty)")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard names.isEmpty else {
+            throw TwoScaleError.invalid(flag, directory, allowed: "the folder is not empty and holds no spectra store; choose a new or empty folder")
+        }
     }
 
     /// Opens an existing store, checking that `meta.json` records the same settings (and shard) as
@@ -228,6 +242,7 @@ public struct SpectraStore: Sendable {
         if FileManager.default.fileExists(atPath: out.metaPath) {
             throw TwoScaleError.invalid(flag, output, allowed: "the folder already holds a spectra store; choose a new folder")
         }
+        try checkNewFolder(output, flag: flag)
         try AtomicFile.makeDirectory(output)
         let arrays = try arrays(all, meta: meta)
         for (m, a) in arrays.own.enumerated() { try a.write(to: out.ownPath(m)) }

@@ -33,7 +33,7 @@ struct NetworkModelOptions: ParsableArguments {
     @Option(help: "Hidden activation: relu, tanh, sigmoid or linear.")
     var activation: Activation = .relu
 
-    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; SPEC §4). Default 0.1 as in the paper's experiments.")
+    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; SPEC §4). The default 0.1 is the reference setting of the benchmarks and INTERFACE.md.")
     var sigma2: Double = 0.1
 
     @Option(name: .customLong("noise-samples"), help: "R: noise draws per input for the hidden states (markov; common random numbers).")

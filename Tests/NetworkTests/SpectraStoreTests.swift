@@ -171,6 +171,20 @@ final class SpectraStoreTests: XCTestCase {
         }
     }
 
+    func testStoreRefusesANonEmptyForeignFolder() async throws {
+        let dir = tmp("foreign")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/notes.txt"))
+        let d = try design()
+        do {
+            _ = try await SpectraRun(model: model, design: d, meta: try testMeta(model, d), threads: 1).execute(store: dir, resume: false)
+            XCTFail("a non-empty folder must be refused")
+        } catch let e as TwoScaleError {
+            XCTAssertEqual(e.kind, .usage)
+            XCTAssertTrue(e.message.contains("not empty"), e.message)
+        }
+        XCTAssertEqual(Set(filesUnder(dir).keys), ["notes.txt"])
+    }
+
     func testOneBlockStoreRoundTrip() async throws {
         let m = WholeFisher([3, 2, 2])
         let d = try MonteCarloDesign(paths: 4, inner: 5, seed: 1)
