@@ -58,9 +58,13 @@ struct FisherCommand: AsyncParsableCommand {
     @Flag(help: "Layers have biases (W_m x + b_m).")
     var bias = false
 
+    @Option(help: ArgumentHelp("Timing: also evaluate every block K more times with fresh draws of its own layer's θ_m (as the Monte Carlo inner loop does) and print the seconds per evaluation on stderr.", valueName: "K", visibility: .hidden))
+    var timeDraws: Int = 0
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if timeDraws < 0 { throw TwoScaleError.invalid("--time-draws", "\(timeDraws)", allowed: "give a count ≥ 0") }
         if noiseSamples < 1 {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
@@ -99,9 +103,30 @@ struct FisherCommand: AsyncParsableCommand {
                                noiseSamples: noiseSamples, noiseSeed: seed)
             : try OutputFisher(architecture: architecture, activation: act, data: dataset.inputs)
         let spectra = try await Self.spectra(model, net)
+        if timeDraws > 0 { try Self.time(model, net, draws: timeDraws, seed: seed) }
         let report = try FisherReport(kind: kind, architecture: architecture, dataset: dataset, spectra: spectra,
                                       sigma2: kind == .markov ? sigma2 : nil, noiseSamples: noiseSamples)
         try output.emit(report.json) { report.human }
+    }
+
+    /// Seconds per `blockEigenvalues` call, per block, over `draws` fresh U(−1,1) draws of θ_m (one thread).
+    static func time(_ model: any FisherModel, _ net: MLP, draws: Int, seed: UInt64) throws {
+        var rng = Xoshiro256(seed: seed, stream: [0x5449_4D45])  // "TIME"
+        for m in model.blockDimensions.indices {
+            let layer = model.kind == .markov ? m : net.architecture.layers - 1
+            let x = try model.blockInputs(net, block: m)
+            var trial = net
+            let clock = ContinuousClock()
+            var checksum = 0.0
+            let elapsed = try clock.measure {
+                for _ in 0..<draws {
+                    for i in trial.weights[layer].data.indices { trial.weights[layer].data[i] = rng.uniform(-1, 1) }
+                    checksum += try model.blockEigenvalues(trial, block: m, inputs: x).last ?? 0
+                }
+            }
+            let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            Console.error("timing: block \(m) (\(model.blockDimensions[m]) parameters, \(x.rows) samples): \(Fmt.num(s / Double(draws) * 1e3, 4)) ms per evaluation over \(draws) draws (checksum \(Fmt.num(checksum)))")
+        }
     }
 
     /// The eigenvalues of every block, blocks computed concurrently.
