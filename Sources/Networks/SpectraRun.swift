@@ -55,7 +55,13 @@ public struct SpectraRun: Sendable {
         if let dir = directory {
             if resume, FileManager.default.fileExists(atPath: dir + "/meta.json") {
                 let s = try SpectraStore.resume(directory: dir, expected: meta)
-                if s.isAssembled { return Outcome(rows: try s.loadRows(), computed: 0, store: s) }
+                if s.isAssembled {
+                    // Finals are written atomically before partial/ is removed: all present means complete;
+                    // a leftover partial/ (killed just before its removal) goes now.
+                    let rows = try s.loadRows()
+                    try? FileManager.default.removeItem(atPath: s.partialDirectory)
+                    return Outcome(rows: rows, computed: 0, store: s)
+                }
                 done = try s.completedPaths()
                 store = s
             } else {

@@ -149,6 +149,28 @@ final class SpectraStoreTests: XCTestCase {
         XCTAssertEqual(filesUnder(dir), filesUnder(full))
     }
 
+    /// Killed after every path was saved but before (or during) the final assembly: resuming computes
+    /// nothing and writes the same final files.
+    func testResumeAfterAllPathsOnlyAssembles() async throws {
+        let (full, rows) = try await fullRun()
+        let dir = tmp("assemble") + "/store"
+        let d = try design()
+        let meta = try testMeta(model, d)
+        let store = try SpectraStore.create(directory: dir, meta: meta)
+        for (k, r) in rows.enumerated() { try store.writePartial(path: k, r) }
+        try NPYArray(shape: [1], data: [0]).write(to: store.ownPath(0))  // a stale final file is overwritten
+        let out = try await SpectraRun(model: model, design: d, meta: meta, threads: 2).execute(store: dir, resume: true)
+        XCTAssertEqual(out.computed, 0)
+        XCTAssertEqual(filesUnder(dir), filesUnder(full))
+        // Killed after writing every final file but before removing partial/: resuming tidies up.
+        try AtomicFile.makeDirectory(dir + "/partial")
+        try store.writePartial(path: 3, rows[3])
+        let again = try await SpectraRun(model: model, design: d, meta: meta, threads: 2).execute(store: dir, resume: true)
+        XCTAssertEqual(again.computed, 0)
+        XCTAssertEqual(filesUnder(dir), filesUnder(full))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/partial"))
+    }
+
     func testOtherFormatVersionAndTruncatedFilesAreClearErrors() async throws {
         let (dir, _) = try await fullRun()
         let metaPath = dir + "/meta.json"
