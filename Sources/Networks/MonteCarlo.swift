@@ -23,8 +23,12 @@ public struct MonteCarloDesign: Sendable, Equatable {
 
     public init(paths: Int, inner: Int, box: ClosedRange<Double> = -1...1, seed: UInt64 = 1,
                 activation: Activation = .relu) throws {
-        guard paths >= 1 else { throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the number of paths K must be ≥ 1") }
-        guard inner >= 1 else { throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the number of inner draws J must be ≥ 1") }
+        guard paths >= 1, paths <= 100_000_000 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the number of paths K must be from 1 to 10⁸")
+        }
+        guard inner >= 1, inner <= 100_000_000 else {
+            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the number of inner draws J must be from 1 to 10⁸")
+        }
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
             throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
         }

@@ -81,7 +81,10 @@ public struct SpectraRun: Sendable {
             try afterPath(k)
         }
         for (k, s) in zip(todo, fresh) { done[k] = s }
-        let rows = wanted.map { done[$0]! }  // every wanted path is either found or computed
+        let rows = wanted.compactMap { done[$0] }
+        guard rows.count == wanted.count else {
+            throw TwoScaleError.failure("internal error: \(wanted.count - rows.count) paths neither stored nor computed")
+        }
         try store?.assemble(rows)
         return Outcome(rows: rows, computed: todo.count, store: store)
     }

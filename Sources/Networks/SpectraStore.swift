@@ -218,7 +218,7 @@ public struct SpectraStore: Sendable {
                 throw TwoScaleError.file(s.directory, "was made with other settings than \(first.directory): " + diff.joined(separator: "; "))
             }
             if let c = count, c != sh.count {
-                throw TwoScaleError.file(s.directory, "is shard \(sh) but \(first.directory) is shard \(first.meta.shard!) — shards of different splits")
+                throw TwoScaleError.file(s.directory, "is shard \(sh) but \(first.directory) is shard \(first.meta.shard?.description ?? "?") — shards of different splits")
             }
             count = sh.count
             if let other = shards[sh.index] {

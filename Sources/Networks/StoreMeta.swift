@@ -70,7 +70,7 @@ public struct StoreMeta: Sendable, Equatable {
         guard !layers.isEmpty, layers.allSatisfy({ $0 >= 1 }) else {
             throw TwoScaleError.failure("store: every layer needs ≥ 1 parameter (\(layers))")
         }
-        guard paths >= 1, inner >= 0, (layers.count == 1) == (inner == 0) else {
+        guard paths >= 1, paths <= 100_000_000, inner >= 0, inner <= 100_000_000, (layers.count == 1) == (inner == 0) else {
             throw TwoScaleError.failure("store: K = \(paths), J = \(inner) do not fit \(layers.count) layer(s)")
         }
         for s in settings where Self.reserved.contains(s.key) {
