@@ -5,6 +5,10 @@ enum TwoScaleCommands {
     static let all: [ParsableCommand.Type] = [
         ToyCommand.self,
         FisherCommand.self,
+        EdCommand.self,
+        AnalyzeCommand.self,
+        MergeCommand.self,
         NotebookCommand.self,
+        BenchCommand.self,
     ]
 }

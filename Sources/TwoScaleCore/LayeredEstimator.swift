@@ -83,38 +83,65 @@ public struct LayeredEstimator: Sendable {
         return (nested, joint, lower, ess)
     }
 
+    /// The bootstrap resamples of the paths (seeded; shared by every ε so the intervals are coherent).
+    func resamples(_ bootstrap: Int, seed: UInt64) -> [[Int]] {
+        let K = spectra.paths
+        var rng = SplitMix64(seed: seed ^ 0x25ED_B007)
+        return (0..<bootstrap).map { _ in (0..<K).map { _ in Int(rng.next() % UInt64(K)) } }
+    }
+
     /// All estimators at each ε for one ζ; `bootstrap` resamples of the paths (seeded) give the 95% intervals.
     public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1) throws -> [TwoScalePoint] {
         try ScaleParameters.checkZeta(zeta)
-        let d = spectra.dimension
-        let K = spectra.paths
-        var rng = SplitMix64(seed: seed ^ 0x25ED_B007)
-        let resamples: [[Int]] = (0..<bootstrap).map { _ in (0..<K).map { _ in Int(rng.next() % UInt64(K)) } }
-        let all = Array(0..<K)
-        return try eps.map { e in
-            try ScaleParameters.checkEpsilon(e)
-            let s = ScaleParameters.t(eps: e, zeta: zeta) * scale.squareRoot()
-            let ld = logDets(s: s)
-            let lim = ld.b.map { layer in layer.map { LogSpace.logMeanExp($0) } }
-            let r = Self.estimate(ld, logInnerMeans: lim, paths: all)
-            let f = { (x: Double) in TwoScale.dimension(logMeanDet: x, dimension: d, zeta: zeta, eps: e) }
-            var p = TwoScalePoint(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint),
-                                  dZetaLower: f(r.lower), ess: r.ess, ci95: nil, ci95Joint: nil, ci95Lower: nil)
-            if bootstrap > 1 {
-                var bn: [Double] = [], bj: [Double] = [], bl: [Double] = []
-                for idx in resamples {
-                    let q = Self.estimate(ld, logInnerMeans: lim, paths: idx)
-                    bn.append(f(q.nested)); bj.append(f(q.joint)); bl.append(f(q.lower))
+        let rs = resamples(bootstrap, seed: seed)
+        return try eps.map { try point(eps: $0, zeta: zeta, resamples: rs) }
+    }
+
+    /// As `points(eps:zeta:bootstrap:seed:)`, with the ε values spread over `threads` tasks. Each ε is an
+    /// independent pass over the spectra, so the result is identical for any thread count.
+    public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1, threads: Int) async throws -> [TwoScalePoint] {
+        try ScaleParameters.checkZeta(zeta)
+        let rs = resamples(bootstrap, seed: seed)
+        let width = Swift.max(1, Swift.min(threads, eps.count))
+        if width == 1 { return try eps.map { try point(eps: $0, zeta: zeta, resamples: rs) } }
+        var out = [TwoScalePoint?](repeating: nil, count: eps.count)
+        try await withThrowingTaskGroup(of: [(Int, TwoScalePoint)].self) { group in
+            for w in 0..<width {
+                group.addTask {
+                    try stride(from: w, to: eps.count, by: width).map { ($0, try self.point(eps: eps[$0], zeta: zeta, resamples: rs)) }
                 }
-                p.ci95 = Quantiles.interval95(bn)
-                p.ci95Joint = Quantiles.interval95(bj)
-                p.ci95Lower = Quantiles.interval95(bl)
             }
-            for v in [p.dZeta, p.dZetaJoint, p.dZetaLower] where !v.isFinite {
-                throw TwoScaleError.failure("2sED at ε = \(e) is not finite (\(v)); the spectra hold infinite or invalid values")
-            }
-            return p
+            for try await chunk in group { for (i, p) in chunk { out[i] = p } }
         }
+        return out.compactMap { $0 }
+    }
+
+    /// All estimators at one ε (the bootstrap intervals need ≥ 2 resamples).
+    func point(eps e: Double, zeta: Double, resamples: [[Int]]) throws -> TwoScalePoint {
+        try ScaleParameters.checkEpsilon(e)
+        let d = spectra.dimension
+        let all = Array(0..<spectra.paths)
+        let s = ScaleParameters.t(eps: e, zeta: zeta) * scale.squareRoot()
+        let ld = logDets(s: s)
+        let lim = ld.b.map { layer in layer.map { LogSpace.logMeanExp($0) } }
+        let r = Self.estimate(ld, logInnerMeans: lim, paths: all)
+        let f = { (x: Double) in TwoScale.dimension(logMeanDet: x, dimension: d, zeta: zeta, eps: e) }
+        var p = TwoScalePoint(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint),
+                              dZetaLower: f(r.lower), ess: r.ess, ci95: nil, ci95Joint: nil, ci95Lower: nil)
+        if resamples.count > 1 {
+            var bn: [Double] = [], bj: [Double] = [], bl: [Double] = []
+            for idx in resamples {
+                let q = Self.estimate(ld, logInnerMeans: lim, paths: idx)
+                bn.append(f(q.nested)); bj.append(f(q.joint)); bl.append(f(q.lower))
+            }
+            p.ci95 = Quantiles.interval95(bn)
+            p.ci95Joint = Quantiles.interval95(bj)
+            p.ci95Lower = Quantiles.interval95(bl)
+        }
+        for v in [p.dZeta, p.dZetaJoint, p.dZetaLower] where !v.isFinite {
+            throw TwoScaleError.failure("2sED at ε = \(e) is not finite (\(v)); the spectra hold infinite or invalid values")
+        }
+        return p
     }
 }
 

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+import Networks
+import TwoScaleCore
+
+/// `twoscale analyze DIR`: the 2sED (nested, joint, lower), intervals, ESS and Abbas ED from a stored run.
+struct AnalyzeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "2sED of a network from a spectra store (the output of twoscale ed --store).",
+        discussion: """
+        Reads DIR/meta.json and the .npy spectra and prints the same report as twoscale ed on the same run \
+        (every number identical; only "seconds" differs). Any ε grid, ζ, normalisation, bootstrap or \
+        Abbas n is a cheap pass over the stored eigenvalues. A shard store must be merged first \
+        (twoscale merge); an unfinished store is continued with twoscale ed --resume.
+        """)
+
+    @Argument(help: ArgumentHelp("The spectra store folder.", valueName: "DIR"))
+    var directory: String
+
+    @OptionGroup var analysis: AnalysisOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let request = try analysis.request()
+        let start = Date()
+        let store = try SpectraStore.open(directory: directory)
+        let spectra = try store.loadSpectra()
+        let report = try await NetworkReport.compute(spectra: spectra, meta: store.meta, request: request,
+                                                     seconds: Date().timeIntervalSince(start))
+        try output.emit(report.json) { report.human }
+    }
+}

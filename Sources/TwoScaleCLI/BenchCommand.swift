@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import Networks
+import TwoScaleCore
+
+/// `twoscale bench p1|p2|all`: the reference workloads, timed, against their targets.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Time the reference workloads (build with -c release) and check them against their targets.",
+        discussion: """
+        p1: MLP 54-16-7, Markov FIM, σ² = 0.1, N = 100 Gaussian inputs, K = J = 100, nested + joint + lower 2sED \
+        with 200 bootstrap resamples over a 30-point ε grid 1e-3:0.5:30 (target ≤ 3 s wall). \
+        p2: MLP 784-128-10 (101 632 parameters), output FIM, N = 100 Fashion-MNIST images, K = 100 draws, \
+        the same 2sED pass (target ≤ 25 s wall, peak memory ≤ 1 GB: VmHWM of this process). \
+        Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
+        """)
+
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case p1, p2, all }
+
+    @Argument(help: "Which workload: p1, p2 or all.")
+    var workload: Workload = .all
+
+    @Option(help: "Parallel tasks (default: the active cores).")
+    var threads: Int?
+
+    @OptionGroup var output: OutputOptions
+
+    struct Case {
+        var name: String
+        var description: String
+        var arch: String
+        var fisher: FisherKind
+        var data: String
+        var paths: Int
+        var inner: Int
+        var targetSeconds: Double
+        var targetMemoryBytes: Int?
+    }
+
+    static let cases: [Case] = [
+        Case(name: "p1", description: "MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, K = J = 100, 30 ε, lower + nested",
+             arch: "54-16-7", fisher: .markov, data: "synthetic:gaussian", paths: 100, inner: 100, targetSeconds: 3, targetMemoryBytes: nil),
+        Case(name: "p2", description: "MLP 784-128-10, output FIM, N = 100 Fashion-MNIST, K = 100, 30 ε",
+             arch: "784-128-10", fisher: .output, data: "fashion-mnist", paths: 100, inner: 1, targetSeconds: 25,
+             targetMemoryBytes: 1 << 30),
+    ]
+
+    func run() async throws {
+        let t = try threads.map { n -> Int in
+            guard n >= 1, n <= 1024 else { throw TwoScaleError.invalid("--threads", "\(n)", allowed: "give a count from 1 to 1024") }
+            return n
+        } ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let chosen = Self.cases.filter { workload == .all || $0.name == workload.rawValue }
+        var results: [JSONValue] = []
+        var lines = ""
+        #if DEBUG
+        Console.warn("bench: this is a debug build; build with swift build -c release for meaningful figures")
+        #endif
+        for c in chosen {
+            let r = try await measure(c, threads: t)
+            results.append(r.json)
+            lines += r.human
+        }
+        let json: JSONValue = .object([("threads", .int(t)), ("benchmarks", .array(results))])
+        try output.emit(json) { lines }
+    }
+
+    struct Result {
+        var json: JSONValue
+        var human: String
+    }
+
+    func measure(_ c: Case, threads: Int) async throws -> Result {
+        let start = Date()
+        let architecture = try Architecture(parsing: c.arch)
+        let data = try DataSource.load(c.data, samples: 100, labels: .none, standardize: false, seed: 1,
+                                       inputSize: architecture.inputSize, flag: "--data")
+        let model: any FisherModel = c.fisher == .markov
+            ? try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
+            : try OutputFisher(architecture: architecture, activation: .relu, data: data.inputs)
+        let setup = Date().timeIntervalSince(start)
+        let design = try MonteCarloDesign(paths: c.paths, inner: c.inner, box: -1...1, seed: 1, activation: .relu)
+        let layers = model.blockDimensions
+        let meta = try StoreMeta(layers: layers, paths: c.paths, inner: layers.count > 1 ? c.inner : 0, settings: [
+            StoreSetting("fisher", .string(c.fisher.rawValue)), StoreSetting("arch", .string(c.arch)),
+            StoreSetting("data", .string(c.data)), StoreSetting("seed", .int(1)),
+        ])
+        let t1 = Date()
+        let outcome = try await SpectraRun(model: model, design: design, meta: meta, threads: threads).execute(store: nil, resume: false)
+        let spectraSeconds = Date().timeIntervalSince(t1)
+        let t2 = Date()
+        let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
+        let request = AnalysisRequest(eps: try Grid.parse("1e-3:0.5:30", flag: "--eps"), zeta: 2.0 / 3.0, lower: true,
+                                      normalization: .trace, bootstrap: 200, abbasN: [], gamma: 1, threads: threads)
+        let report = try await NetworkReport.compute(spectra: spectra, meta: meta, request: request, seconds: 0)
+        let estimatorSeconds = Date().timeIntervalSince(t2)
+        let wall = Date().timeIntervalSince(start)
+        let peak = Self.peakMemoryBytes()
+        let timeOK = wall <= c.targetSeconds
+        let memOK = c.targetMemoryBytes.map { t in peak.map { $0 <= t } ?? false } ?? true
+        let mid = report.json["points"]?.arrayValue?[15]
+        var kv: [(String, JSONValue)] = [
+            ("name", .string(c.name)), ("description", .string(c.description)),
+            ("dimension", .int(spectra.dimension)), ("paths", .int(c.paths)), ("inner", .int(meta.inner)),
+            ("seconds", .double(wall)), ("setup_seconds", .double(setup)),
+            ("spectra_seconds", .double(spectraSeconds)), ("estimator_seconds", .double(estimatorSeconds)),
+            ("target_seconds", .double(c.targetSeconds)),
+            ("peak_memory_bytes", peak.map { .int($0) } ?? .null),
+            ("target_memory_bytes", c.targetMemoryBytes.map { .int($0) } ?? .null),
+            ("pass", .bool(timeOK && memOK)),
+        ]
+        if let mid { kv.append(("check_point", mid)) }
+        var human = "\(c.name): \(c.description)\n"
+        human += String(format: "  wall %.2f s (target ≤ %.0f s) — data+model %.2f s, spectra %.2f s, estimators %.2f s\n",
+                        wall, c.targetSeconds, setup, spectraSeconds, estimatorSeconds)
+        if let tm = c.targetMemoryBytes {
+            human += "  peak memory \(peak.map { RunProgress.bytes($0) } ?? "unknown") (target ≤ \(RunProgress.bytes(tm)))\n"
+        }
+        if let mid, let e = mid["eps"]?.doubleValue, let dz = mid["d_zeta"]?.doubleValue {
+            human += "  d_zeta(ε = \(Fmt.num(e))) = \(Fmt.num(dz)) of d = \(spectra.dimension)\n"
+        }
+        human += "  \(timeOK && memOK ? "PASS" : "FAIL")\n"
+        return Result(json: .object(kv), human: human)
+    }
+
+    /// Peak resident memory of this process (VmHWM in /proc/self/status), in bytes.
+    static func peakMemoryBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            if parts.count >= 2, let kb = Int(parts[1]) { return kb * 1024 }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Networks
+import TwoScaleCore
+
+/// `twoscale ed`: the 2sED of a stochastic network by the Monte Carlo design of SPEC §5.
+struct EdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ed",
+        abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
+        discussion: """
+        K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (SPEC §5). \
+        The eigenvalues per (path, layer, draw) go to the spectra store (--store DIR), written path by path: \
+        a run stopped at any moment continues with --resume (same settings required), and \
+        twoscale analyze DIR recomputes any ε grid, ζ, normalisation or Abbas ED from it. \
+        --shard i/n computes only the paths k ≡ i−1 (mod n) (k = 0…K−1) into a shard store; \
+        twoscale merge joins the shards into the store of the unsharded run, byte for byte. \
+        Every path and inner draw has its own random stream, so results do not depend on --threads. \
+        The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid.
+        """)
+
+    @OptionGroup var network: NetworkModelOptions
+
+    @Option(help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
+    var box: String = "-1:1"
+
+    @Option(help: "K: paths θ^k ~ U(box).")
+    var paths: Int = 100
+
+    @Option(help: "J: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output).")
+    var inner: Int = 100
+
+    @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
+    var store: String?
+
+    @Flag(help: "Continue the run stored in --store (its meta.json must record the same settings); starts it if absent.")
+    var resume = false
+
+    @Option(help: ArgumentHelp("Compute only shard i of n (paths k ≡ i−1 mod n) into --store; merge the shards with twoscale merge.", valueName: "i/n"))
+    var shard: String?
+
+    @OptionGroup var analysis: AnalysisOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let start = Date()
+        // Everything the user typed is checked before any file is touched or any path computed.
+        let architecture = try network.checkedArchitecture()
+        let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+        let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
+                                          activation: network.activation)
+        let request = try analysis.request()
+        let shardSpec = try shard.map { try Shard(parsing: $0) }
+        if let s = shardSpec {
+            guard store != nil else { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }
+            guard s.count <= paths else {
+                throw TwoScaleError.invalid("--shard", s.description, allowed: "n must not exceed the number of paths K = \(paths)")
+            }
+        }
+        if resume && store == nil { throw TwoScaleError.usage("--resume: give the store to continue with --store DIR") }
+        if let dir = store, !resume, FileManager.default.fileExists(atPath: dir + "/meta.json") {
+            throw TwoScaleError.invalid("--store", dir, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
+        }
+
+        let model = try network.makeModel(architecture: architecture)
+        let layers = model.blockDimensions
+        let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
+                                 settings: network.settings(architecture: architecture, box: lo...hi), shard: shardSpec)
+        let runner = try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
+        let progress = RunProgress(label: "ed", storeBytes: RunProgress.storeBytes(layers: layers, paths: meta.storedPaths.count, inner: meta.inner),
+                                   threads: request.threads)
+        let outcome = try await runner.execute(store: store, resume: resume, progress: progress.update)
+
+        if let s = shardSpec {
+            let seconds = Date().timeIntervalSince(start)
+            let json: JSONValue = .object([
+                ("store", .string(store ?? "")), ("shard", .string(s.description)),
+                ("paths", .int(meta.storedPaths.count)), ("total_paths", .int(paths)),
+                ("computed", .int(outcome.computed)), ("dimension", .int(meta.dimension)), ("seconds", .double(seconds)),
+            ])
+            try output.emit(json) {
+                "shard \(s) of \(architecture): \(meta.storedPaths.count) of K = \(paths) paths in \(store ?? "") (\(outcome.computed) computed now); merge all \(s.count) shards with twoscale merge\n"
+            }
+            return
+        }
+        let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
+        let report = try await NetworkReport.compute(spectra: spectra, meta: meta, request: request,
+                                                     seconds: Date().timeIntervalSince(start))
+        try output.emit(report.json) { report.human }
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import Networks
+import TwoScaleCore
+
+extension FisherKind: ExpressibleByArgument {}
+extension Activation: ExpressibleByArgument {}
+
+/// The flags that define a stochastic network, its data and its Fisher matrix (SPEC §4), shared by the
+/// commands that compute network spectra (`ed`, `bench`).
+struct NetworkModelOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
+    var arch: String
+
+    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist, synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
+    var data: String = "synthetic:gaussian"
+
+    @Option(help: "N: the number of data inputs the Fisher expectation averages over (the first N).")
+    var samples: Int = 100
+
+    @Option(help: "CSV label column: none or last (a label column is never a feature).")
+    var labels: String = "none"
+
+    @Flag(help: "Z-score every input feature over the loaded samples.")
+    var standardize = false
+
+    @Flag(help: "Give every layer a bias (θ_m = (vec W_m, b_m)).")
+    var bias = false
+
+    @Option(help: "Fisher matrix: markov (the stochastic network's joint FIM, one block per layer) or output (the deterministic classifier's FIM, one block).")
+    var fisher: FisherKind = .markov
+
+    @Option(help: "Hidden activation: relu, tanh, sigmoid or linear.")
+    var activation: Activation = .relu
+
+    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; SPEC §4). The default 0.1 is the reference setting of the benchmarks and INTERFACE.md.")
+    var sigma2: Double = 0.1
+
+    @Option(name: .customLong("noise-samples"), help: "R: noise draws per input for the hidden states (markov; common random numbers).")
+    var noiseSamples: Int = 1
+
+    @Option(help: "Seed of every random draw (paths, inner draws, noise, synthetic data, bootstrap).")
+    var seed: Int = 1
+
+    /// Validates the flags that need no files; returns the architecture.
+    func checkedArchitecture() throws -> Architecture {
+        let a = try Architecture(parsing: arch, bias: bias)
+        guard samples >= 1 else { throw TwoScaleError.invalid("--samples", "\(samples)", allowed: "the number of inputs N must be ≥ 1") }
+        guard sigma2.isFinite, sigma2 > 0 else {
+            throw TwoScaleError.invalid("--sigma2", "\(sigma2)", allowed: "the noise variance σ² must be a finite number > 0")
+        }
+        guard noiseSamples >= 1 else {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
+        }
+        guard seed >= 0 else { throw TwoScaleError.invalid("--seed", "\(seed)", allowed: "the seed must be a whole number ≥ 0") }
+        guard labels == "none" || labels == "last" else {
+            throw TwoScaleError.invalid("--labels", labels, allowed: "give none or last")
+        }
+        return a
+    }
+
+    /// The settings recorded in a store's meta.json (keys = flag names), in a fixed order. σ² and R
+    /// are recorded only for the Markov FIM (the output FIM does not use them).
+    func settings(architecture: Architecture, box: ClosedRange<Double>) -> [StoreSetting] {
+        [
+            StoreSetting("fisher", .string(fisher.rawValue)),
+            StoreSetting("arch", .string(architecture.sizes.map(String.init).joined(separator: "-"))),
+            StoreSetting("bias", .bool(bias)),
+            StoreSetting("activation", .string(activation.rawValue)),
+            StoreSetting("box", .numbers([box.lowerBound, box.upperBound])),
+            StoreSetting("seed", .int(seed)),
+            StoreSetting("data", .string(data)),
+            StoreSetting("samples", .int(samples)),
+            StoreSetting("labels", .string(labels)),
+            StoreSetting("standardize", .bool(standardize)),
+            StoreSetting("sigma2", fisher == .markov ? .double(sigma2) : .null),
+            StoreSetting("noise-samples", fisher == .markov ? .int(noiseSamples) : .null),
+        ]
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+@testable import Networks
+import TwoScaleCLI
+import TwoScaleCore
+import XCTest
+
+/// `ed`, `analyze`, `merge` end to end on a tiny real network (3-4-3, Markov FIM, N = 5, K = J = 4).
+final class NetworkCommandTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "twoscale-ed-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    func run(_ args: [String]) async -> (Int32, String) {
+        let capture = OutputCapture()
+        let status = await Console.$capture.withValue(capture) { await TwoScaleMain.execute(args) }
+        return (status, capture.text)
+    }
+
+    let base = ["--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--paths", "4", "--inner", "4",
+                "--sigma2", "0.5", "--seed", "3", "--eps", "1e-3:0.5:5", "--zeta", "0.7", "--lower", "--bootstrap", "50"]
+
+    /// The JSON without "seconds" (the one key allowed to differ between runs).
+    func numbers(_ text: String) throws -> JSONValue {
+        let v = try JSONValue.parse(Data(text.utf8), source: "stdout")
+        guard case let .object(kv) = v else { XCTFail("not an object"); return v }
+        return .object(kv.filter { $0.0 != "seconds" })
+    }
+
+    func files(_ d: String) -> [String: Data] {
+        var out: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] {
+            out[name] = FileManager.default.contents(atPath: d + "/" + name)
+        }
+        return out
+    }
+
+    func testEdEndToEndAndAnalyzeReproducesIt() async throws {
+        let store = dir + "/s"
+        let (s, out) = await run(["ed"] + base + ["--store", store, "--json", "--abbas-n", "1000,10000"])
+        XCTAssertEqual(s, 0, out)
+        let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+        XCTAssertEqual(j["dimension"], .int(24))
+        let points = try XCTUnwrap(j["points"]?.arrayValue)
+        XCTAssertEqual(points.count, 5)
+        for p in points {
+            let nested = try XCTUnwrap(p["d_zeta"]?.doubleValue), lower = try XCTUnwrap(p["d_zeta_lower"]?.doubleValue)
+            XCTAssertNotNil(p["d_zeta_joint"]?.doubleValue)
+            XCTAssertLessThanOrEqual(lower, nested + 1e-12)
+            XCTAssertGreaterThanOrEqual(nested, 0.7 * 24, "d_ζ ≥ ζd")
+            let ci = try XCTUnwrap(p["ci95"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertEqual(ci.count, 2)
+            XCTAssertLessThanOrEqual(ci[0], ci[1])
+        }
+        XCTAssertEqual(try XCTUnwrap(j["ess"]?.arrayValue).count, 1, "one stage (m = 2) for two layers")
+        XCTAssertEqual(try XCTUnwrap(j["abbas"]?.arrayValue).count, 2)
+        XCTAssertNotNil(j["seconds"]?.doubleValue)
+        XCTAssertEqual(Set(files(store).keys), ["meta.json", "own_1.npy", "own_2.npy", "inner_2.npy"])
+
+        let (s2, out2) = await run(["analyze", store, "--eps", "1e-3:0.5:5", "--zeta", "0.7", "--lower", "--bootstrap", "50",
+                                    "--abbas-n", "1000,10000", "--json"])
+        XCTAssertEqual(s2, 0, out2)
+        XCTAssertEqual(try numbers(out2), try numbers(out))
+
+        // The readable summary works too.
+        let (s3, human) = await run(["analyze", store, "--eps", "0.1", "--lower"])
+        XCTAssertEqual(s3, 0)
+        XCTAssertTrue(human.contains("d_zeta") && human.contains("3-4-3"), human)
+    }
+
+    func testThreadCountDoesNotChangeResults() async throws {
+        let (s1, o1) = await run(["ed"] + base + ["--threads", "1", "--store", dir + "/t1", "--json"])
+        let (s2, o2) = await run(["ed"] + base + ["--threads", "2", "--store", dir + "/t2", "--json"])
+        XCTAssertEqual(s1, 0)
+        XCTAssertEqual(s2, 0)
+        XCTAssertEqual(try numbers(o1), try numbers(o2))
+        XCTAssertEqual(files(dir + "/t1"), files(dir + "/t2"))
+    }
+
+    func testShardsMergeToTheUnshardedRun() async throws {
+        let (s, full) = await run(["ed"] + base + ["--store", dir + "/full", "--json"])
+        XCTAssertEqual(s, 0)
+        for i in 1...3 {
+            let (si, oi) = await run(["ed"] + base + ["--store", dir + "/shard\(i)", "--shard", "\(i)/3", "--json"])
+            XCTAssertEqual(si, 0, oi)
+        }
+        // A shard cannot be analysed on its own; an incomplete merge writes nothing.
+        let (sa, _) = await run(["analyze", dir + "/shard1", "--json"])
+        XCTAssertEqual(sa, 1)
+        let (sm0, _) = await run(["merge", dir + "/shard1", dir + "/shard3", "--out", dir + "/bad"])
+        XCTAssertNotEqual(sm0, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/bad"))
+
+        let (sm, om) = await run(["merge", dir + "/shard3", dir + "/shard1", dir + "/shard2", "--out", dir + "/merged", "--json"])
+        XCTAssertEqual(sm, 0, om)
+        XCTAssertEqual(files(dir + "/merged"), files(dir + "/full"), "merged shards = unsharded store, byte for byte")
+        let (s2, analyzed) = await run(["analyze", dir + "/merged", "--eps", "1e-3:0.5:5", "--zeta", "0.7", "--lower",
+                                        "--bootstrap", "50", "--json"])
+        XCTAssertEqual(s2, 0)
+        XCTAssertEqual(try numbers(analyzed), try numbers(full))
+    }
+
+    func testInterruptedRunResumesToTheSameBytes() async throws {
+        let (s, full) = await run(["ed"] + base + ["--store", dir + "/full", "--json"])
+        XCTAssertEqual(s, 0)
+        // Make a run that was killed after paths 0 and 2: only their partial files, no final files.
+        let killed = dir + "/killed"
+        let (s1, _) = await run(["ed"] + base + ["--store", killed, "--json"])
+        XCTAssertEqual(s1, 0)
+        let store = try SpectraStore.open(directory: killed)
+        let rows = try store.loadRows()
+        for name in ["own_1.npy", "own_2.npy", "inner_2.npy"] { try FileManager.default.removeItem(atPath: killed + "/" + name) }
+        try FileManager.default.createDirectory(atPath: killed + "/partial", withIntermediateDirectories: true)
+        // Stored rows carry zero padding; a fresh path does not — either way the final bytes must agree.
+        for k in [0, 2] { try store.writePartial(path: k, rows[k]) }
+
+        // Without --resume: refused. With other settings: refused, naming the flag. No change to the store.
+        let (r0, _) = await run(["ed"] + base + ["--store", killed])
+        XCTAssertEqual(r0, 2)
+        var other = base
+        other[other.firstIndex(of: "--sigma2")! + 1] = "0.25"
+        let (r1, _) = await run(["ed"] + other + ["--store", killed, "--resume"])
+        XCTAssertEqual(r1, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: killed + "/own_1.npy"))
+
+        let (r2, resumed) = await run(["ed"] + base + ["--store", killed, "--resume", "--json"])
+        XCTAssertEqual(r2, 0, resumed)
+        XCTAssertEqual(files(killed), files(dir + "/full"))
+        XCTAssertEqual(try numbers(resumed), try numbers(full))
+    }
+
+    func testBadInputIsAClearErrorWithoutOutput() async throws {
+        let store = dir + "/never"
+        for (args, code) in [
+            (["--paths", "0"], Int32(2)), (["--inner", "0"], 2), (["--sigma2", "0"], 2), (["--sigma2", "-1"], 2),
+            (["--samples", "0"], 2), (["--shard", "3/2"], 2), (["--shard", "x"], 2), (["--box", "1:-1"], 2),
+            (["--arch", "3-x-3"], 2), (["--eps", "2"], 2), (["--threads", "0"], 2), (["--bootstrap", "1"], 2),
+            (["--abbas-n", "3"], 2), (["--data", "nosuch:thing"], 2),
+        ] as [([String], Int32)] {
+            var a = base
+            for i in stride(from: 0, to: args.count, by: 2) {
+                if let j = a.firstIndex(of: args[i]) { a[j + 1] = args[i + 1] } else { a += [args[i], args[i + 1]] }
+            }
+            let (s, out) = await run(["ed"] + a + ["--store", store, "--json"])
+            XCTAssertEqual(s, code, "\(args)")
+            XCTAssertEqual(out, "", "no output on error: \(args)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: store), "no store left behind: \(args)")
+        }
+        let (s1, _) = await run(["ed"] + base + ["--resume"])
+        XCTAssertEqual(s1, 2, "--resume needs --store")
+        let (s2, _) = await run(["analyze", dir + "/nothing", "--json"])
+        XCTAssertEqual(s2, 1)
+    }
+
+    func testStoreOfAnotherFormatOrTruncatedIsRefused() async throws {
+        let store = dir + "/s"
+        let (s, _) = await run(["ed"] + base + ["--store", store])
+        XCTAssertEqual(s, 0)
+        let metaPath = store + "/meta.json"
+        let meta = String(decoding: FileManager.default.contents(atPath: metaPath)!, as: UTF8.self)
+        try meta.replacingOccurrences(of: "twoscale-spectra/1", with: "twoscale-spectra/9").write(toFile: metaPath, atomically: true, encoding: .utf8)
+        let (s1, o1) = await run(["analyze", store, "--json"])
+        XCTAssertEqual(s1, 1)
+        XCTAssertEqual(o1, "")
+        try meta.write(toFile: metaPath, atomically: true, encoding: .utf8)
+        let (s2, _) = await run(["analyze", store, "--json"])
+        XCTAssertEqual(s2, 0)
+        let npy = store + "/own_2.npy"
+        let bytes = FileManager.default.contents(atPath: npy)!
+        try bytes.prefix(100).write(to: URL(fileURLWithPath: npy))
+        let (s3, o3) = await run(["analyze", store, "--json"])
+        XCTAssertEqual(s3, 1)
+        XCTAssertEqual(o3, "")
+    }
+
+    func testOutputFisherHasOneLayerAndNoInnerDraws() async throws {
+        let store = dir + "/o"
+        let (s, out) = await run(["ed", "--arch", "3-4-3", "--fisher", "output", "--samples", "5", "--paths", "5",
+                                  "--eps", "0.01,0.1", "--store", store, "--json"])
+        XCTAssertEqual(s, 0, out)
+        let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+        XCTAssertEqual(j["layers"], .array([.int(24)]))
+        XCTAssertEqual(j["inner"], .int(0))
+        XCTAssertEqual(j["ess"], .array([]))
+        XCTAssertEqual(Set(files(store).keys), ["meta.json", "own_1.npy"])
+        let own = try NPYArray.read(path: store + "/own_1.npy")
+        XCTAssertEqual(own.shape, [5, 10], "min(d, N(K−1)) = min(24, 5·2) eigenvalues per path")
+        for p in try XCTUnwrap(j["points"]?.arrayValue) {
+            XCTAssertEqual(p["d_zeta"], p["d_zeta_joint"])
+        }
+    }
+}
