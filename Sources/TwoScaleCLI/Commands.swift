@@ -4,5 +4,9 @@ import ArgumentParser
 enum TwoScaleCommands {
     static let all: [ParsableCommand.Type] = [
         ToyCommand.self,
+        BoundCommand.self,
+        TrainCommand.self,
+        GapCommand.self,
+        TrainBenchCommand.self,
     ]
 }
