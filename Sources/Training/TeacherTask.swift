@@ -100,6 +100,13 @@ public struct PopulationSample: Sendable {
 
     public var count: Int { inputs.rows }
 
+    /// Inputs (rows) with their label distributions (rows summing to 1, one column per class).
+    public init(inputs: Matrix, labelProbabilities: Matrix) {
+        precondition(inputs.rows == labelProbabilities.rows, "one label distribution per input")
+        self.inputs = inputs
+        self.labelProbabilities = labelProbabilities
+    }
+
     public func risk(of net: MLP, chunk: Int = 4096) -> RiskEstimate {
         let k = labelProbabilities.cols
         let m = inputs.rows
