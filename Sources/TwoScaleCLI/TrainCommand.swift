@@ -114,14 +114,14 @@ struct TrainCommand: AsyncParsableCommand {
         guard batch <= trainSet.count else {
             throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(trainSet.count) samples)")
         }
-        if let w = weightsOut {
+        var index: [JSONValue] = []
+        if let dir = checkpoints { try AtomicFile.makeDirectory(dir) }
+        if let w = weightsOut {  // fail before training, not after
             let dir = URL(fileURLWithPath: w).deletingLastPathComponent().path
             guard FileManager.default.fileExists(atPath: dir) else {
                 throw TwoScaleError.file(w, "cannot be written: the folder \(dir) does not exist")
             }
         }
-        var index: [JSONValue] = []
-        if let dir = checkpoints { try AtomicFile.makeDirectory(dir) }
         let result = try trainer.train(data: trainSet, holdout: holdSet) { cp in
             guard let dir = checkpoints else { return }
             let name = cp.endOfEpoch ? String(format: "epoch-%04d.json", cp.epoch) : String(format: "step-%08d.json", cp.step)
