@@ -25,7 +25,8 @@ public protocol FisherModel: Sendable {
     /// the N data inputs for m = 0; for m ≥ 1, the N·R noisy hidden states `x_{m}` (common random
     /// numbers: the same noise draws for every θ). For `output` this is the data.
     func blockInputs(_ net: MLP, block m: Int) throws -> Matrix
-    /// All `blockDimensions[m]` eigenvalues of `F_m` (ascending, zeros included, clamping left to the
-    /// caller), given the network and the block's input samples.
+    /// The eigenvalues of `F_m`, ascending (clamping of round-off negatives left to the caller), given
+    /// the network and the block's input samples. At most `blockDimensions[m]` values: any omitted
+    /// ones are zeros (e.g. `OutputFisher` returns `min(d, N(K−1))`, the rank bound of its Gram).
     func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double]
 }

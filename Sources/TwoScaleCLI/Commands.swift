@@ -4,6 +4,7 @@ import ArgumentParser
 enum TwoScaleCommands {
     static let all: [ParsableCommand.Type] = [
         ToyCommand.self,
+        FisherCommand.self,
         BoundCommand.self,
         TrainCommand.self,
         GapCommand.self,

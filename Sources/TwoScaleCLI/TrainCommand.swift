@@ -25,7 +25,7 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Training data: \(TrainingData.allowed).", valueName: "source"))
     var data: String
 
-    @Option(help: "Held-out data source (instead of --holdout); same syntax as --data.")
+    @Option(help: "Held-out data source (instead of --holdout), e.g. fashion-mnist:test; same syntax as --data (not synthetic).")
     var testData: String?
 
     @Option(help: "Which CSV column holds the class label: last or none (training needs labels).")
@@ -87,7 +87,7 @@ struct TrainCommand: AsyncParsableCommand {
     func run() async throws {
         let architecture = try Architecture(parsing: arch, bias: bias)
         let act = try TrainingData.activation(activation)
-        guard labels == "last" || labels == "none" else {
+        guard let labelColumn = LabelColumn(rawValue: labels) else {
             throw TwoScaleError.invalid("--labels", labels, allowed: "last (the last CSV column is the class label) or none")
         }
         let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
@@ -101,12 +101,18 @@ struct TrainCommand: AsyncParsableCommand {
         if holdout != nil && testData != nil {
             throw TwoScaleError.usage("--holdout and --test-data: give one of them, not both")
         }
-        var trainSet = try TrainingData.load(data, samples: samples, standardize: standardize, seed: seed)
+        var trainSet = try TrainingData.load(data, samples: samples, labels: labelColumn, standardize: standardize, seed: seed,
+                                             inputSize: architecture.inputSize)
         var holdSet: Dataset?
         if let f = holdout {
             (trainSet, holdSet) = try HoldoutSplit.split(trainSet, fraction: f, seed: seed)
         } else if let t = testData {
-            holdSet = try TrainingData.load(t, samples: testSamples ?? samples, standardize: standardize, seed: seed, flag: "--test-data")
+            guard !t.hasPrefix("synthetic") else {
+                throw TwoScaleError.invalid("--test-data", t,
+                    allowed: "synthetic sources repeat the training inputs under one seed; use --holdout FRACTION instead")
+            }
+            holdSet = try TrainingData.load(t, samples: testSamples ?? samples, labels: labelColumn, standardize: standardize,
+                                            seed: seed, inputSize: architecture.inputSize, flag: "--test-data")
         }
         let trainer = Trainer(config: config)
         try trainer.validate(trainSet)

@@ -6,47 +6,13 @@ import TwoScaleNumerics
 
 /// Data and small parsers shared by `train`, `gap` and `bench-train`.
 enum TrainingData {
-    static let allowed = "give synthetic:teacher:ARCH (a random teacher network labels N(0, I) inputs)"
+    static let allowed = "csv:PATH (with --labels last), idx:IMAGES,LABELS, fashion-mnist[:train|:test] or synthetic:teacher:ARCH[:ACTIVATION]"
 
-    /// Loads a labelled data set for training. Sources: `synthetic:teacher:ARCH[:ACTIVATION]` (needs
-    /// `samples`; teacher weights U(−1, 1) and labels from the streams of `TeacherTask` under `seed`).
-    static func load(_ spec: String, samples: Int?, standardize: Bool, seed: UInt64, flag: String = "--data") throws -> Dataset {
-        if let n = samples, n < 1 {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the number of samples must be ≥ 1")
-        }
-        let parts = spec.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3, parts[0] == "synthetic", parts[1] == "teacher" else {
-            throw TwoScaleError.invalid(flag, spec, allowed: allowed)
-        }
-        let rest = parts[2].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard let n = samples else {
-            throw TwoScaleError.invalid("--samples", "(missing)", allowed: "synthetic data needs --samples N (N ≥ 1)")
-        }
-        let arch = try Architecture(parsing: rest[0], flag: flag)
-        let act = rest.count > 1 ? try activation(rest[1], flag: flag) : .relu
-        let task = try TeacherTask.random(architecture: arch, activation: act, seed: seed)
-        var rng = Xoshiro256(seed: seed, stream: [101])
-        var data = task.sample(count: n, rng: &rng)
-        data.source = spec
-        if standardize { data.inputs = standardized(data.inputs) }
-        return data
-    }
-
-    /// Each column z-scored with the population sd; constant columns become 0.
-    static func standardized(_ x: Matrix) -> Matrix {
-        var out = x
-        let n = x.rows, d = x.cols
-        guard n > 0 else { return out }
-        for j in 0..<d {
-            var mean = 0.0
-            for i in 0..<n { mean += x.data[i * d + j] }
-            mean /= Double(n)
-            var ss = 0.0
-            for i in 0..<n { let t = x.data[i * d + j] - mean; ss += t * t }
-            let sd = (ss / Double(n)).squareRoot()
-            for i in 0..<n { out.data[i * d + j] = sd > 0 ? (x.data[i * d + j] - mean) / sd : 0 }
-        }
-        return out
+    /// Loads a labelled data set for training through `DataSource.load` (INTERFACE.md sources).
+    static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
+                     inputSize: Int, flag: String = "--data") throws -> Dataset {
+        try DataSource.load(spec, samples: samples, labels: labels, standardize: standardize, seed: seed,
+                            inputSize: inputSize, flag: flag)
     }
 
     static func activation(_ text: String, flag: String = "--activation") throws -> Activation {

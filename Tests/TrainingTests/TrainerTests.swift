@@ -138,6 +138,8 @@ final class TrainerTests: XCTestCase {
         XCTAssertEqual(w[0].arrayValue?[0].arrayValue?.count, 3)  // of n_0 numbers
         XCTAssertEqual(w[0].arrayValue?[1].arrayValue?[2].doubleValue, net.weights[0][1, 2])
         XCTAssertEqual(json["biases"]?.arrayValue?[1].arrayValue?.map { $0.doubleValue! }, net.biases[1])
+        // Round trip through the reader of `fisher --weights`.
+        XCTAssertEqual(try WeightsFile.parse(json, path: "w.json", architecture: arch, activation: .relu), net)
         let noBias = MLP.uniform(architecture: try Architecture(sizes: [3, 2]), activation: .relu, box: -1...1, rng: &rng)
         XCTAssertNil(WeightsFile.json(noBias)["biases"])
     }

@@ -1,0 +1,76 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The IDX format of (Fashion-)MNIST: a big-endian header — magic `0x00000803` (unsigned bytes,
+/// 3 dimensions: count × rows × cols) for images, `0x00000801` (1 dimension: count) for labels —
+/// then the bytes, row-major. Files ending in `.gz` (or any gzip file) are decompressed with zlib on
+/// the fly; only the first `limit` records are decoded. Image bytes are scaled to [0, 1] (`/255`).
+public enum IDXReader {
+    public static let imageMagic: UInt32 = 0x0000_0803
+    public static let labelMagic: UInt32 = 0x0000_0801
+
+    /// Number of records in an IDX file's header, and the record shape.
+    static func header(_ r: GzipFileReader, magic expected: UInt32, kind: String) throws -> (count: Int, shape: [Int]) {
+        let m = try r.readExactly(4, what: "the IDX magic number")
+        let magic = m.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard magic == expected else {
+            throw TwoScaleError.file(r.path, String(format: "not an IDX %@ file: magic number 0x%08x, expected 0x%08x", kind, magic, expected))
+        }
+        let dims = Int(m[3])
+        let d = try r.readExactly(4 * dims, what: "the IDX dimensions")
+        var sizes: [Int] = []
+        for i in 0..<dims {
+            sizes.append(Int(d[4 * i..<4 * i + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
+        }
+        return (sizes[0], Array(sizes.dropFirst()))
+    }
+
+    /// Images as an N × (rows·cols) matrix scaled to [0, 1], with the file's record count.
+    public static func images(path: String, limit: Int?) throws -> (inputs: Matrix, available: Int) {
+        let r = try GzipFileReader(path: path)
+        let (count, shape) = try header(r, magic: imageMagic, kind: "image")
+        let features = shape.reduce(1, *)
+        guard features > 0 else { throw TwoScaleError.file(path, "the IDX images have size \(shape) (zero pixels)") }
+        let n = Swift.min(limit ?? count, count)
+        var x = Matrix(rows: n, cols: features)
+        let chunkRows = Swift.max(1, (1 << 20) / features)
+        var row = 0
+        var buf = [UInt8](repeating: 0, count: chunkRows * features)
+        while row < n {
+            let k = Swift.min(chunkRows, n - row)
+            let want = k * features
+            let got = try buf.withUnsafeMutableBytes { try r.read(into: $0, count: want) }
+            guard got == want else {
+                throw TwoScaleError.file(path, "truncated: the header announces \(count) images of \(features) bytes, the data ends inside image \(row + got / features + 1)")
+            }
+            x.data.withUnsafeMutableBufferPointer { p in
+                let base = row * features
+                for i in 0..<want { p[base + i] = Double(buf[i]) / 255 }
+            }
+            row += k
+        }
+        return (x, count)
+    }
+
+    /// Labels (one byte each), with the file's record count.
+    public static func labels(path: String, limit: Int?) throws -> (labels: [Int], available: Int) {
+        let r = try GzipFileReader(path: path)
+        let (count, shape) = try header(r, magic: labelMagic, kind: "label")
+        guard shape.isEmpty else { throw TwoScaleError.file(path, "IDX labels must be one-dimensional") }
+        let n = Swift.min(limit ?? count, count)
+        let bytes = try r.readExactly(n, what: "\(n) labels")
+        return (bytes.map(Int.init), count)
+    }
+
+    /// Images and optional labels; their record counts must agree.
+    public static func load(images: String, labels: String?, limit: Int?) throws -> Dataset {
+        let (x, count) = try Self.images(path: images, limit: limit)
+        guard let labels else { return Dataset(inputs: x, source: "idx:\(images)") }
+        let (l, lcount) = try Self.labels(path: labels, limit: limit)
+        guard lcount == count else {
+            throw TwoScaleError.file(labels, "has \(lcount) labels but \(images) has \(count) images")
+        }
+        return Dataset(inputs: x, labels: l, classes: (l.max() ?? 0) + 1, source: "idx:\(images),\(labels)")
+    }
+}

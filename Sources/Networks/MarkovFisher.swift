@@ -1,0 +1,280 @@
+import CGSL
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The Markov (joint) Fisher information of the stochastic network (SPEC §4), block diagonal over
+/// layers. Hidden layers are Gaussian, `x_m = act(W_m x_{m−1} (+ b_m)) + v_m`, `v_m ~ N(0, σ²I)`;
+/// the output is `y ~ softmax(W_L x_{L−1} (+ b_L))`. Blocks are 0-based here (block m = layer m + 1).
+///
+/// * Gaussian layer: `F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ]`, x = x_{m−1}, block diagonal with one
+///   `n_{m−1} × n_{m−1}` block per neuron k: `σ⁻² E[act'(w_k·x)² x xᵀ] = Yᵀ_k Y_k`, where row s of
+///   `Y_k` is `√(act'(w_k·x_s)² / (σ² S)) · x_s`. Its spectrum comes from `Y_kᵀY_k` or, when fewer
+///   samples than inputs carry weight, from the smaller Gram `Y_k Y_kᵀ` (same nonzero spectrum).
+/// * Softmax layer: `F_L = E[(diag p − p pᵀ) ⊗ x xᵀ]`. Every vector `1 ⊗ u` is in its kernel, so with
+///   Q the `K × (K−1)` Helmert basis of `1^⊥`, `F_L` has the spectrum of
+///   `F' = E[Qᵀ(diag p − p pᵀ)Q ⊗ x xᵀ]` (size `(K−1)·n_{L−1}`) plus `n_{L−1}` zeros. When there are
+///   fewer samples than inputs, the `S(K−1)` Gram `G[(s,a),(t,b)] = (Λ_s e_a · Λ_t e_b)(x_s · x_t)/S`
+///   is used instead (Λ_s the `K × (K−1)` factor of `diag p_s − p_s p_sᵀ`).
+///
+/// With biases the input x is augmented with a constant 1 (the bias is the weight of that input), so a
+/// neuron's block is `(n_{m−1} + 1)²`. `E` averages over the S = N·R samples of the block's input: the N
+/// data inputs for the first layer; for later layers each data input with R noise draws propagated
+/// through all hidden layers. The noise `v_m` for (sample n, draw r, hidden layer m) comes from
+/// `Xoshiro256(seed: noiseSeed, stream: [NOIS, n, r, m])` — never from θ — so every θ sees the same
+/// draws (common random numbers).
+public struct MarkovFisher: FisherModel {
+    public var kind: FisherKind { .markov }
+    public let architecture: Architecture
+    public let activation: Activation
+    public let data: Matrix
+    public let sigma2: Double
+    public let noiseSamples: Int
+    public let noiseSeed: UInt64
+    public let blockDimensions: [Int]
+    /// σ·v for hidden layer m (0-based, m < L − 1): `(N·R) × n_{m+1}`, row `n·R + r`.
+    let noise: [Matrix]
+    /// The `K × (K−1)` Helmert basis of `1^⊥` (row-major).
+    let helmert: [Double]
+
+    static let noiseStream: UInt64 = 0x4E4F_4953  // "NOIS"
+
+    public init(architecture: Architecture, activation: Activation, data: Matrix, sigma2: Double,
+                noiseSamples: Int, noiseSeed: UInt64) throws {
+        guard sigma2.isFinite, sigma2 > 0 else {
+            throw TwoScaleError.invalid("--sigma2", "\(sigma2)", allowed: "the noise variance σ² must be a finite number > 0")
+        }
+        guard noiseSamples >= 1 else {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
+        }
+        guard data.rows >= 1 else { throw TwoScaleError.usage("the Markov Fisher matrix needs at least one data input") }
+        guard data.cols == architecture.inputSize else {
+            throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
+        }
+        guard data.data.allSatisfy(\.isFinite) else { throw TwoScaleError.failure("the data holds a non-finite number") }
+        self.architecture = architecture
+        self.activation = activation
+        self.data = data
+        self.sigma2 = sigma2
+        self.noiseSamples = noiseSamples
+        self.noiseSeed = noiseSeed
+        blockDimensions = architecture.layerParameterCounts
+        let sigma = sigma2.squareRoot()
+        let n = data.rows, r = noiseSamples
+        noise = (0..<(architecture.layers - 1)).map { m in
+            let width = architecture.sizes[m + 1]
+            var v = Matrix(rows: n * r, cols: width)
+            for i in 0..<n {
+                for j in 0..<r {
+                    var rng = Xoshiro256(seed: noiseSeed, stream: [Self.noiseStream, UInt64(i), UInt64(j), UInt64(m)])
+                    let row = (i * r + j) * width
+                    for k in 0..<width { v.data[row + k] = sigma * rng.normal() }
+                }
+            }
+            return v
+        }
+        helmert = SoftmaxCovariance.helmert(architecture.classes)
+    }
+
+    func check(_ net: MLP, block m: Int) throws {
+        guard net.architecture == architecture, net.activation == activation else {
+            throw TwoScaleError.failure("internal error: a \(net.architecture) \(net.activation.rawValue) network given to the Fisher model of \(architecture) \(activation.rawValue)")
+        }
+        guard (0..<architecture.layers).contains(m) else {
+            throw TwoScaleError.failure("internal error: block \(m) requested, the Markov model has blocks 0..<\(architecture.layers)")
+        }
+    }
+
+    /// The samples of `x_m` (the input of block m): the data for m = 0; for m ≥ 1 the N·R rows
+    /// `x_m = act(W_m x_{m−1} + b_m) + σ v_m` (row `n·R + r`: data input n, noise draw r).
+    public func blockInputs(_ net: MLP, block m: Int) throws -> Matrix {
+        try check(net, block: m)
+        if m == 0 { return data }
+        let n = data.rows, r = noiseSamples
+        // Layer 1: the pre-activation is deterministic, computed once per data input, then repeated R times.
+        let z1 = net.activate(net.preActivation(layer: 0, input: data))
+        let w1 = z1.cols
+        var h = noise[0]
+        h.data.withUnsafeMutableBufferPointer { ph in
+            z1.data.withUnsafeBufferPointer { pz in
+                for i in 0..<n { for j in 0..<r { for k in 0..<w1 { ph[(i * r + j) * w1 + k] += pz[i * w1 + k] } } }
+            }
+        }
+        for layer in 1..<m {
+            var next = net.activate(net.preActivation(layer: layer, input: h))
+            let v = noise[layer]
+            for i in next.data.indices { next.data[i] += v.data[i] }
+            h = next
+        }
+        return h
+    }
+
+    /// All `blockDimensions[m]` eigenvalues of `F_m`, ascending, zeros included.
+    public func blockEigenvalues(_ net: MLP, block m: Int, inputs x: Matrix) throws -> [Double] {
+        try check(net, block: m)
+        guard x.cols == architecture.sizes[m], x.rows >= 1 else {
+            throw TwoScaleError.failure("internal error: block \(m) inputs are \(x.rows)×\(x.cols), expected S×\(architecture.sizes[m])")
+        }
+        return m == architecture.layers - 1
+            ? try softmaxEigenvalues(net, inputs: x)
+            : try gaussianEigenvalues(net, layer: m, inputs: x)
+    }
+
+    /// Which route the softmax layer takes (exposed for tests): the `(K−1)p` projected Fisher matrix
+    /// or the `S(K−1)` Gram.
+    enum Route { case automatic, direct, gram }
+
+    /// Gaussian layer m: per neuron k the eigenvalues of `Y_kᵀ Y_k` (see the type's documentation).
+    func gaussianEigenvalues(_ net: MLP, layer m: Int, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
+        let z = net.preActivation(layer: m, input: x)
+        let xa = FisherKernels.augmented(x, bias: architecture.bias)
+        let s = x.rows, p = xa.cols, width = z.cols
+        let scale = 1 / (sigma2 * Double(s))
+        var values: [Double] = []
+        values.reserveCapacity(width * p)
+        var y = [Double](repeating: 0, count: s * p)
+        for k in 0..<width {
+            // Rows with act' = 0 (relu) carry no weight and are dropped.
+            var rows = 0
+            y.withUnsafeMutableBufferPointer { py in
+                xa.data.withUnsafeBufferPointer { px in
+                    for i in 0..<s {
+                        let d = activation.derivative(z.data[i * width + k])
+                        if d == 0 { continue }
+                        let w = Swift.abs(d)
+                        for j in 0..<p { py[rows * p + j] = w * px[i * p + j] }
+                        rows += 1
+                    }
+                }
+            }
+            let eig: [Double]
+            switch route {
+            case .automatic:
+                eig = try y.withUnsafeBufferPointer { try FisherKernels.gramEigenvalues($0.baseAddress!, rows: rows, cols: p, alpha: scale) }
+            case .direct, .gram:
+                guard rows > 0 else { continue }
+                let g = y.withUnsafeBufferPointer { FisherKernels.syrk($0.baseAddress!, rows: rows, cols: p, transpose: route == .direct, alpha: scale) }
+                // The larger of the two Grams has max(rows, p) − min(rows, p) extra zero eigenvalues.
+                eig = Array(try SymmetricEigen.eigenvalues(g).suffix(Swift.min(rows, p)))
+            }
+            values.append(contentsOf: eig)
+        }
+        return FisherKernels.padded(values, to: blockDimensions[m])
+    }
+
+    /// Softmax layer: the projected Fisher matrix `F'` or the Gram, whichever is smaller.
+    func softmaxEigenvalues(_ net: MLP, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
+        let last = architecture.layers - 1
+        let probs = Softmax.probabilities(net.preActivation(layer: last, input: x))
+        let xa = FisherKernels.augmented(x, bias: architecture.bias)
+        let s = x.rows, p = xa.cols, k = architecture.classes
+        let useGram = route == .gram || (route == .automatic && s < p)
+        // A Gram larger than F' (forced route) carries extra zeros: keep the (K−1)p largest.
+        let eig = useGram ? Array(try softmaxGramEigenvalues(probs, xa).suffix((k - 1) * p))
+                          : try softmaxDirectEigenvalues(probs, xa)
+        return FisherKernels.padded(eig, to: k * p)
+    }
+
+    /// `F'[(a,i),(b,j)] = (1/S) Σ_s A'_s[a,b] x_si x_sj`, `A'_s = Qᵀ(diag p_s − p_s p_sᵀ)Q`, computed as one
+    /// gemm `Xᵀ·Y` with `Y[s, (ab, j)] = A'_s[a,b] x_sj / S` over the pairs a ≤ b.
+    func softmaxDirectEigenvalues(_ probs: Matrix, _ xa: Matrix) throws -> [Double] {
+        let s = xa.rows, p = xa.cols, k = probs.cols, q = k - 1
+        let pairs = q * (q + 1) / 2
+        let width = pairs * p
+        var y = [Double](repeating: 0, count: s * width)
+        var aProj = [Double](repeating: 0, count: pairs)
+        var qp = [Double](repeating: 0, count: q)
+        let invS = 1 / Double(s)
+        helmert.withUnsafeBufferPointer { hq in
+            probs.data.withUnsafeBufferPointer { pp in
+                xa.data.withUnsafeBufferPointer { px in
+                    y.withUnsafeMutableBufferPointer { py in
+                        for i in 0..<s {
+                            let pr = pp.baseAddress! + i * k
+                            // qp = Qᵀp; A' = Qᵀ diag(p) Q − qp qpᵀ (upper triangle, pairs a ≤ b).
+                            for a in 0..<q {
+                                var t = 0.0
+                                for c in 0..<k { t += hq[c * q + a] * pr[c] }
+                                qp[a] = t
+                            }
+                            var t = 0
+                            for a in 0..<q {
+                                for b in a..<q {
+                                    var v = 0.0
+                                    for c in 0..<k { v += hq[c * q + a] * hq[c * q + b] * pr[c] }
+                                    aProj[t] = (v - qp[a] * qp[b]) * invS
+                                    t += 1
+                                }
+                            }
+                            let row = py.baseAddress! + i * width
+                            let xr = px.baseAddress! + i * p
+                            for t in 0..<pairs {
+                                let w = aProj[t]
+                                for j in 0..<p { row[t * p + j] = w * xr[j] }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // C = Xᵀ Y : p × (pairs·p); block t = (a,b) of C is F'[(a,·),(b,·)].
+        var c = [Double](repeating: 0, count: p * width)
+        GSL.prepare()
+        xa.data.withUnsafeBufferPointer { px in
+            y.withUnsafeBufferPointer { py in
+                c.withUnsafeMutableBufferPointer { pc in
+                    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(p), Int32(width), Int32(s), 1,
+                                px.baseAddress, Int32(p), py.baseAddress, Int32(width), 0, pc.baseAddress, Int32(width))
+                }
+            }
+        }
+        let n = q * p
+        var f = Matrix(rows: n, cols: n)
+        f.data.withUnsafeMutableBufferPointer { pf in
+            c.withUnsafeBufferPointer { pc in
+                var t = 0
+                for a in 0..<q {
+                    for b in a..<q {
+                        for i in 0..<p {
+                            let src = pc.baseAddress! + i * width + t * p
+                            let dst = pf.baseAddress! + (a * p + i) * n + b * p
+                            for j in 0..<p { dst[j] = src[j] }
+                        }
+                        t += 1
+                    }
+                }
+            }
+        }
+        // Only the upper triangle is read; the diagonal blocks (a = b) are symmetric themselves.
+        return try SymmetricEigen.eigenvalues(f)
+    }
+
+    /// `G[(s,a),(t,b)] = (Λ_s e_a · Λ_t e_b)(x_s · x_t) / S`, size `S(K−1)`.
+    func softmaxGramEigenvalues(_ probs: Matrix, _ xa: Matrix) throws -> [Double] {
+        let s = xa.rows, k = probs.cols, q = k - 1
+        let lam = Self.factors(probs)
+        let act = xa.data.withUnsafeBufferPointer { FisherKernels.syrk($0.baseAddress!, rows: s, cols: xa.cols, transpose: false, alpha: 1) }
+        var g = Matrix(rows: s * q, cols: s * q)
+        FisherKernels.addHadamardGram(into: &g, backward: lam, activationGram: act, q: q, alpha: 1 / Double(s))
+        return try SymmetricEigen.eigenvalues(g)
+    }
+
+    /// The `(S(K−1)) × K` matrix whose rows `s(K−1) + a` are the columns `Λ_s e_a` of the factors of
+    /// `diag p_s − p_s p_sᵀ`.
+    static func factors(_ probs: Matrix) -> Matrix {
+        let s = probs.rows, k = probs.cols, q = k - 1
+        var out = Matrix(rows: s * q, cols: k)
+        var lam = [Double](repeating: 0, count: k * q)
+        probs.data.withUnsafeBufferPointer { pp in
+            out.data.withUnsafeMutableBufferPointer { po in
+                lam.withUnsafeMutableBufferPointer { pl in
+                    for i in 0..<s {
+                        SoftmaxCovariance.factor(pp.baseAddress! + i * k, k, into: pl.baseAddress!)
+                        for a in 0..<q { for c in 0..<k { po[(i * q + a) * k + c] = pl[c * q + a] } }
+                    }
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,136 @@
+import CGSL
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The output Fisher information of the deterministic network (σ = 0, SPEC §4), one block of size d:
+///
+///     F = (1/N) Σ_n J_nᵀ (diag p_n − p_n p_nᵀ) J_n,   J_n = ∂ logits(x_n) / ∂θ   (K × d).
+///
+/// With `diag p_n − p_n p_nᵀ = Λ_n Λ_nᵀ` (Λ_n is K × (K−1), `SoftmaxCovariance.factor`), `F = MᵀM/N` where
+/// M has the N(K−1) rows `g_{n,a} = J_nᵀ Λ_n e_a`, so F's nonzero spectrum is that of the
+/// `N(K−1) × N(K−1)` Gram `G = M Mᵀ / N`. Restricted to layer m, `g_{n,a}` is the outer product
+/// `β^m_{n,a} ⊗ x^{m−1}_n` of the backward signal `β^m_{n,a} = (∂logits/∂z_m)ᵀ Λ_n e_a` (z_m the
+/// pre-activation, `β^L = Λ_n e_a`, `β^m = act'(z_m) ⊙ W_{m+1}ᵀ β^{m+1}`) and the layer's input, so
+///
+///     G = (1/N) Σ_m (B_m B_mᵀ) ∘ (A_m A_mᵀ ⊗ 1_{(K−1)×(K−1)}),
+///
+/// with `B_m` the N(K−1) × n_m backward signals and `A_m` the N × n_{m−1} layer inputs (augmented with a
+/// 1 when the layer has a bias). Neither J (N·K × d) nor F (d × d) is formed. When `d ≤ N(K−1)` the
+/// d × d matrix `MᵀM/N` is smaller and is built instead.
+///
+/// `blockEigenvalues` returns `min(d, N(K−1))` eigenvalues, ascending; the omitted ones are zeros.
+public struct OutputFisher: FisherModel {
+    public var kind: FisherKind { .output }
+    public let architecture: Architecture
+    public let activation: Activation
+    public let data: Matrix
+    public let blockDimensions: [Int]
+    /// `A_1 A_1ᵀ` for the data (the first layer's activation Gram does not depend on θ).
+    let dataGram: Matrix
+
+    public init(architecture: Architecture, activation: Activation, data: Matrix) throws {
+        guard data.rows >= 1 else { throw TwoScaleError.usage("the output Fisher matrix needs at least one data input") }
+        guard data.cols == architecture.inputSize else {
+            throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
+        }
+        guard data.data.allSatisfy(\.isFinite) else { throw TwoScaleError.failure("the data holds a non-finite number") }
+        self.architecture = architecture
+        self.activation = activation
+        self.data = data
+        blockDimensions = [architecture.parameterCount]
+        dataGram = Self.activationGram(data, bias: architecture.bias)
+    }
+
+    /// Number of eigenvalues `blockEigenvalues` returns: `min(d, N(K−1))`.
+    public var rank: Int { Swift.min(architecture.parameterCount, data.rows * (architecture.classes - 1)) }
+
+    /// `A Aᵀ` (upper triangle) of the layer inputs A, augmented with ones when biased.
+    static func activationGram(_ a: Matrix, bias: Bool) -> Matrix {
+        var g = BLAS.gram(a)
+        if bias { for i in g.data.indices { g.data[i] += 1 } }
+        return g
+    }
+
+    /// The data (the network's input).
+    public func blockInputs(_ net: MLP, block m: Int) throws -> Matrix {
+        try check(net, block: m)
+        return data
+    }
+
+    func check(_ net: MLP, block m: Int) throws {
+        guard net.architecture == architecture, net.activation == activation else {
+            throw TwoScaleError.failure("internal error: a \(net.architecture) \(net.activation.rawValue) network given to the Fisher model of \(architecture) \(activation.rawValue)")
+        }
+        guard m == 0 else { throw TwoScaleError.failure("internal error: block \(m) requested, the output Fisher model has one block (0)") }
+    }
+
+    enum Route { case automatic, direct, gram }
+
+    /// The `min(d, N(K−1))` largest-possible-rank eigenvalues of F, ascending (omitted ones are zeros).
+    public func blockEigenvalues(_ net: MLP, block m: Int, inputs x: Matrix) throws -> [Double] {
+        try check(net, block: m)
+        return try eigenvalues(net, inputs: x, route: .automatic)
+    }
+
+    func eigenvalues(_ net: MLP, inputs x: Matrix, route: Route) throws -> [Double] {
+        guard x.cols == architecture.inputSize, x.rows >= 1 else {
+            throw TwoScaleError.failure("internal error: inputs are \(x.rows)×\(x.cols), expected N×\(architecture.inputSize)")
+        }
+        let n = x.rows, k = architecture.classes, q = k - 1, layers = architecture.layers
+        let d = architecture.parameterCount
+        let fwd = net.forward(x)
+        let probs = Softmax.probabilities(fwd.logits)
+        // Backward signals, last layer first: B_L = the Λ columns; B_m = (B_{m+1} W_{m+1}) ⊙ act'(z_m).
+        var backward = [Matrix](repeating: Matrix(rows: 0, cols: 0), count: layers)
+        backward[layers - 1] = MarkovFisher.factors(probs)
+        if layers >= 2 {
+            for m in stride(from: layers - 2, through: 0, by: -1) {
+                var b = BLAS.product(backward[m + 1], net.weights[m + 1])
+                let z = fwd.preActivations[m]
+                let w = z.cols
+                let act = activation
+                b.data.withUnsafeMutableBufferPointer { pb in
+                    z.data.withUnsafeBufferPointer { pz in
+                        for r in 0..<(n * q) {
+                            let zr = pz.baseAddress! + (r / q) * w
+                            for j in 0..<w { pb[r * w + j] *= act.derivative(zr[j]) }
+                        }
+                    }
+                }
+                backward[m] = b
+            }
+        }
+        let useGram = route == .gram || (route == .automatic && n * q < d)
+        let alpha = 1 / Double(n)
+        if useGram {
+            var g = Matrix(rows: n * q, cols: n * q)
+            for m in 0..<layers {
+                let gramA = m == 0 && x == data ? dataGram : Self.activationGram(fwd.inputs[m], bias: architecture.bias)
+                FisherKernels.addHadamardGram(into: &g, backward: backward[m], activationGram: gramA, q: q, alpha: alpha)
+            }
+            let eig = try SymmetricEigen.eigenvalues(g)
+            return eig.count > d ? Array(eig.suffix(d)) : eig
+        }
+        // Direct: M (N(K−1) × d), row (n,a) = [vec(β^1 ⊗ x^0), b-part β^1, …], then F = MᵀM/N.
+        var mat = [Double](repeating: 0, count: n * q * d)
+        var offset = 0
+        for m in 0..<layers {
+            let a = fwd.inputs[m], b = backward[m]
+            let nin = a.cols, nout = b.cols
+            for r in 0..<(n * q) {
+                let row = r * d + offset
+                let ar = (r / q) * nin
+                for i in 0..<nout {
+                    let beta = b.data[r * nout + i]
+                    for j in 0..<nin { mat[row + i * nin + j] = beta * a.data[ar + j] }
+                }
+                if architecture.bias { for i in 0..<nout { mat[row + nout * nin + i] = b.data[r * nout + i] } }
+            }
+            offset += architecture.parameters(layer: m)
+        }
+        let f = mat.withUnsafeBufferPointer { FisherKernels.syrk($0.baseAddress!, rows: n * q, cols: d, transpose: true, alpha: alpha) }
+        let eig = try SymmetricEigen.eigenvalues(f)
+        return Array(eig.suffix(rank))
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Factorisations of the softmax covariance `A = diag(p) − p pᵀ` (the Fisher information of one
+/// categorical draw with respect to its logits). `A` is PSD with `A·1 = 0`, so its rank is ≤ K − 1.
+enum SoftmaxCovariance {
+    /// Writes a `K × (K−1)` factor Λ (row-major) with `Λ Λᵀ = diag(p) − p pᵀ` into `out`.
+    ///
+    /// `B = diag(√p) − p √pᵀ` satisfies `B Bᵀ = A` (as `Σ p = 1`) and `B √p = 0`. A Householder
+    /// reflection `H = I − 2uuᵀ/uᵀu`, `u = √p + e_k` (k = argmax p, so `uᵀu = 2(1 + √p_k) ≥ 2`), maps
+    /// `√p ↦ −e_k`; its columns other than k span `√p^⊥`, hence `B H` has a zero column k and the other
+    /// K − 1 columns form Λ:
+    ///
+    ///     Λ[c, j] = √p_j · (δ_cj − p_c − √p_k (δ_ck − p_c) / (1 + √p_k)),   j ≠ k.
+    ///
+    /// The columns of Λ sum to zero (`1ᵀΛ = 0`).
+    @inline(__always)
+    static func factor(_ p: UnsafePointer<Double>, _ k: Int, into out: UnsafeMutablePointer<Double>) {
+        var kmax = 0
+        for c in 1..<k where p[c] > p[kmax] { kmax = c }
+        let sk = p[kmax].squareRoot()
+        let g = sk / (1 + sk)
+        for c in 0..<k {
+            let pc = p[c]
+            let h = g * ((c == kmax ? 1 : 0) - pc)
+            var col = 0
+            for j in 0..<k where j != kmax {
+                out[c * (k - 1) + col] = p[j].squareRoot() * ((c == j ? 1 : 0) - pc - h)
+                col += 1
+            }
+        }
+    }
+
+    /// The `K × (K−1)` Helmert basis Q of `1^⊥` (orthonormal columns: column j is
+    /// `(1, …, 1, −j, 0, …) / √(j(j+1))` with j ones), row-major.
+    static func helmert(_ k: Int) -> [Double] {
+        var q = [Double](repeating: 0, count: k * (k - 1))
+        for j in 1..<k {
+            let s = 1 / (Double(j) * Double(j + 1)).squareRoot()
+            for c in 0..<j { q[c * (k - 1) + (j - 1)] = s }
+            q[j * (k - 1) + (j - 1)] = -Double(j) * s
+        }
+        return q
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// Network parameters as JSON (INTERFACE.md): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`,
+/// each `W_m` a list of `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases`
+/// is optional (zeros) and only allowed when the architecture has biases. Errors name the file and
+/// which matrix and row has the wrong shape.
+public enum WeightsFile {
+    public static func load(path: String, architecture: Architecture, activation: Activation) throws -> MLP {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw TwoScaleError.file(path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")
+        }
+        return try parse(try JSONValue.parse(data, source: path), path: path, architecture: architecture, activation: activation)
+    }
+
+    public static func parse(_ json: JSONValue, path: String, architecture a: Architecture, activation: Activation) throws -> MLP {
+        guard case .object = json, let ws = json["weights"]?.arrayValue else {
+            throw TwoScaleError.file(path, "expected an object {\"weights\": [W_1, …, W_\(a.layers)]}")
+        }
+        guard ws.count == a.layers else {
+            throw TwoScaleError.file(path, "\(ws.count) weight matrices, the architecture \(a) needs \(a.layers)")
+        }
+        var weights: [Matrix] = []
+        for (m, w) in ws.enumerated() {
+            let rows = a.sizes[m + 1], cols = a.sizes[m]
+            guard let list = w.arrayValue, list.count == rows else {
+                throw TwoScaleError.file(path, "W_\(m + 1) must be a list of \(rows) rows (n_\(m + 1) = \(rows)), found \(w.arrayValue.map { "\($0.count) rows" } ?? "no list")")
+            }
+            var mat = Matrix(rows: rows, cols: cols)
+            for (i, r) in list.enumerated() {
+                let v = try numbers(r, count: cols, path: path, what: "W_\(m + 1) row \(i + 1)")
+                for j in 0..<cols { mat[i, j] = v[j] }
+            }
+            weights.append(mat)
+        }
+        var biases: [[Double]]? = nil
+        if let bs = json["biases"], bs != .null {
+            guard a.bias else {
+                throw TwoScaleError.file(path, "has \"biases\" but the network has none (pass --bias)")
+            }
+            guard let list = bs.arrayValue, list.count == a.layers else {
+                throw TwoScaleError.file(path, "\"biases\" must be a list of \(a.layers) vectors, one per layer")
+            }
+            biases = try list.enumerated().map { m, b in try numbers(b, count: a.sizes[m + 1], path: path, what: "b_\(m + 1)") }
+        }
+        return try MLP(architecture: a, activation: activation, weights: weights, biases: biases)
+    }
+
+    static func numbers(_ v: JSONValue, count: Int, path: String, what: String) throws -> [Double] {
+        guard let list = v.arrayValue else { throw TwoScaleError.file(path, "\(what) must be a list of \(count) numbers") }
+        guard list.count == count else { throw TwoScaleError.file(path, "\(what) has \(list.count) numbers, expected \(count)") }
+        return try list.enumerated().map { j, x in
+            guard let d = x.doubleValue, d.isFinite else {
+                throw TwoScaleError.file(path, "\(what), entry \(j + 1) is not a finite number")
+            }
+            return d
+        }
+    }
+
+    /// The JSON form of a network's parameters (the inverse of `parse`).
+    public static func json(_ net: MLP) -> JSONValue {
+        var kv: [(String, JSONValue)] = [("weights", .array(net.weights.map { w in .array(w.rowArrays.map(JSONValue.numbers)) }))]
+        if net.architecture.bias { kv.append(("biases", .array(net.biases.map(JSONValue.numbers)))) }
+        return .object(kv)
+    }
+}

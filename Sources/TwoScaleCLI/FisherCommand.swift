@@ -1,0 +1,214 @@
+import ArgumentParser
+import Foundation
+import Networks
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// `twoscale fisher`: the spectrum of a network's Fisher information at one θ (SPEC §4).
+struct FisherCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fisher",
+        abstract: "Eigenvalues of a network's Fisher information matrix at one parameter point θ.",
+        discussion: """
+        markov: the joint FIM of the stochastic network (Gaussian hidden layers x_m = act(W_m x_{m-1}) + v_m, \
+        v_m ~ N(0, σ²I), softmax output), one block per layer: F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ] for hidden \
+        layers, F_L = E[(diag p − p pᵀ) ⊗ x xᵀ] for the output; E averages over the data and R noise draws. \
+        output: the FIM of the deterministic network, F = (1/N) Σ_n J_nᵀ(diag p_n − p_n p_nᵀ)J_n, one block \
+        (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights W.json \
+        ({"weights": [W_1, …], "biases": [b_1, …]}) or, without it, is drawn from U(--box) with --seed. \
+        Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
+        """)
+
+    @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
+    var arch: String
+
+    @Option(help: ArgumentHelp("Parameters θ as JSON: {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\".", valueName: "W.json"))
+    var weights: String?
+
+    @Option(help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))
+    var box: String = "-1:1"
+
+    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian, synthetic:teacher:ARCH.", valueName: "source"))
+    var data: String
+
+    @Option(help: "Use the first N inputs (required for synthetic data).")
+    var samples: Int?
+
+    @Option(help: ArgumentHelp("CSV labels: none (every column a feature) or last (last column is the class; ignored here).", valueName: "none|last"))
+    var labels: String = "none"
+
+    @Flag(help: "Z-score every input feature (constant features become 0).")
+    var standardize = false
+
+    @Option(help: ArgumentHelp("Which Fisher matrix: markov (stochastic network, per layer) or output (deterministic network).", valueName: "markov|output"))
+    var fisher: String = "markov"
+
+    @Option(help: ArgumentHelp("Hidden activation: relu, tanh, sigmoid or linear.", valueName: "name"))
+    var activation: String = "relu"
+
+    @Option(help: "Noise variance σ² > 0 of the hidden layers (markov; required there).")
+    var sigma2: Double?
+
+    @Option(name: .customLong("noise-samples"), help: ArgumentHelp("Noise draws R per input for hidden states (markov).", valueName: "R"))
+    var noiseSamples: Int = 1
+
+    @Option(help: "Seed of the noise draws, synthetic data and random θ.")
+    var seed: UInt64 = 1
+
+    @Flag(help: "Layers have biases (W_m x + b_m).")
+    var bias = false
+
+    @Option(help: ArgumentHelp("Timing: also evaluate every block K more times with fresh draws of its own layer's θ_m (as the Monte Carlo inner loop does) and print the seconds per evaluation on stderr.", valueName: "K", visibility: .hidden))
+    var timeDraws: Int = 0
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if timeDraws < 0 { throw TwoScaleError.invalid("--time-draws", "\(timeDraws)", allowed: "give a count ≥ 0") }
+        if noiseSamples < 1 {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
+        }
+        if let s = samples, s < 1 { throw TwoScaleError.invalid("--samples", "\(s)", allowed: "the number of samples must be ≥ 1") }
+        if let s = sigma2, !(s.isFinite && s > 0) {
+            throw TwoScaleError.invalid("--sigma2", "\(s)", allowed: "the noise variance σ² must be a finite number > 0")
+        }
+    }
+
+    func run() async throws {
+        guard let kind = FisherKind(rawValue: fisher) else {
+            throw TwoScaleError.invalid("--fisher", fisher, allowed: "markov or output")
+        }
+        guard let act = Activation(rawValue: activation) else {
+            throw TwoScaleError.invalid("--activation", activation, allowed: "relu, tanh, sigmoid or linear")
+        }
+        guard let labelColumn = LabelColumn(rawValue: labels) else {
+            throw TwoScaleError.invalid("--labels", labels, allowed: "none or last")
+        }
+        let architecture = try Architecture(parsing: arch, bias: bias)
+        if kind == .markov && sigma2 == nil {
+            throw TwoScaleError.invalid("--sigma2", "(missing)", allowed: "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
+        }
+        let net: MLP
+        if let weights {
+            net = try WeightsFile.load(path: weights, architecture: architecture, activation: act)
+        } else {
+            let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+            var rng = Xoshiro256(seed: seed, stream: [0x5745_4947])  // "WEIG"
+            net = MLP.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
+        }
+        let dataset = try DataSource.load(data, samples: samples, labels: labelColumn, standardize: standardize,
+                                          seed: seed, inputSize: architecture.inputSize)
+        let model: any FisherModel = kind == .markov
+            ? try MarkovFisher(architecture: architecture, activation: act, data: dataset.inputs, sigma2: sigma2 ?? 1,
+                               noiseSamples: noiseSamples, noiseSeed: seed)
+            : try OutputFisher(architecture: architecture, activation: act, data: dataset.inputs)
+        let spectra = try await Self.spectra(model, net)
+        if timeDraws > 0 { try Self.time(model, net, draws: timeDraws, seed: seed) }
+        let report = try FisherReport(kind: kind, architecture: architecture, dataset: dataset, spectra: spectra,
+                                      sigma2: kind == .markov ? sigma2 : nil, noiseSamples: noiseSamples)
+        try output.emit(report.json) { report.human }
+    }
+
+    /// Seconds per `blockEigenvalues` call, per block, over `draws` fresh U(−1,1) draws of θ_m (one thread).
+    static func time(_ model: any FisherModel, _ net: MLP, draws: Int, seed: UInt64) throws {
+        var rng = Xoshiro256(seed: seed, stream: [0x5449_4D45])  // "TIME"
+        for m in model.blockDimensions.indices {
+            let layer = model.kind == .markov ? m : net.architecture.layers - 1
+            let x = try model.blockInputs(net, block: m)
+            var trial = net
+            let clock = ContinuousClock()
+            var checksum = 0.0
+            let elapsed = try clock.measure {
+                for _ in 0..<draws {
+                    for i in trial.weights[layer].data.indices { trial.weights[layer].data[i] = rng.uniform(-1, 1) }
+                    checksum += try model.blockEigenvalues(trial, block: m, inputs: x).last ?? 0
+                }
+            }
+            let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            Console.error("timing: block \(m) (\(model.blockDimensions[m]) parameters, \(x.rows) samples): \(Fmt.num(s / Double(draws) * 1e3, 4)) ms per evaluation over \(draws) draws (checksum \(Fmt.num(checksum)))")
+        }
+    }
+
+    /// The eigenvalues of every block, blocks computed concurrently.
+    static func spectra(_ model: any FisherModel, _ net: MLP) async throws -> [[Double]] {
+        try await withThrowingTaskGroup(of: (Int, [Double]).self) { group in
+            for m in model.blockDimensions.indices {
+                group.addTask {
+                    let x = try model.blockInputs(net, block: m)
+                    return (m, try model.blockEigenvalues(net, block: m, inputs: x))
+                }
+            }
+            var out = [[Double]](repeating: [], count: model.blockDimensions.count)
+            for try await (m, values) in group { out[m] = values }
+            return out
+        }
+    }
+}
+
+/// One `fisher` run's numbers, as JSON (INTERFACE.md) and as a readable summary.
+struct FisherReport {
+    struct Block {
+        var layer: Int
+        var parameters: Int
+        var eigenvalues: [Double]   // all d_m, ascending, clamped at 0
+        var clamped: Int
+        var trace: Double
+        var rank: Int
+    }
+
+    var json: JSONValue
+    var human: String
+
+    init(kind: FisherKind, architecture: Architecture, dataset: Dataset, spectra: [[Double]], sigma2: Double?, noiseSamples: Int) throws {
+        let dims = kind == .markov ? architecture.layerParameterCounts : [architecture.parameterCount]
+        var blocks: [Block] = []
+        for (m, raw) in spectra.enumerated() {
+            let d = dims[m]
+            let top = raw.map(Swift.abs).max() ?? 0
+            if let bad = raw.first(where: { $0 < -1e-8 * top }) {
+                throw TwoScaleError.failure("the Fisher block \(m + 1) has a clearly negative eigenvalue \(bad) (λ_max \(top)): numerical breakdown")
+            }
+            guard raw.allSatisfy(\.isFinite) else {
+                throw TwoScaleError.failure("the Fisher block \(m + 1) has a non-finite eigenvalue: numerical breakdown (check the weights' scale)")
+            }
+            let clamped = raw.filter { $0 < 0 }.count
+            var values = [Double](repeating: 0, count: d - raw.count) + raw.map { Swift.max(0, $0) }
+            values.sort()
+            let tol = Double(d) * Double.ulpOfOne * top
+            blocks.append(Block(layer: kind == .markov ? m + 1 : 0, parameters: d, eigenvalues: values, clamped: clamped,
+                                trace: values.reduce(0, +), rank: values.filter { $0 > tol }.count))
+        }
+        let trace = blocks.map(\.trace).reduce(0, +)
+        var top: [(String, JSONValue)] = [
+            ("dimension", .int(architecture.parameterCount)),
+            ("fisher", .string(kind.rawValue)),
+            ("trace", .double(trace)),
+            ("architecture", .string(architecture.sizes.map(String.init).joined(separator: "-"))),
+            ("bias", .bool(architecture.bias)),
+            ("samples", .int(dataset.count)),
+        ]
+        if let sigma2 {
+            top.append(("sigma2", .double(sigma2)))
+            top.append(("noise_samples", .int(noiseSamples)))
+        }
+        top.append(("blocks", .array(blocks.map { b in
+            .object([("layer", .int(b.layer)), ("parameters", .int(b.parameters)), ("trace", .double(b.trace)),
+                     ("rank", .int(b.rank)), ("clamped", .int(b.clamped)), ("eigenvalues", .numbers(b.eigenvalues))])
+        })))
+        json = .object(top)
+
+        var text = "\(kind.rawValue) Fisher information of \(architecture), d = \(architecture.parameterCount), "
+            + "\(dataset.count) inputs from \(dataset.source)"
+            + (sigma2.map { ", σ² = \(Fmt.num($0)), R = \(noiseSamples)" } ?? "") + "\n"
+        text += "trace Tr F = \(Fmt.num(trace))\n\n"
+        let rows = blocks.map { b -> [String] in
+            let largest = b.eigenvalues.suffix(3).reversed().map { Fmt.num($0, 4) }.joined(separator: ", ")
+            return [b.layer == 0 ? "all" : "\(b.layer)", "\(b.parameters)", Fmt.num(b.trace), "\(b.rank)", largest]
+        }
+        text += Fmt.table(["layer", "parameters", "trace", "rank", "largest eigenvalues"], rows)
+        if blocks.contains(where: { $0.clamped > 0 }) {
+            text += "\n(\(blocks.map(\.clamped).reduce(0, +)) round-off negative eigenvalues clamped to 0)\n"
+        }
+        human = text
+    }
+}
