@@ -163,6 +163,7 @@ struct GapReport {
             ("sup_gap_loglog_slope", .number(slope)),
             ("risk_standard_error", .double(riskSE)),
             ("risk_standard_error_01", .double(riskSE01)),
+            ("risk_note", .string("R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)")),
             ("population", .int(population)),
             ("constants", constants.json),
             ("seconds", .double(seconds)),
@@ -175,7 +176,9 @@ struct GapReport {
             [String(s.n), String(s.trials), Fmt.num(s.gapMean, 4), Fmt.num(s.gapMax, 4), Fmt.num(s.supGapEstimate, 4),
              Fmt.num(s.supGapEstimate01, 4), Fmt.num(s.epsN, 4), Fmt.num(s.deviation, 4), Fmt.num(s.exceedFrequency, 3), Fmt.num(s.cFit, 4)]
         })
-        human = head + table + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
+        let resolved = summaries.filter { $0.supGapEstimate < 2 * riskSE }.map { String($0.n) }
+        let noise = resolved.isEmpty ? "" : "note: at n = \(resolved.joined(separator: ", ")) the sup gap is below 2 × the standard error of R; raise --population to resolve it\n"
+        human = head + table + noise + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
             + (slope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
     }
 }
