@@ -126,4 +126,20 @@ final class TrainingCommandTests: XCTestCase {
         XCTAssertNotNil(j["c_fit_trend"]?.stringValue)
         XCTAssertGreaterThan(j["risk_standard_error"]!.doubleValue!, 0)
     }
+
+    func testBenchTrainRuns() async throws {
+        let j = try await runJSON(["bench-train", "--arch", "4-3-2,5-2", "--samples", "64", "--epochs", "1", "--repeats", "1"])
+        let rows = try XCTUnwrap(j["benchmarks"]?.arrayValue)
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertGreaterThan(rows[0]["samples_per_second"]!.doubleValue!, 0)
+        XCTAssertEqual(rows[1]["parameters"]?.doubleValue, 10)
+    }
+
+    /// ζ below 2/3 is allowed with a warning (exit 0); the tail still follows the formula.
+    func testBoundBelowTwoThirdsWarnsButRuns() async throws {
+        let j = try await runJSON(["bound", "--n", "5000", "--zeta", "0.5", "--family", "constant", "--lambdas", "2"])
+        let p = try XCTUnwrap(j["points"]?.arrayValue?.first)
+        let eps = pow(log(5000.0) / 5000, 0.375)
+        XCTAssertEqual(p["d_zeta"]!.doubleValue!, 1 + log(1 + pow(eps, 0.5)) / abs(log(eps)), accuracy: 1e-12)
+    }
 }
