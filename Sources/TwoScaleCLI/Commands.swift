@@ -8,7 +8,11 @@ enum TwoScaleCommands {
         EdCommand.self,
         AnalyzeCommand.self,
         MergeCommand.self,
+        BoundCommand.self,
+        TrainCommand.self,
+        GapCommand.self,
         NotebookCommand.self,
         BenchCommand.self,
+        TrainBenchCommand.self,
     ]
 }

@@ -1,0 +1,199 @@
+import Foundation
+import Networks
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// Settings of an empirical-gap experiment on a teacher task.
+public struct GapExperiment: Sendable {
+    public var task: TeacherTask
+    public var student: Architecture
+    public var studentActivation: Activation
+    /// Optimiser, batch (capped at n), epochs, initialisation and checkpoint frequency of every run;
+    /// the seed field is replaced per (n, trial).
+    public var training: TrainingConfig
+    public var sampleSizes: [Int]
+    public var trials: Int
+    /// Parameter draws θ ~ U(box) per (n, trial).
+    public var randomDraws: Int
+    public var box: ClosedRange<Double>
+    /// Fresh inputs M of the population sample.
+    public var populationSize: Int
+    public var seed: UInt64
+
+    public init(task: TeacherTask, student: Architecture, studentActivation: Activation, training: TrainingConfig,
+                sampleSizes: [Int], trials: Int, randomDraws: Int, box: ClosedRange<Double>,
+                populationSize: Int, seed: UInt64) throws {
+        guard student.inputSize == task.inputSize, student.classes == task.classes else {
+            throw TwoScaleError.invalid("--student", student.sizes.map(String.init).joined(separator: "-"),
+                allowed: "the student needs the teacher's input size \(task.inputSize) and \(task.classes) classes")
+        }
+        guard !sampleSizes.isEmpty, sampleSizes.allSatisfy({ $0 >= 2 }) else {
+            throw TwoScaleError.invalid("--n", sampleSizes.map(String.init).joined(separator: ","), allowed: "sample sizes n ≥ 2")
+        }
+        guard trials >= 1 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give at least 1 trial") }
+        guard randomDraws >= 0 else {
+            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count ≥ 0")
+        }
+        guard populationSize >= 2 else {
+            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs M ≥ 2 inputs")
+        }
+        self.task = task
+        self.student = student
+        self.studentActivation = studentActivation
+        self.training = training
+        self.sampleSizes = sampleSizes
+        self.trials = trials
+        self.randomDraws = randomDraws
+        self.box = box
+        self.populationSize = populationSize
+        self.seed = seed
+    }
+}
+
+/// Gaps `|R(θ) − R_n(θ)|` of one (n, trial).
+public struct TrialGaps: Sendable {
+    public var n: Int
+    public var trial: Int
+    /// At the final trained θ̂.
+    public var finalGap: Double
+    public var finalGap01: Double
+    /// Max over the trajectory's checkpoints and the random draws (a lower estimate of sup_θ).
+    public var supGap: Double
+    public var supGap01: Double
+    /// Largest Monte Carlo standard error of R among the θ evaluated.
+    public var riskError: Double
+    public var riskError01: Double
+    /// Checkpoints evaluated, and how many of them lie outside the box Θ.
+    public var checkpoints: Int
+    public var checkpointsOutsideBox: Int
+    public var finalTrainLoss: Double
+    public var finalPopulationRisk: Double
+}
+
+/// The empirical side of SPEC §6. For each n and trial, with the streams `(seed, 200, n, trial)` for
+/// the sample and the student's training seed, and `(seed, 201, n, trial, j)` for the j-th random θ:
+///
+/// 1. draw n samples from the teacher; train the student (every-epoch checkpoints, θ₀ included);
+/// 2. at every checkpoint θ and every random θ_j ~ U(Θ): `gap(θ) = |R(θ) − R_n(θ)|` for cross-entropy
+///    and 0-1 loss, R from one shared population sample of M fresh inputs (stream `(seed, 202)`) with
+///    exact label expectations, R_n on the n training samples;
+/// 3. `sup gap` = the maximum over those θ — a lower estimate of `sup_θ |R(θ) − R_n(θ)|`.
+///
+/// Units (n, trial) run concurrently; each has its own streams, so results do not depend on the
+/// number of threads.
+public enum EmpiricalGap {
+    public static func run(_ e: GapExperiment, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
+        var popRng = Xoshiro256(seed: e.seed, stream: [202])
+        let population = e.task.population(count: e.populationSize, rng: &popRng)
+        let units = e.sampleSizes.flatMap { n in (0..<e.trials).map { (n, $0) } }
+        var results = [TrialGaps?](repeating: nil, count: units.count)
+        let width = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
+        try await withThrowingTaskGroup(of: (Int, TrialGaps).self) { group in
+            var next = 0
+            func launch() {
+                let i = next
+                let (n, t) = units[i]
+                group.addTask { (i, try runUnit(e, n: n, trial: t, population: population)) }
+                next += 1
+            }
+            while next < Swift.min(width, units.count) { launch() }
+            var done = 0
+            while let (i, r) = try await group.next() {
+                results[i] = r
+                done += 1
+                progress?(done, units.count)
+                if next < units.count { launch() }
+            }
+        }
+        return results.map { $0! }
+    }
+
+    static func runUnit(_ e: GapExperiment, n: Int, trial: Int, population: PopulationSample) throws -> TrialGaps {
+        var rng = Xoshiro256(seed: e.seed, stream: [200, UInt64(n), UInt64(trial)])
+        let data = e.task.sample(count: n, rng: &rng)
+        var cfg = e.training
+        cfg.architecture = e.student
+        cfg.activation = e.studentActivation
+        cfg.seed = rng.next()
+        cfg.batchSize = Swift.min(cfg.batchSize, n)
+        var g = TrialGaps(n: n, trial: trial, finalGap: 0, finalGap01: 0, supGap: 0, supGap01: 0,
+                          riskError: 0, riskError01: 0, checkpoints: 0, checkpointsOutsideBox: 0,
+                          finalTrainLoss: 0, finalPopulationRisk: 0)
+        func measure(_ net: MLP) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
+            let r = population.risk(of: net)
+            let rn = EmpiricalRisk.of(net, on: data)
+            let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
+            let gap01 = Swift.abs(r.zeroOne - rn.zeroOne)
+            guard gap.isFinite, gap01.isFinite else {
+                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite (training diverged?); lower --lr")
+            }
+            g.supGap = Swift.max(g.supGap, gap)
+            g.supGap01 = Swift.max(g.supGap01, gap01)
+            g.riskError = Swift.max(g.riskError, r.crossEntropyError)
+            g.riskError01 = Swift.max(g.riskError01, r.zeroOneError)
+            return (gap, gap01, rn.crossEntropy, r.crossEntropy)
+        }
+        _ = try Trainer(config: cfg).train(data: data) { cp in
+            let m = try measure(cp.network)
+            g.checkpoints += 1
+            if !cp.network.parameters.allSatisfy({ e.box.contains($0) }) { g.checkpointsOutsideBox += 1 }
+            // The last checkpoint is the trained θ̂.
+            (g.finalGap, g.finalGap01, g.finalTrainLoss, g.finalPopulationRisk) = m
+        }
+        for j in 0..<e.randomDraws {
+            var r = Xoshiro256(seed: e.seed, stream: [201, UInt64(n), UInt64(trial), UInt64(j)])
+            let net = MLP.uniform(architecture: e.student, activation: e.studentActivation, box: e.box, rng: &r)
+            _ = try measure(net)
+        }
+        return g
+    }
+}
+
+/// Per-n summary of trial gaps against the deviation `C·ε_n`.
+public struct GapSummary: Sendable {
+    public var n: Int
+    public var trials: Int
+    /// Final-θ̂ gaps: mean and max over trials.
+    public var gapMean: Double
+    public var gapMax: Double
+    /// Max over trials of the per-trial sup estimates; and their mean.
+    public var supGapEstimate: Double
+    public var supGapMean: Double
+    public var gapMean01: Double
+    public var gapMax01: Double
+    public var supGapEstimate01: Double
+    public var supGapMean01: Double
+    public var epsN: Double?
+    public var deviation: Double?
+    /// Fraction of trials whose sup gap exceeds `C·ε_n`.
+    public var exceedFrequency: Double?
+    /// `supGapEstimate / ε_n`: the smallest C covering every observed gap at this n.
+    public var cFit: Double?
+    public var riskError: Double
+    public var riskError01: Double
+    public var checkpointsOutsideBox: Int
+    public var checkpoints: Int
+
+    /// Summaries per n (in the order given), with `ε_n` from `epsilon` (nil where the bound is vacuous).
+    public static func summarize(_ gaps: [TrialGaps], sampleSizes: [Int], C: Double,
+                                 epsilon: (Int) -> Double?) -> [GapSummary] {
+        sampleSizes.map { n in
+            let g = gaps.filter { $0.n == n }
+            let t = Double(g.count)
+            let sup = g.map(\.supGap).max() ?? 0
+            let e = epsilon(n)
+            return GapSummary(
+                n: n, trials: g.count,
+                gapMean: g.reduce(0) { $0 + $1.finalGap } / t, gapMax: g.map(\.finalGap).max() ?? 0,
+                supGapEstimate: sup, supGapMean: g.reduce(0) { $0 + $1.supGap } / t,
+                gapMean01: g.reduce(0) { $0 + $1.finalGap01 } / t, gapMax01: g.map(\.finalGap01).max() ?? 0,
+                supGapEstimate01: g.map(\.supGap01).max() ?? 0, supGapMean01: g.reduce(0) { $0 + $1.supGap01 } / t,
+                epsN: e, deviation: e.map { C * $0 },
+                exceedFrequency: e.map { eps in Double(g.filter { $0.supGap > C * eps }.count) / t },
+                cFit: e.map { sup / $0 },
+                riskError: g.map(\.riskError).max() ?? 0, riskError01: g.map(\.riskError01).max() ?? 0,
+                checkpointsOutsideBox: g.reduce(0) { $0 + $1.checkpointsOutsideBox },
+                checkpoints: g.reduce(0) { $0 + $1.checkpoints })
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import Bounds
+import Foundation
+import ToyModels
+import TwoScaleCore
+
+/// `twoscale bound`: the generalisation bound of SPEC §6 at a grid of sample sizes.
+struct BoundCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bound",
+        abstract: "Generalisation bound: ε_n, deviation C·ε_n and log tail at each n; smallest n for a δ.",
+        discussion: """
+        ε_n = (log n/(γn))^(3/8) (natural log), P(sup_θ|R − R_n| ≥ C·ε_n) ≤ H·ε_n^(−d_ζ(ε_n))·n^(−K/γ). \
+        The tail is reported as log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n. d_ζ(ε_n) is evaluated \
+        exactly at every ε_n from a toy model (the flags of `twoscale toy`). C, H, K are unknown constants of \
+        the theorem: they are user-set (default 1) and labelled so in every output. With --delta, n_for_delta \
+        is the smallest integer n in --delta-range whose tail is below δ (exhaustive scan on short ranges, \
+        otherwise a log grid of 100 points per decade, integer bisection at the first crossing and a \
+        verification window of 64 integers).
+        """)
+
+    @Option(name: .customLong("n"), help: ArgumentHelp(
+        "Sample sizes: a value, a list a,b,c or a log grid lo:hi:k (rounded to integers, duplicates removed); n ≥ 2.",
+        valueName: "grid"))
+    var nText: String
+
+    @Option(help: "γ ∈ (0, 1] in ε_n = (log n/(γn))^(3/8).")
+    var gamma: Double = 1
+
+    @Option(help: "Meso-scale exponent ζ ∈ [0, 1); the theorem needs ζ ≥ 2/3 (a smaller ζ gives a warning).")
+    var zeta: Double = 2.0 / 3.0
+
+    @Option(name: .customLong("C"), help: "The theorem's constant C in the deviation C·ε_n (user-set, > 0).")
+    var constC: Double = 1
+
+    @Option(name: .customLong("H"), help: "The theorem's constant H in the tail (user-set, > 0).")
+    var constH: Double = 1
+
+    @Option(name: .customLong("K"), help: "The theorem's constant K in n^(−K/γ) (user-set, ≥ 0).")
+    var constK: Double = 1
+
+    @Option(help: "Confidence level δ ∈ (0, 1): also report the smallest n whose tail is below δ.")
+    var delta: Double?
+
+    @Option(help: ArgumentHelp("Integer range lo:hi searched for n_for_delta.", valueName: "lo:hi"))
+    var deltaRange: String = "2:1e12"
+
+    // Toy model flags (as `twoscale toy`).
+    @Option(help: "Toy model family for d_ζ: constant, bernoulli, poisson, exponential.")
+    var family: Family?
+
+    @Option(help: ArgumentHelp("λ per axis for --family constant (comma-separated, each ≥ 0); d = count.", valueName: "list"))
+    var lambdas: String?
+
+    @Option(help: "Dimension d (non-constant families; with one λ, repeats it d times).")
+    var dim: Int?
+
+    @Option(help: ArgumentHelp("Toy parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
+    var box: String = "0:1"
+
+    @Option(help: "Normalisation of the Fisher matrix for d_ζ: trace or none.")
+    var normalize: Normalization = .trace
+
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let constants = try BoundConstants(C: constC, H: constH, K: constK)
+        let bound = try GeneralizationBound(gamma: gamma, zeta: zeta, constants: constants)
+        if let w = bound.zetaWarning { Console.warn(w) }
+        let ns = try SampleSizeGrid.parse(nText)
+        guard let family else {
+            throw TwoScaleError.invalid("--family", "(missing)",
+                allowed: "give a toy model for d_ζ, e.g. --family constant --lambdas 4,0.01 (spectra stores are not supported by this build)")
+        }
+        if family == .constant && lambdas == nil {
+            throw TwoScaleError.invalid("--lambdas", "(missing)", allowed: "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
+        }
+        let lam: [Double] = try lambdas.map { try Grid.parseList($0, flag: "--lambdas") } ?? []
+        let model = try ToyModel(family: family, lambdas: lam, dimension: dim, box: try Grid.parseInterval(box, flag: "--box"))
+        _ = try model.scale(normalize)
+        let z = zeta, norm = normalize
+        let source: TwoScaleSource = { eps in try model.twoScaleDimension(eps: eps, zeta: z, normalization: norm) }
+        let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
+        let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
+                                             dimension: model.dimension, source: source, sourceText: sourceText)
+        try output.emit(report.json) { report.human }
+    }
+}
+
+/// The numbers of one `bound` run, as JSON and as a table.
+struct BoundReport {
+    var json: JSONValue
+    var human: String
+
+    static func parseRange(_ text: String) throws -> ClosedRange<Int> {
+        let (lo, hi) = try Grid.parseInterval(text, flag: "--delta-range")
+        guard lo >= 2, hi < 9e15, lo == lo.rounded(), hi == hi.rounded() else {
+            throw TwoScaleError.invalid("--delta-range", text, allowed: "give whole numbers lo:hi with 2 ≤ lo < hi < 9·10¹⁵")
+        }
+        return Int(lo)...Int(hi)
+    }
+
+    static func compute(bound: GeneralizationBound, ns: [Int], delta: Double?, deltaRange: String,
+                        dimension: Int, source: TwoScaleSource, sourceText: String) throws -> BoundReport {
+        // Validate every n before any work: an ε_n ≥ 1 names its n.
+        for n in ns { _ = try bound.epsilon(n: n) }
+        let points = try ns.map { try bound.point(n: $0, source: source) }
+        var top: [(String, JSONValue)] = [
+            ("dimension", .int(dimension)),
+            ("gamma", .double(bound.gamma)),
+            ("zeta", .double(bound.zeta)),
+            ("source", .string(sourceText)),
+            ("points", .array(points.map { p in
+                .object([("n", .int(p.n)), ("eps_n", .double(p.epsN)), ("d_zeta", .double(p.dZeta)),
+                         ("log_tail", .double(p.logTail)), ("deviation", .double(p.deviation)),
+                         ("log10_tail", .double(p.logTail / Foundation.log(10)))])
+            })),
+        ]
+        var deltaLine = ""
+        if let delta {
+            let range = try parseRange(deltaRange)
+            let r = try SampleSizeSearch.smallestN(bound: bound, delta: delta, range: range, source: source)
+            top.append(("delta", .double(delta)))
+            top.append(("n_for_delta", r.n.map { .int($0) } ?? .null))
+            let note = r.n == nil
+                ? "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound) (widen --delta-range)"
+                : "smallest integer n in \(range.lowerBound)...\(range.upperBound) with log_tail < log δ (\(r.method), \(r.evaluations) evaluations)"
+            top.append(("n_for_delta_note", .string(note)))
+            deltaLine = "n for δ = \(Fmt.num(delta)): " + (r.n.map(String.init) ?? "not reached") + " — \(note)\n"
+        }
+        top.append(("constants", bound.constants.json))
+        let c = bound.constants
+        let head = "generalisation bound (SPEC §6): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
+            + "C = \(Fmt.num(c.C)), H = \(Fmt.num(c.H)), K = \(Fmt.num(c.K)) — \(BoundConstants.note)\n\n"
+        let table = Fmt.table(["n", "eps_n", "d_zeta", "log_tail", "log10_tail", "deviation C·eps_n"], points.map { p in
+            [String(p.n), Fmt.num(p.epsN), Fmt.num(p.dZeta), Fmt.num(p.logTail), Fmt.num(p.logTail / Foundation.log(10)), Fmt.num(p.deviation)]
+        })
+        return BoundReport(json: .object(top), human: head + table + (deltaLine.isEmpty ? "" : "\n" + deltaLine))
+    }
+}

@@ -1,0 +1,196 @@
+import ArgumentParser
+import Foundation
+import Networks
+import Training
+import TwoScaleCore
+
+/// `twoscale train`: mini-batch SGD/Adam on the cross-entropy of the deterministic MLP.
+struct TrainCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "train",
+        abstract: "Train an MLP classifier (softmax cross-entropy) with SGD+momentum or Adam.",
+        discussion: """
+        Mini-batch training of the deterministic network (σ = 0): the last batch of an epoch may be smaller. \
+        θ₀ is uniform Glorot (W_m ~ U(±√(6/(n_{m−1}+n_m))), zero biases) or, with --init box, U(--box) for \
+        every parameter. θ₀ uses the stream (seed, 1), epoch e shuffles with (seed, 2, e), the holdout split \
+        uses (seed, 3): the same seed gives the same bytes. train_loss/train_accuracy are evaluated on the \
+        whole training set after each epoch (epoch 0 = θ₀). samples_per_second counts optimisation steps \
+        only (not evaluation). --checkpoints DIR writes θ as weights files (the `fisher --weights` format) \
+        for θ₀, after every epoch and every --checkpoint-every steps, plus DIR/index.json.
+        """)
+
+    @Option(help: "Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.")
+    var arch: String
+
+    @Option(help: ArgumentHelp("Training data: \(TrainingData.allowed).", valueName: "source"))
+    var data: String
+
+    @Option(help: "Held-out data source (instead of --holdout), e.g. fashion-mnist:test; same syntax as --data (not synthetic).")
+    var testData: String?
+
+    @Option(help: "Which CSV column holds the class label: last or none (training needs labels).")
+    var labels: String = "last"
+
+    @Option(help: "Use the first N samples (required for synthetic sources).")
+    var samples: Int?
+
+    @Option(help: "Held-out samples for --test-data (default: as many as --samples).")
+    var testSamples: Int?
+
+    @Flag(help: "Z-score every input feature (over the loaded data).")
+    var standardize = false
+
+    @Option(help: "Fraction of the data held out (random, seeded) for holdout loss and accuracy, in (0, 1).")
+    var holdout: Double?
+
+    @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")
+    var activation: String = "relu"
+
+    @Flag(help: "Give every layer a bias.")
+    var bias = false
+
+    @Option(help: "Optimizer: sgd (with --momentum) or adam.")
+    var optimizer: String = "adam"
+
+    @Option(help: "Learning rate η > 0.")
+    var lr: Double = 1e-3
+
+    @Option(help: "SGD momentum μ ∈ [0, 1).")
+    var momentum: Double = 0.9
+
+    @Option(help: "Mini-batch size (1 … training-set size).")
+    var batch: Int = 64
+
+    @Option(help: "Number of epochs (≥ 1).")
+    var epochs: Int = 10
+
+    @Option(help: "Random seed (initialisation, shuffling, holdout split, synthetic data).")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("init"), help: "Initialisation: glorot or box.")
+    var initialization: String = "glorot"
+
+    @Option(help: ArgumentHelp("Box lo:hi for --init box.", valueName: "lo:hi"))
+    var box: String = "-1:1"
+
+    @Option(help: "Folder for checkpoint weights files (created if needed).")
+    var checkpoints: String?
+
+    @Option(help: "Also checkpoint every k optimisation steps (with --checkpoints).")
+    var checkpointEvery: Int?
+
+    @Option(help: "Write the trained weights to this file (the fisher --weights format).")
+    var weightsOut: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let architecture = try Architecture(parsing: arch, bias: bias)
+        let act = try TrainingData.activation(activation)
+        guard let labelColumn = LabelColumn(rawValue: labels) else {
+            throw TwoScaleError.invalid("--labels", labels, allowed: "last (the last CSV column is the class label) or none")
+        }
+        let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
+        let config = try TrainingConfig(architecture: architecture, activation: act, optimizer: settings, batchSize: batch,
+                                        epochs: epochs, seed: seed,
+                                        initialization: try TrainingData.initialization(initialization, box: box),
+                                        checkpointEverySteps: checkpointEvery)
+        if checkpointEvery != nil && checkpoints == nil {
+            throw TwoScaleError.invalid("--checkpoint-every", "\(checkpointEvery!)", allowed: "it needs --checkpoints DIR")
+        }
+        if holdout != nil && testData != nil {
+            throw TwoScaleError.usage("--holdout and --test-data: give one of them, not both")
+        }
+        var trainSet = try TrainingData.load(data, samples: samples, labels: labelColumn, standardize: standardize, seed: seed,
+                                             inputSize: architecture.inputSize)
+        var holdSet: Dataset?
+        if let f = holdout {
+            (trainSet, holdSet) = try HoldoutSplit.split(trainSet, fraction: f, seed: seed)
+        } else if let t = testData {
+            guard !t.hasPrefix("synthetic") else {
+                throw TwoScaleError.invalid("--test-data", t,
+                    allowed: "synthetic sources repeat the training inputs under one seed; use --holdout FRACTION instead")
+            }
+            holdSet = try TrainingData.load(t, samples: testSamples ?? samples, labels: labelColumn, standardize: standardize,
+                                            seed: seed, inputSize: architecture.inputSize, flag: "--test-data")
+        }
+        let trainer = Trainer(config: config)
+        try trainer.validate(trainSet)
+        if let h = holdSet { try trainer.validate(h, name: testData != nil ? "--test-data" : "--holdout") }
+        guard batch <= trainSet.count else {
+            throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(trainSet.count) samples)")
+        }
+        var index: [JSONValue] = []
+        if let dir = checkpoints { try AtomicFile.makeDirectory(dir) }
+        if let w = weightsOut {  // fail before training, not after
+            let dir = URL(fileURLWithPath: w).deletingLastPathComponent().path
+            guard FileManager.default.fileExists(atPath: dir) else {
+                throw TwoScaleError.file(w, "cannot be written: the folder \(dir) does not exist")
+            }
+        }
+        let result = try trainer.train(data: trainSet, holdout: holdSet) { cp in
+            guard let dir = checkpoints else { return }
+            let name = cp.endOfEpoch ? String(format: "epoch-%04d.json", cp.epoch) : String(format: "step-%08d.json", cp.step)
+            try WeightsFile.write(cp.network, to: dir + "/" + name)
+            index.append(.object([("file", .string(name)), ("epoch", .int(cp.epoch)), ("step", .int(cp.step)),
+                                  ("end_of_epoch", .bool(cp.endOfEpoch))]))
+        }
+        if let dir = checkpoints {
+            try AtomicFile.write(try JSONValue.object([("checkpoints", .array(index))]).serialized(), to: dir + "/index.json")
+        }
+        if let w = weightsOut { try WeightsFile.write(result.network, to: w) }
+
+        let report = TrainReport(result: result, config: config, trainCount: trainSet.count, holdoutCount: holdSet?.count,
+                                 source: trainSet.source)
+        try output.emit(report.json) { report.human }
+    }
+}
+
+/// JSON and table of one training run.
+struct TrainReport {
+    var json: JSONValue
+    var human: String
+
+    static func epochJSON(_ r: EpochRecord) -> JSONValue {
+        var kv: [(String, JSONValue)] = [("epoch", .int(r.epoch)), ("train_loss", .double(r.trainLoss))]
+        if let h = r.holdoutLoss { kv.append(("holdout_loss", .double(h))) }
+        if let h = r.holdoutAccuracy { kv.append(("holdout_accuracy", .double(h))) }
+        kv.append(("train_accuracy", .number(r.trainAccuracy)))
+        if let b = r.meanBatchLoss { kv.append(("mean_batch_loss", .double(b))) }
+        return .object(kv)
+    }
+
+    init(result: TrainingResult, config: TrainingConfig, trainCount: Int, holdoutCount: Int?, source: String) {
+        let o = config.optimizer
+        var opt: [(String, JSONValue)] = [("kind", .string(o.kind.rawValue)), ("lr", .double(o.learningRate))]
+        if o.kind == .sgd { opt.append(("momentum", .double(o.momentum))) } else {
+            opt += [("beta1", .double(o.beta1)), ("beta2", .double(o.beta2)), ("epsilon", .double(o.epsilon))]
+        }
+        let last = result.epochs.last!
+        json = .object([
+            ("architecture", .string(config.architecture.sizes.map(String.init).joined(separator: "-"))),
+            ("bias", .bool(config.architecture.bias)),
+            ("activation", .string(config.activation.rawValue)),
+            ("parameters", .int(config.architecture.parameterCount)),
+            ("data", .string(source)),
+            ("train_samples", .int(trainCount)),
+            ("holdout_samples", holdoutCount.map { .int($0) } ?? .null),
+            ("optimizer", .object(opt)),
+            ("batch", .int(config.batchSize)),
+            ("seed", .int(Int(truncatingIfNeeded: config.seed))),
+            ("init", .string(config.initialization.description)),
+            ("epochs", .array(result.epochs.map(Self.epochJSON))),
+            ("final", Self.epochJSON(last)),
+            ("steps", .int(result.steps)),
+            ("seconds", .double(result.totalSeconds)),
+            ("training_seconds", .double(result.trainingSeconds)),
+            ("samples_per_second", .double(result.samplesPerSecond)),
+        ])
+        let head = "trained \(config.architecture) (\(config.architecture.parameterCount) parameters, \(config.activation.rawValue)) on \(source): "
+            + "\(trainCount) samples\(holdoutCount.map { ", \($0) held out" } ?? ""), \(o.kind.rawValue) lr \(Fmt.num(o.learningRate)), batch \(config.batchSize)\n\n"
+        let table = Fmt.table(["epoch", "train_loss", "train_acc", "holdout_loss", "holdout_acc"], result.epochs.map { r in
+            [String(r.epoch), Fmt.num(r.trainLoss), Fmt.num(r.trainAccuracy), Fmt.num(r.holdoutLoss), Fmt.num(r.holdoutAccuracy)]
+        })
+        human = head + table + "\n\(result.steps) steps in \(Fmt.num(result.totalSeconds, 4)) s (\(Fmt.num(result.samplesPerSecond, 4)) samples/s of optimisation)\n"
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Networks
+import Training
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// Data and small parsers shared by `train`, `gap` and `bench-train`.
+enum TrainingData {
+    static let allowed = "csv:PATH (with --labels last), idx:IMAGES,LABELS, fashion-mnist[:train|:test] or synthetic:teacher:ARCH[:ACTIVATION]"
+
+    /// Loads a labelled data set for training through `DataSource.load` (INTERFACE.md sources).
+    static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
+                     inputSize: Int, flag: String = "--data") throws -> Dataset {
+        try DataSource.load(spec, samples: samples, labels: labels, standardize: standardize, seed: seed,
+                            inputSize: inputSize, flag: flag)
+    }
+
+    static func activation(_ text: String, flag: String = "--activation") throws -> Activation {
+        guard let a = Activation(rawValue: text) else {
+            throw TwoScaleError.invalid(flag, text, allowed: "the activation is one of " + Activation.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return a
+    }
+
+    static func optimizer(_ text: String) throws -> OptimizerKind {
+        guard let k = OptimizerKind(rawValue: text) else {
+            throw TwoScaleError.invalid("--optimizer", text, allowed: "the optimizer is sgd or adam")
+        }
+        return k
+    }
+
+    /// `glorot` or `box` (with the box `lo:hi`).
+    static func initialization(_ text: String, box: String) throws -> Initialization {
+        switch text {
+        case "glorot": return .glorot
+        case "box":
+            let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+            return .box(lo: lo, hi: hi)
+        default: throw TwoScaleError.invalid("--init", text, allowed: "glorot (uniform Glorot, zero biases) or box (U(--box))")
+        }
+    }
+
+    /// `Duration` in seconds.
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+}
