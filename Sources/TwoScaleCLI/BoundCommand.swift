@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bounds
 import Foundation
+import Networks
 import ToyModels
 import TwoScaleCore
 
@@ -12,7 +13,8 @@ struct BoundCommand: AsyncParsableCommand {
         discussion: """
         ε_n = (log n/(γn))^(3/8) (natural log), P(sup_θ|R − R_n| ≥ C·ε_n) ≤ H·ε_n^(−d_ζ(ε_n))·n^(−K/γ). \
         The tail is reported as log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n. d_ζ(ε_n) is evaluated \
-        exactly at every ε_n from a toy model (the flags of `twoscale toy`). C, H, K are unknown constants of \
+        exactly at every ε_n (never interpolated) from a toy model (the flags of `twoscale toy`) or from a \
+        spectra store written by `twoscale ed --store DIR` (--store DIR, with --estimator nested|lower|joint). C, H, K are unknown constants of \
         the theorem: they are user-set (default 1) and labelled so in every output. With --delta, n_for_delta \
         is the smallest integer n in --delta-range whose tail is below δ (exhaustive scan on short ranges, \
         otherwise a log grid of 100 points per decade, integer bisection at the first crossing and a \
@@ -61,6 +63,12 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "Normalisation of the Fisher matrix for d_ζ: trace or none.")
     var normalize: Normalization = .trace
 
+    @Option(help: ArgumentHelp("Spectra store (from `twoscale ed --store DIR`) giving d_ζ(ε_n) instead of a toy model.", valueName: "DIR"))
+    var store: String?
+
+    @Option(help: "With --store: which 2sED estimator gives d_ζ(ε_n): nested (the 2sED), lower, or joint.")
+    var estimator: StoreEstimator = .nested
+
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
@@ -68,9 +76,30 @@ struct BoundCommand: AsyncParsableCommand {
         let bound = try GeneralizationBound(gamma: gamma, zeta: zeta, constants: constants)
         if let w = bound.zetaWarning { Console.warn(w) }
         let ns = try SampleSizeGrid.parse(nText)
+        if let store {
+            guard family == nil, lambdas == nil, dim == nil else {
+                throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
+            }
+            let spectra = try SpectraStore.open(directory: store).loadSpectra()
+            let est = try LayeredEstimator(spectra: spectra, normalization: normalize)
+            let z = zeta, which = estimator
+            let source: TwoScaleSource = { eps in
+                let p = try est.points(eps: [eps], zeta: z)[0]
+                switch which {
+                case .nested: return p.dZeta
+                case .lower: return p.dZetaLower
+                case .joint: return p.dZetaJoint
+                }
+            }
+            let sourceText = "spectra store \(store) (\(estimator.rawValue) estimator, d = \(spectra.dimension), K = \(spectra.paths), normalisation \(normalize.rawValue))"
+            let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
+                                                 dimension: spectra.dimension, source: source, sourceText: sourceText)
+            try output.emit(report.json) { report.human }
+            return
+        }
         guard let family else {
             throw TwoScaleError.invalid("--family", "(missing)",
-                allowed: "give a toy model for d_ζ, e.g. --family constant --lambdas 4,0.01 (spectra stores are not supported by this build)")
+                allowed: "give a toy model for d_ζ (e.g. --family constant --lambdas 4,0.01) or a spectra store (--store DIR)")
         }
         if family == .constant && lambdas == nil {
             throw TwoScaleError.invalid("--lambdas", "(missing)", allowed: "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
@@ -85,6 +114,11 @@ struct BoundCommand: AsyncParsableCommand {
                                              dimension: model.dimension, source: source, sourceText: sourceText)
         try output.emit(report.json) { report.human }
     }
+}
+
+/// Which estimator of a spectra store gives d_ζ(ε_n) in `bound`.
+enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
+    case nested, lower, joint
 }
 
 /// The numbers of one `bound` run, as JSON and as a table.

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TwoScaleCore
+
+/// `bound --store DIR` evaluates d_ζ at each ε_n from the store: it must equal `analyze DIR --eps ε_n`.
+@Suite struct BoundStoreTests {
+    func tempDir() -> String {
+        let d = NSTemporaryDirectory() + "twoscale-bound-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        return d
+    }
+
+    @Test func storeGivesDZetaAtEachEpsN() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = dir + "/s"
+        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        for est in ["nested", "lower", "joint"] {
+            let b = try await runJSON(["bound", "--n", "1000,100000", "--gamma", "0.5", "--store", store, "--estimator", est, "--json"])
+            let pts = try #require(b["points"]?.arrayValue)
+            #expect(pts.count == 2)
+            for p in pts {
+                let e = try #require(p["eps_n"]?.doubleValue)
+                let n = try #require(p["n"]?.doubleValue)
+                #expect(abs(e - pow(log(n) / (0.5 * n), 3.0 / 8)) < 1e-15)
+                let a = try await runJSON(["analyze", store, "--eps", "\(e)", "--lower", "--bootstrap", "0", "--json"])
+                let ap = try #require(a["points"]?.arrayValue?.first)
+                let key = est == "nested" ? "d_zeta" : (est == "lower" ? "d_zeta_lower" : "d_zeta_joint")
+                #expect(p["d_zeta"]?.doubleValue == ap[key]?.doubleValue, "\(est) at n = \(n)")
+                let d = try #require(p["d_zeta"]?.doubleValue)
+                let tail = -d * log(e) - 1 / 0.5 * log(n)  // log H = 0, K = 1
+                #expect(abs(try #require(p["log_tail"]?.doubleValue) - tail) < 1e-9 * abs(tail))
+            }
+        }
+    }
+
+    @Test func storeErrors() async {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (s1, o1) = await runCLI(["bound", "--n", "1000", "--store", dir + "/missing", "--json"])
+        #expect(s1 != 0 && o1.isEmpty)
+        let (s2, o2) = await runCLI(["bound", "--n", "1000", "--store", dir, "--family", "constant", "--lambdas", "1", "--json"])
+        #expect(s2 == 2 && o2.isEmpty)
+        let (s3, _) = await runCLI(["bound", "--n", "1000", "--store", dir, "--estimator", "median", "--json"])
+        #expect(s3 == 2)
+    }
+}
