@@ -148,6 +148,8 @@ public enum MonteCarlo {
     }
 
     /// `LayeredSpectra` from raw path spectra (in path order), clamping round-off negatives (SPEC §2).
+    /// Round-off is judged against the largest eigenvalue of the path's whole Fisher matrix (all its
+    /// blocks; for an inner draw, the path's blocks and the drawn block), not of the block alone.
     public static func layeredSpectra(_ paths: [PathSpectra], blockDimensions: [Int]) throws -> LayeredSpectra {
         let blocks = blockDimensions.count
         var own = [[Spectrum]](repeating: [], count: blocks)
@@ -156,9 +158,10 @@ public enum MonteCarlo {
             guard p.own.count == blocks, p.inner.count == blocks else {
                 throw TwoScaleError.failure("spectra: a path has \(p.own.count) blocks, expected \(blocks)")
             }
+            let scale = Spectrum.largestMagnitude(p.own)
             for m in 0..<blocks {
-                own[m].append(try Spectrum(eigenvalues: p.own[m]))
-                if m >= 1 { inner[m].append(try p.inner[m].map { try Spectrum(eigenvalues: $0) }) }
+                own[m].append(try Spectrum(eigenvalues: p.own[m], scale: scale))
+                if m >= 1 { inner[m].append(try p.inner[m].map { try Spectrum(eigenvalues: $0, scale: scale) }) }
             }
         }
         return try LayeredSpectra(dimension: blockDimensions.reduce(0, +), layerDimensions: blockDimensions,

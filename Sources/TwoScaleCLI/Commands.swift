@@ -11,6 +11,7 @@ enum TwoScaleCommands {
         BoundCommand.self,
         TrainCommand.self,
         GapCommand.self,
+        CompareCommand.self,
         NotebookCommand.self,
         BenchCommand.self,
         TrainBenchCommand.self,

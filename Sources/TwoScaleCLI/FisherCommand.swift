@@ -162,16 +162,14 @@ struct FisherReport {
     init(kind: FisherKind, architecture: Architecture, dataset: Dataset, spectra: [[Double]], sigma2: Double?, noiseSamples: Int) throws {
         let dims = kind == .markov ? architecture.layerParameterCounts : [architecture.parameterCount]
         var blocks: [Block] = []
+        let scale = Spectrum.largestMagnitude(spectra)  // λ_max of the whole F(θ): round-off is relative to it
         for (m, raw) in spectra.enumerated() {
             let d = dims[m]
             let top = raw.map(Swift.abs).max() ?? 0
-            if let bad = raw.first(where: { $0 < -1e-8 * top }) {
-                throw TwoScaleError.failure("the Fisher block \(m + 1) has a clearly negative eigenvalue \(bad) (λ_max \(top)): numerical breakdown")
+            let clamped: Int
+            do { clamped = try Spectrum.checkRoundOff(raw, scale: scale) } catch let e as TwoScaleError {
+                throw TwoScaleError(e.kind, "the Fisher block \(m + 1): " + e.message)
             }
-            guard raw.allSatisfy(\.isFinite) else {
-                throw TwoScaleError.failure("the Fisher block \(m + 1) has a non-finite eigenvalue: numerical breakdown (check the weights' scale)")
-            }
-            let clamped = raw.filter { $0 < 0 }.count
             var values = [Double](repeating: 0, count: d - raw.count) + raw.map { Swift.max(0, $0) }
             values.sort()
             let tol = Double(d) * Double.ulpOfOne * top

@@ -17,33 +17,48 @@ public struct Spectrum: Sendable, Equatable {
     /// Relative tolerance below which negative eigenvalues count as round-off.
     public static let negativeTolerance = 1e-8
 
-    public init(eigenvalues: some Collection<Double>) throws {
-        var lmax = 0.0
-        for l in eigenvalues {
-            guard l.isFinite else {
-                throw TwoScaleError.failure("Fisher spectrum has a non-finite eigenvalue (\(l))")
-            }
-            lmax = Swift.max(lmax, Swift.abs(l))
-        }
+    /// - Parameters:
+    ///   - eigenvalues: the eigenvalues of `F(θ)` or of one diagonal block of it.
+    ///   - scale: the largest eigenvalue magnitude of the whole matrix `F(θ)` when `eigenvalues` are one
+    ///     block of it (round-off in a block is relative to the whole matrix, SPEC §2); 0 for a whole matrix.
+    public init(eigenvalues: some Collection<Double>, scale: Double = 0) throws {
+        let clamped = try Spectrum.checkRoundOff(eigenvalues, scale: scale)
         var roots: [Double] = []
         roots.reserveCapacity(eigenvalues.count)
         var trace = 0.0
-        var clamped = 0
-        for l in eigenvalues {
-            if l > 0 {
-                roots.append(l.squareRoot())
-                trace += l
-            } else if l < 0 {
-                if l < -Spectrum.negativeTolerance * lmax {
-                    throw TwoScaleError.failure(
-                        "Fisher spectrum has a clearly negative eigenvalue \(l) (largest magnitude \(lmax)); a Fisher matrix is positive semidefinite")
-                }
-                clamped += 1
-            }
+        for l in eigenvalues where l > 0 {
+            roots.append(l.squareRoot())
+            trace += l
         }
         self.roots = roots
         self.trace = trace
         self.clamped = clamped
+    }
+
+    /// The clamp rule of SPEC §2: every eigenvalue finite, none below `−1e-8·λ_max` with
+    /// `λ_max = max(max|λ_i|, scale)`. Returns how many negatives are round-off (to be clamped to 0).
+    public static func checkRoundOff(_ eigenvalues: some Collection<Double>, scale: Double = 0) throws -> Int {
+        var lmax = scale.isFinite ? Swift.abs(scale) : 0
+        for l in eigenvalues {
+            guard l.isFinite else {
+                throw TwoScaleError.failure("Fisher spectrum has a non-finite eigenvalue (\(l)); the computation broke down (check the weights' scale)")
+            }
+            lmax = Swift.max(lmax, Swift.abs(l))
+        }
+        var clamped = 0
+        for l in eigenvalues where l < 0 {
+            if l < -Spectrum.negativeTolerance * lmax {
+                throw TwoScaleError.failure(
+                    "Fisher spectrum has a clearly negative eigenvalue \(l) (largest magnitude \(lmax)); a Fisher matrix is positive semidefinite")
+            }
+            clamped += 1
+        }
+        return clamped
+    }
+
+    /// The largest eigenvalue magnitude over several blocks (the `scale` argument for each of them).
+    public static func largestMagnitude(_ blocks: [[Double]]) -> Double {
+        blocks.reduce(0) { acc, b in b.reduce(acc) { Swift.max($0, $1.isFinite ? Swift.abs($1) : $0) } }
     }
 
     /// A spectrum from square roots directly (used by exact models); roots must be ≥ 0.

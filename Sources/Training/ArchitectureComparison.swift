@@ -1,0 +1,89 @@
+import Foundation
+import Networks
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// Model selection before training, tested after it: for each architecture, the 2sED and lower 2sED
+/// at one ε (typically ε_n for the training-set size n, SPEC §6) from the Monte Carlo design of SPEC §5,
+/// and the training loss after training with the same optimizer, data and budget. The paper's claim is
+/// that the (lower) 2sED ranks architectures of equal size like their training loss does; the rank
+/// correlation is left to the caller (`KendallTau`).
+public struct ArchitectureComparison: Sendable {
+    public struct Settings: Sendable {
+        public var activation: Activation
+        /// σ² of the Gaussian hidden layers and R noise draws (Markov FIM).
+        public var sigma2: Double
+        public var noiseSamples: Int
+        /// Monte Carlo design (K, J, box, seed).
+        public var paths: Int
+        public var inner: Int
+        public var box: ClosedRange<Double>
+        public var seed: UInt64
+        /// ε at which the 2sEDs are evaluated, and ζ.
+        public var eps: Double
+        public var zeta: Double
+        public var threads: Int
+        public var training: TrainingConfig
+
+        public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
+                    box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig) {
+            self.activation = activation
+            self.sigma2 = sigma2
+            self.noiseSamples = noiseSamples
+            self.paths = paths
+            self.inner = inner
+            self.box = box
+            self.seed = seed
+            self.eps = eps
+            self.zeta = zeta
+            self.threads = threads
+            self.training = training
+        }
+    }
+
+    /// One architecture's measurements.
+    public struct Entry: Sendable {
+        public var architecture: Architecture
+        public var dZeta: Double
+        public var dZetaLower: Double
+        public var dZetaJoint: Double
+        /// ESS of each stage's weights at ε.
+        public var ess: [Double]
+        public var trainLoss: Double
+        public var trainAccuracy: Double?
+        public var holdoutLoss: Double?
+        public var holdoutAccuracy: Double?
+        public var spectraSeconds: Double
+        public var trainingSeconds: Double
+    }
+
+    public let settings: Settings
+
+    public init(settings: Settings) { self.settings = settings }
+
+    /// Measures one architecture: spectra on `fisherInputs` (N × n_0), then training on `train`.
+    public func measure(_ a: Architecture, fisherInputs: Matrix, train: Dataset, holdout: Dataset?) async throws -> Entry {
+        let s = settings
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        let model = try MarkovFisher(architecture: a, activation: s.activation, data: fisherInputs,
+                                     sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: s.seed)
+        let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: s.seed, activation: s.activation)
+        let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
+        let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
+        let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
+        let t1 = clock.now
+        var config = s.training
+        config = try TrainingConfig(architecture: a, activation: s.activation, optimizer: config.optimizer,
+                                    batchSize: config.batchSize, epochs: config.epochs, seed: config.seed,
+                                    initialization: config.initialization, evaluateEpochs: false)
+        let result = try Trainer(config: config).train(data: train, holdout: holdout)
+        let final = result.network.crossEntropy(inputs: train.inputs, labels: train.labels ?? [])
+        let ho = holdout.map { result.network.crossEntropy(inputs: $0.inputs, labels: $0.labels ?? []) }
+        let t2 = clock.now
+        let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+        return Entry(architecture: a, dZeta: p.dZeta, dZetaLower: p.dZetaLower, dZetaJoint: p.dZetaJoint, ess: p.ess,
+                     trainLoss: final.loss, trainAccuracy: final.accuracy, holdoutLoss: ho?.loss,
+                     holdoutAccuracy: ho?.accuracy, spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
+    }
+}

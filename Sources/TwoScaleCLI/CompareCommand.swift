@@ -1,0 +1,223 @@
+import ArgumentParser
+import Bounds
+import Foundation
+import Networks
+import Training
+import TwoScaleCore
+
+/// `twoscale compare`: does the (lower) 2sED rank architectures like their training loss?
+struct CompareCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Rank architectures by lower 2sED at ε_n and by training loss; Kendall τ between them.",
+        discussion: """
+        For each architecture in --archs: the Markov-FIM 2sED, lower 2sED and joint 2sED at ε = ε_n \
+        (SPEC §6, n = --bound-n or the training-set size) from K paths and J inner draws on the first \
+        --fisher-samples training inputs (SPEC §5); then training from scratch with the same optimizer, \
+        data and budget (default Adam, lr 1e-3, batch 64), recording the final training loss (and \
+        holdout loss/accuracy with --holdout). Reports Kendall's τ_b between the lower 2sED and the \
+        training loss with its two-sided p-value (exact without ties for up to 50 architectures, \
+        normal approximation otherwise), and the same for the nested 2sED. Architectures should have \
+        about the same number of parameters (a warning is printed when one differs from the median by \
+        more than 3%).
+        """)
+
+    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7.", valueName: "list"))
+    var archs: String
+
+    @Option(help: ArgumentHelp("Training data with labels: \(TrainingData.allowed).", valueName: "source"))
+    var data: String
+
+    @Option(help: "Training-set size n (the first n samples; required for synthetic sources).")
+    var samples: Int?
+
+    @Option(help: "CSV label column: last or none.")
+    var labels: String = "last"
+
+    @Flag(help: "Z-score every input feature.")
+    var standardize = false
+
+    @Option(help: "Fraction of the loaded data held out (seeded) for holdout loss and accuracy, in (0, 1).")
+    var holdout: Double?
+
+    @Option(name: .customLong("fisher-samples"), help: "N: the first N training inputs average the Fisher matrix.")
+    var fisherSamples: Int = 100
+
+    @Option(help: "K: Monte Carlo paths θ^k ~ U(box).")
+    var paths: Int = 50
+
+    @Option(help: "J: inner draws per path and later layer.")
+    var inner: Int = 50
+
+    @Option(help: "σ² of the Gaussian hidden layers (> 0).")
+    var sigma2: Double = 0.1
+
+    @Option(name: .customLong("noise-samples"), help: "R: noise draws per input.")
+    var noiseSamples: Int = 1
+
+    @Option(help: ArgumentHelp("Parameter box lo:hi of the Monte Carlo paths.", valueName: "lo:hi"))
+    var box: String = "-1:1"
+
+    @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")
+    var activation: String = "relu"
+
+    @Option(name: .customLong("bound-n"), help: "n in ε_n = (log n/(γn))^(3/8) (default: the training-set size).")
+    var boundN: Int?
+
+    @Option(help: "γ ∈ (0, 1] in ε_n.")
+    var gamma: Double = 1
+
+    @Option(help: "Meso-scale exponent ζ ∈ [0, 1).")
+    var zeta: Double = 2.0 / 3.0
+
+    @Option(help: "Optimizer: adam or sgd.")
+    var optimizer: String = "adam"
+
+    @Option(help: "Learning rate η > 0.")
+    var lr: Double = 1e-3
+
+    @Option(help: "SGD momentum μ ∈ [0, 1).")
+    var momentum: Double = 0.9
+
+    @Option(help: "Mini-batch size.")
+    var batch: Int = 64
+
+    @Option(help: "Training epochs (≥ 1).")
+    var epochs: Int = 5
+
+    @Option(help: "Seed of every random draw (data, paths, noise, initialisation, shuffling).")
+    var seed: UInt64 = 1
+
+    @Option(help: "Parallel Monte Carlo tasks (default: active cores); results do not depend on it.")
+    var threads: Int?
+
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let list = archs.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard list.count >= 2 else {
+            throw TwoScaleError.invalid("--archs", archs, allowed: "give at least two architectures, comma-separated")
+        }
+        let architectures = try list.map { try Architecture(parsing: $0, flag: "--archs") }
+        let inputs = Set(architectures.map(\.inputSize)), classes = Set(architectures.map(\.classes))
+        guard inputs.count == 1, classes.count == 1 else {
+            throw TwoScaleError.invalid("--archs", archs, allowed: "every architecture needs the same input size and number of classes")
+        }
+        guard fisherSamples >= 1 else {
+            throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
+        }
+        guard sigma2.isFinite, sigma2 > 0 else {
+            throw TwoScaleError.invalid("--sigma2", "\(sigma2)", allowed: "σ² must be a finite number > 0")
+        }
+        guard noiseSamples >= 1 else {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "R must be ≥ 1")
+        }
+        if let t = threads, !(1...1024).contains(t) {
+            throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
+        }
+        guard labels == "last" || labels == "none" else {
+            throw TwoScaleError.invalid("--labels", labels, allowed: "give last or none")
+        }
+        try ScaleParameters.checkZeta(zeta)
+        let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+        let act = try TrainingData.activation(activation)
+        let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
+        guard epochs >= 1 else { throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch") }
+        guard batch >= 1 else { throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must be ≥ 1") }
+
+        let loaded = try TrainingData.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .last,
+                                           standardize: standardize, seed: seed, inputSize: architectures[0].inputSize)
+        guard let dataClasses = loaded.classes ?? loaded.labels.map({ ($0.max() ?? 0) + 1 }), loaded.labels != nil else {
+            throw TwoScaleError.invalid("--data", data, allowed: "training needs labels (CSV: --labels last)")
+        }
+        guard dataClasses <= architectures[0].classes else {
+            throw TwoScaleError.invalid("--archs", archs, allowed: "the data have \(dataClasses) classes; the output layer must have at least that many")
+        }
+        var train = loaded, held: Dataset? = nil
+        if let f = holdout {
+            let s = try HoldoutSplit.split(loaded, fraction: f, seed: seed)
+            train = s.train
+            held = s.holdout
+        }
+        guard batch <= train.count else {
+            throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(train.count) samples)")
+        }
+        let n = boundN ?? train.count
+        let epsN = try GeneralizationBound.epsilon(n: Double(n), gamma: gamma)
+        guard fisherSamples <= train.count else {
+            throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "at most the training-set size (\(train.count))")
+        }
+        let fisherInputs = train.prefix(fisherSamples).inputs
+        let training = try TrainingConfig(architecture: architectures[0], activation: act, optimizer: opt,
+                                          batchSize: batch, epochs: epochs, seed: seed)
+        let settings = ArchitectureComparison.Settings(
+            activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: paths, inner: inner,
+            box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
+            threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training)
+        _ = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: seed, activation: act)
+
+        let counts = architectures.map(\.parameterCount).sorted()
+        let median = Double(counts[counts.count / 2])
+        for a in architectures where Swift.abs(Double(a.parameterCount) - median) > 0.03 * median {
+            Console.warn("\(a) has \(a.parameterCount) parameters, more than 3% from the median \(Int(median)): the comparison is not between equal sizes")
+        }
+
+        let comparison = ArchitectureComparison(settings: settings)
+        var entries: [ArchitectureComparison.Entry] = []
+        for (i, a) in architectures.enumerated() {
+            if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters)") }
+            entries.append(try await comparison.measure(a, fisherInputs: fisherInputs, train: train, holdout: held))
+        }
+        let lossKey = entries.map(\.trainLoss)
+        let tauLower = try KendallTau(entries.map(\.dZetaLower), lossKey)
+        let tauNested = try KendallTau(entries.map(\.dZeta), lossKey)
+        let report = Self.report(entries: entries, epsN: epsN, n: n, tauLower: tauLower, tauNested: tauNested, settings: settings)
+        try output.emit(report.json) { report.human }
+    }
+
+    static func report(entries: [ArchitectureComparison.Entry], epsN: Double, n: Int, tauLower: KendallTau,
+                       tauNested: KendallTau, settings: ArchitectureComparison.Settings) -> (json: JSONValue, human: String) {
+        let pts: [JSONValue] = entries.map { e in
+            var kv: [(String, JSONValue)] = [
+                ("arch", .string(e.architecture.sizes.map(String.init).joined(separator: "-"))),
+                ("parameters", .int(e.architecture.parameterCount)),
+                ("layers", .int(e.architecture.layers)),
+                ("d_zeta_lower", .double(e.dZetaLower)),
+                ("d_zeta", .double(e.dZeta)),
+                ("d_zeta_joint", .double(e.dZetaJoint)),
+                ("lower_per_parameter", .double(e.dZetaLower / Double(e.architecture.parameterCount))),
+                ("ess", .numbers(e.ess)),
+                ("train_loss", .double(e.trainLoss)),
+                ("train_accuracy", .number(e.trainAccuracy)),
+            ]
+            if let h = e.holdoutLoss { kv.append(("holdout_loss", .double(h))) }
+            if let h = e.holdoutAccuracy { kv.append(("holdout_accuracy", .double(h))) }
+            kv.append(("spectra_seconds", .double(e.spectraSeconds)))
+            kv.append(("training_seconds", .double(e.trainingSeconds)))
+            return .object(kv)
+        }
+        let json = JSONValue.object([
+            ("n", .int(n)),
+            ("eps_n", .double(epsN)),
+            ("zeta", .double(settings.zeta)),
+            ("paths", .int(settings.paths)),
+            ("inner", .int(settings.inner)),
+            ("sigma2", .double(settings.sigma2)),
+            ("epochs", .int(settings.training.epochs)),
+            ("kendall_tau_lower_vs_train_loss", .double(tauLower.tau)),
+            ("p_value_lower", .double(tauLower.pValue)),
+            ("kendall_tau_nested_vs_train_loss", .double(tauNested.tau)),
+            ("p_value_nested", .double(tauNested.pValue)),
+            ("p_value_method", .string(tauLower.exact ? "exact" : "normal approximation (ties or n > 50)")),
+            ("points", .array(pts)),
+        ])
+        var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs\n\n"
+        human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "train acc"], entries.map { e in
+            [e.architecture.sizes.map(String.init).joined(separator: "-"), String(e.architecture.parameterCount),
+             Fmt.num(e.dZetaLower), Fmt.num(e.dZeta), Fmt.num(e.trainLoss), Fmt.num(e.trainAccuracy)]
+        })
+        human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(tauLower.tau)), p = \(Fmt.num(tauLower.pValue))"
+        human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(tauNested.tau)), p = \(Fmt.num(tauNested.pValue))\n"
+        return (json, human)
+    }
+}
