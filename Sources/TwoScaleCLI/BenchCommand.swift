@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Networks
+import ToyModels
 import TwoScaleCore
 
 /// `twoscale bench p1|p2|all`: the reference workloads, timed, against their targets.
@@ -13,12 +14,14 @@ struct BenchCommand: AsyncParsableCommand {
         with 200 bootstrap resamples over a 30-point ε grid 1e-3:0.5:30 (target ≤ 3 s wall). \
         p2: MLP 784-128-10 (101 632 parameters), output FIM, N = 100 Fashion-MNIST images, K = 100 draws, \
         the same 2sED pass (target ≤ 25 s wall, peak memory ≤ 1 GB: VmHWM of this process). \
+        toy: exact toy models with d = 10 000 over a 100-point ε grid 1e-4:0.5:100 — constant λ (10 000 values \
+        log-uniform over 6 decades, seed 1) and Bernoulli on [0.01, 0.99] with greedy covers (target ≤ 1 s each). \
         Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
         """)
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case p1, p2, all }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case toy, p1, p2, all }
 
-    @Argument(help: "Which workload: p1, p2 or all.")
+    @Argument(help: "Which workload: toy, p1, p2 or all.")
     var workload: Workload = .all
 
     @Option(help: "Parallel tasks (default: the active cores).")
@@ -57,6 +60,12 @@ struct BenchCommand: AsyncParsableCommand {
         #if DEBUG
         Console.warn("bench: this is a debug build; build with swift build -c release for meaningful figures")
         #endif
+        if workload == .toy || workload == .all {
+            for r in try Self.measureToy() {
+                results.append(r.json)
+                lines += r.human
+            }
+        }
         for c in chosen {
             let r = try await measure(c, threads: t)
             results.append(r.json)
@@ -122,6 +131,29 @@ struct BenchCommand: AsyncParsableCommand {
         }
         human += "  \(timeOK && memOK ? "PASS" : "FAIL")\n"
         return Result(json: .object(kv), human: human)
+    }
+
+    /// The toy workloads: `toy` command computations (JSON report included) at d = 10 000.
+    static func measureToy() throws -> [Result] {
+        var rng = Xoshiro256(seed: 1)
+        let lambdas = (0..<10_000).map { _ in Foundation.pow(10, rng.uniform(-3, 3)) }
+        let eps = try Grid.parse("1e-4:0.5:100", flag: "--eps")
+        let models: [(String, String, () throws -> ToyModel)] = [
+            ("toy-constant", "toy model, constant λ (10 000 values over 6 decades), 100 ε", { try ToyModel(family: .constant, lambdas: lambdas) }),
+            ("toy-bernoulli", "toy model, Bernoulli d = 10 000 on [0.01, 0.99], 100 ε, greedy covers", { try ToyModel(family: .bernoulli, dimension: 10_000, box: (0.01, 0.99)) }),
+        ]
+        return try models.map { name, description, make in
+            let start = Date()
+            let report = try ToyReport.compute(model: try make(), eps: eps, zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1_000_000)
+            _ = try report.json.serialized()
+            let wall = Date().timeIntervalSince(start)
+            let ok = wall <= 1
+            let json: JSONValue = .object([("name", .string(name)), ("description", .string(description)),
+                                           ("dimension", .int(10_000)), ("seconds", .double(wall)),
+                                           ("target_seconds", .double(1)), ("pass", .bool(ok))])
+            let human = "\(name): \(description)\n" + String(format: "  wall %.3f s (target ≤ 1 s)\n", wall) + "  \(ok ? "PASS" : "FAIL")\n"
+            return Result(json: json, human: human)
+        }
     }
 
     /// Peak resident memory of this process (VmHWM in /proc/self/status), in bytes.
