@@ -1,7 +1,6 @@
 import ArgumentParser
 import Bounds
 import Foundation
-import Networks
 import ToyModels
 import TwoScaleCore
 
@@ -80,20 +79,9 @@ struct BoundCommand: AsyncParsableCommand {
             guard family == nil, lambdas == nil, dim == nil else {
                 throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
             }
-            let spectra = try SpectraStore.open(directory: store).loadSpectra()
-            let est = try LayeredEstimator(spectra: spectra, normalization: normalize)
-            let z = zeta, which = estimator
-            let source: TwoScaleSource = { eps in
-                let p = try est.points(eps: [eps], zeta: z)[0]
-                switch which {
-                case .nested: return p.dZeta
-                case .lower: return p.dZetaLower
-                case .joint: return p.dZetaJoint
-                }
-            }
-            let sourceText = "spectra store \(store) (\(estimator.rawValue) estimator, d = \(spectra.dimension), K = \(spectra.paths), normalisation \(normalize.rawValue))"
+            let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize)
             let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                                 dimension: spectra.dimension, source: source, sourceText: sourceText)
+                                                 dimension: s.dimension, source: s.source, sourceText: s.description)
             try output.emit(report.json) { report.human }
             return
         }
@@ -114,11 +102,6 @@ struct BoundCommand: AsyncParsableCommand {
                                              dimension: model.dimension, source: source, sourceText: sourceText)
         try output.emit(report.json) { report.human }
     }
-}
-
-/// Which estimator of a spectra store gives d_ζ(ε_n) in `bound`.
-enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
-    case nested, lower, joint
 }
 
 /// The numbers of one `bound` run, as JSON and as a table.

@@ -18,7 +18,10 @@ struct GapCommand: AsyncParsableCommand {
         standard error is reported). Per n: gap_mean/gap_max = mean/max over trials of the trained student's \
         gap; sup_gap_estimate = max over trials of max over checkpoints and random draws (a lower estimate \
         of sup_θ|R − R_n|); exceed_frequency = fraction of trials whose sup gap > C·ε_n; c_fit_per_n = \
-        sup_gap_estimate/ε_n; c_fit = the largest, the smallest C covering every observed gap.
+        sup_gap_estimate/ε_n; c_fit = the largest, the smallest C covering every observed gap. \
+        With --store DIR (a spectra store of the student, from `twoscale ed --arch STUDENT --store DIR`), each \
+        point also gets d_zeta = d_ζ(ε_n) and the bound's log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n \
+        (SPEC §6; H and K are user-set constants of the theorem, default 1).
         """)
 
     @Option(help: "Teacher layer sizes, e.g. 10-8-3.")
@@ -75,6 +78,21 @@ struct GapCommand: AsyncParsableCommand {
     @Option(name: .customLong("C"), help: "The theorem's constant C in the deviation C·ε_n (user-set).")
     var constC: Double = 1
 
+    @Option(help: ArgumentHelp("Spectra store of the student (twoscale ed --store) for d_ζ(ε_n) and the bound's log tail.", valueName: "DIR"))
+    var store: String?
+
+    @Option(help: "With --store: the estimator giving d_ζ(ε_n): nested, lower or joint.")
+    var estimator: StoreEstimator = .lower
+
+    @Option(help: "With --store: ζ ∈ [0, 1) of d_ζ (the bound needs ζ ≥ 2/3).")
+    var zeta: Double = 2.0 / 3.0
+
+    @Option(name: .customLong("H"), help: "With --store: the theorem's constant H in the tail (user-set, > 0).")
+    var constH: Double = 1
+
+    @Option(name: .customLong("K"), help: "With --store: the theorem's constant K in n^(−K/γ) (user-set, ≥ 0).")
+    var constK: Double = 1
+
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
@@ -85,7 +103,17 @@ struct GapCommand: AsyncParsableCommand {
         let sArch = try Architecture(parsing: student, flag: "--student")
         let ns = try SampleSizeGrid.parse(nText)
         try GeneralizationBound.checkGamma(gamma)
-        let constants = try BoundConstants(C: constC)
+        let constants = try BoundConstants(C: constC, H: constH, K: constK)
+        var tail: (bound: GeneralizationBound, source: StoreSource)?
+        if let store {
+            let bound = try GeneralizationBound(gamma: gamma, zeta: zeta, constants: constants)
+            if let w = bound.zetaWarning { Console.warn(w) }
+            let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace)
+            guard s.dimension == sArch.parameterCount else {
+                throw TwoScaleError.invalid("--store", store, allowed: "the store is for d = \(s.dimension) parameters but the student \(sArch) has \(sArch.parameterCount); give the student's store")
+            }
+            tail = (bound, s)
+        }
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
         let task = try TeacherTask.random(architecture: tArch, activation: try TrainingData.activation(teacherActivation, flag: "--teacher-activation"),
                                           temperature: temperature, seed: seed)
@@ -105,7 +133,14 @@ struct GapCommand: AsyncParsableCommand {
         let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C) {
             GeneralizationBound.epsilonIfValid(n: Double($0), gamma: g)
         }
-        let report = GapReport(summaries: summaries, constants: constants, gamma: gamma,
+        var tails: [Int: (dZeta: Double, logTail: Double)] = [:]
+        if let tail {
+            for s in summaries where s.epsN != nil {
+                let p = try tail.bound.point(n: s.n, source: tail.source.source)
+                tails[s.n] = (p.dZeta, p.logTail)
+            }
+        }
+        let report = GapReport(summaries: summaries, tails: tails, tailSource: tail?.source.description, constants: constants, gamma: gamma,
                                seconds: TrainingData.seconds(clock.now - start), population: population,
                                teacher: tArch, student: sArch)
         try output.emit(report.json) { report.human }
@@ -117,7 +152,7 @@ struct GapReport {
     var json: JSONValue
     var human: String
 
-    init(summaries: [GapSummary], constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
+    init(summaries: [GapSummary], tails: [Int: (dZeta: Double, logTail: Double)], tailSource: String?, constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
          teacher: Architecture, student: Architecture) {
         let fits = summaries.compactMap { s in s.cFit.map { (s.n, $0) } }
         let cFit = fits.map(\.1).max()
@@ -155,7 +190,7 @@ struct GapReport {
                     ("sup_gap_estimate_01", .double(s.supGapEstimate01)), ("sup_gap_mean_01", .double(s.supGapMean01)),
                     ("c_fit", .number(s.cFit)),
                     ("checkpoints", .int(s.checkpoints)), ("checkpoints_outside_box", .int(s.checkpointsOutsideBox)),
-                ])
+                ] + (tails[s.n].map { [("d_zeta", JSONValue.double($0.dZeta)), ("log_tail", .double($0.logTail))] } ?? []))
             })),
             ("c_fit", .number(cFit)),
             ("c_fit_per_n", .array(summaries.map { .number($0.cFit) })),
@@ -165,6 +200,7 @@ struct GapReport {
             ("risk_standard_error_01", .double(riskSE01)),
             ("risk_note", .string("R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)")),
             ("population", .int(population)),
+            ("tail_source", tailSource.map { .string($0) } ?? .null),
             ("constants", constants.json),
             ("seconds", .double(seconds)),
         ])
@@ -178,7 +214,10 @@ struct GapReport {
         })
         let resolved = summaries.filter { $0.supGapEstimate < 2 * riskSE }.map { String($0.n) }
         let noise = resolved.isEmpty ? "" : "note: at n = \(resolved.joined(separator: ", ")) the sup gap is below 2 × the standard error of R; raise --population to resolve it\n"
-        human = head + table + noise + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
+        let tailText = tails.isEmpty ? "" : "\nbound's log tail from \(tailSource ?? "a store") (H = \(Fmt.num(constants.H)), K = \(Fmt.num(constants.K)), \(BoundConstants.note)):\n"
+            + Fmt.table(["n", "d_zeta(eps_n)", "log_tail"], summaries.compactMap { s in
+                tails[s.n].map { [String(s.n), Fmt.num($0.dZeta), Fmt.num($0.logTail)] } })
+        human = head + table + noise + tailText + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
             + (slope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
     }
 }

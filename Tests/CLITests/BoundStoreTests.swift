@@ -46,3 +46,28 @@ import TwoScaleCore
         #expect(s3 == 2)
     }
 }
+
+/// `gap --store` puts the bound's d_ζ(ε_n) and log tail beside the gaps: the same numbers as `bound --store`.
+@Suite struct GapTailTests {
+    @Test func gapTailEqualsBound() async throws {
+        let dir = NSTemporaryDirectory() + "twoscale-gaptail-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = dir + "/student"
+        _ = try await runJSON(["ed", "--arch", "4-5-3", "--data", "synthetic:gaussian", "--samples", "6", "--paths", "4",
+                               "--inner", "3", "--eps", "0.1", "--seed", "3", "--store", store, "--json"])
+        let g = try await runJSON(["gap", "--teacher", "4-3-3", "--student", "4-5-3", "--n", "100,300", "--trials", "1",
+                                   "--epochs", "2", "--population", "500", "--random-draws", "2", "--store", store,
+                                   "--K", "2", "--json"])
+        let b = try await runJSON(["bound", "--n", "100,300", "--store", store, "--estimator", "lower", "--K", "2", "--json"])
+        let gp = try #require(g["points"]?.arrayValue), bp = try #require(b["points"]?.arrayValue)
+        #expect(gp.count == 2)
+        for (x, y) in zip(gp, bp) {
+            #expect(x["d_zeta"]?.doubleValue == y["d_zeta"]?.doubleValue)
+            #expect(x["log_tail"]?.doubleValue == y["log_tail"]?.doubleValue)
+        }
+        // a store of another network is refused
+        let (status, out) = await runCLI(["gap", "--teacher", "4-3-3", "--student", "4-6-3", "--n", "100", "--trials", "1",
+                                          "--store", store, "--json"])
+        #expect(status == 2 && out.isEmpty)
+    }
+}
