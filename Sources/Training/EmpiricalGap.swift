@@ -30,12 +30,21 @@ public struct GapExperiment: Sendable {
         guard !sampleSizes.isEmpty, sampleSizes.allSatisfy({ $0 >= 2 }) else {
             throw TwoScaleError.invalid("--n", sampleSizes.map(String.init).joined(separator: ","), allowed: "sample sizes n ≥ 2")
         }
-        guard trials >= 1 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give at least 1 trial") }
-        guard randomDraws >= 0 else {
-            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count ≥ 0")
+        guard trials >= 1, trials <= 100_000 else {
+            throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 100000 trials")
         }
-        guard populationSize >= 2 else {
-            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs M ≥ 2 inputs")
+        guard randomDraws >= 0, randomDraws <= 1_000_000 else {
+            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count from 0 to 10⁶")
+        }
+        // Every sample (n inputs, and the M population inputs) is held in memory as n × n_0 doubles:
+        // refuse sizes that cannot be allocated instead of trapping on the allocation.
+        let maxValues = 1 << 28
+        let width = Swift.max(1, Swift.max(task.inputSize, task.classes))
+        if let n = sampleSizes.first(where: { $0 > maxValues / width }) {
+            throw TwoScaleError.invalid("--n", "\(n)", allowed: "a training set holds n × n_0 ≤ 2²⁸ values: n ≤ \(maxValues / width) here")
+        }
+        guard populationSize >= 2, populationSize <= maxValues / width else {
+            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs 2 ≤ M ≤ \(maxValues / width) inputs (M × n_0 ≤ 2²⁸ values)")
         }
         self.task = task
         self.student = student
