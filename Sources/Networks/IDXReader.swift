@@ -9,6 +9,8 @@ import TwoScaleNumerics
 public enum IDXReader {
     public static let imageMagic: UInt32 = 0x0000_0803
     public static let labelMagic: UInt32 = 0x0000_0801
+    /// The most values (images × pixels, or labels) loaded at once: 2²⁸ (2 GiB of doubles).
+    public static let maxValues = 1 << 28
 
     /// Number of records in an IDX file's header, and the record shape.
     static func header(_ r: GzipFileReader, magic expected: UInt32, kind: String) throws -> (count: Int, shape: [Int]) {
@@ -30,9 +32,21 @@ public enum IDXReader {
     public static func images(path: String, limit: Int?) throws -> (inputs: Matrix, available: Int) {
         let r = try GzipFileReader(path: path)
         let (count, shape) = try header(r, magic: imageMagic, kind: "image")
-        let features = shape.reduce(1, *)
+        // The header is untrusted: multiply with overflow checks and refuse sizes beyond `maxValues`
+        // before allocating anything.
+        var features = 1
+        for s in shape {
+            let (p, overflow) = features.multipliedReportingOverflow(by: s)
+            guard !overflow, p <= maxValues else {
+                throw TwoScaleError.file(path, "the IDX header announces images of size \(shape.map(String.init).joined(separator: "×")), more than \(maxValues) pixels")
+            }
+            features = p
+        }
         guard features > 0 else { throw TwoScaleError.file(path, "the IDX images have size \(shape) (zero pixels)") }
         let n = Swift.min(limit ?? count, count)
+        guard n <= maxValues / features else {
+            throw TwoScaleError.file(path, "the IDX header announces \(count) images of \(features) pixels; at most \(maxValues / features) are loaded at once (N × pixels ≤ 2²⁸): use --samples N")
+        }
         var x = Matrix(rows: n, cols: features)
         let chunkRows = Swift.max(1, (1 << 20) / features)
         var row = 0
@@ -59,6 +73,9 @@ public enum IDXReader {
         let (count, shape) = try header(r, magic: labelMagic, kind: "label")
         guard shape.isEmpty else { throw TwoScaleError.file(path, "IDX labels must be one-dimensional") }
         let n = Swift.min(limit ?? count, count)
+        guard n <= maxValues else {
+            throw TwoScaleError.file(path, "the IDX header announces \(count) labels; at most \(maxValues) are loaded at once: use --samples N")
+        }
         let bytes = try r.readExactly(n, what: "\(n) labels")
         return (bytes.map(Int.init), count)
     }

@@ -69,7 +69,16 @@ struct EdCommand: AsyncParsableCommand {
         let runner = try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         let progress = RunProgress(label: "ed", storeBytes: RunProgress.storeBytes(layers: layers, paths: meta.storedPaths.count, inner: meta.inner),
                                    threads: request.threads)
-        let outcome = try await runner.execute(store: store, resume: resume, progress: progress.update)
+        // With a store, Ctrl-C stops cleanly between paths (all finished paths saved) and says how to resume.
+        let interruption = store != nil ? Interruption.install() : nil
+        defer { interruption?.remove() }
+        let outcome = try await runner.execute(store: store, resume: resume, progress: progress.update) { _ in
+            guard let i = interruption, i.requested, let dir = store else { return }
+            let done = (try? SpectraStore.open(directory: dir).completedPaths().count) ?? 0
+            Console.error("twoscale: interrupted; \(done) of \(meta.storedPaths.count) paths are saved in \(dir). "
+                + "Continue with the same command and --resume (e.g. twoscale ed … --store \(dir) --resume).")
+            throw ExitCode(130)
+        }
 
         if let s = shardSpec {
             let seconds = Date().timeIntervalSince(start)

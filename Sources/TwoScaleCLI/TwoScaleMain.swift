@@ -46,6 +46,8 @@ public struct TwoScaleMain: AsyncParsableCommand {
         } catch let e as TwoScaleError {
             Console.error("twoscale: \(e.message)")
             return e.exitCode
+        } catch let e as ExitCode {
+            return e.rawValue  // the command has printed its message (e.g. an interrupted run)
         } catch is CancellationError {
             Console.error("twoscale: cancelled")
             return 1
