@@ -91,12 +91,13 @@ public struct TrialGaps: Sendable {
 /// Units (n, trial) run concurrently; each has its own streams, so results do not depend on the
 /// number of threads.
 public enum EmpiricalGap {
-    public static func run(_ e: GapExperiment, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
+    /// `threads`: units run at once (default: the active cores, at most 2); results do not depend on it.
+    public static func run(_ e: GapExperiment, threads: Int? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
         var popRng = Xoshiro256(seed: e.seed, stream: [202])
         let population = e.task.population(count: e.populationSize, rng: &popRng)
         let units = e.sampleSizes.flatMap { n in (0..<e.trials).map { (n, $0) } }
         var results = [TrialGaps?](repeating: nil, count: units.count)
-        let width = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
+        let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
         try await withThrowingTaskGroup(of: (Int, TrialGaps).self) { group in
             var next = 0
             func launch() {
