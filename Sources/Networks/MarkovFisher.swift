@@ -183,7 +183,8 @@ public struct MarkovFisher: FisherModel {
         let width = pairs * p
         var y = [Double](repeating: 0, count: s * width)
         var aProj = [Double](repeating: 0, count: pairs)
-        var qp = [Double](repeating: 0, count: q)
+        var lam = [Double](repeating: 0, count: k * q)
+        var lq = [Double](repeating: 0, count: q * q)
         let invS = 1 / Double(s)
         helmert.withUnsafeBufferPointer { hq in
             probs.data.withUnsafeBufferPointer { pp in
@@ -191,18 +192,24 @@ public struct MarkovFisher: FisherModel {
                     y.withUnsafeMutableBufferPointer { py in
                         for i in 0..<s {
                             let pr = pp.baseAddress! + i * k
-                            // qp = Qᵀp; A' = Qᵀ diag(p) Q − qp qpᵀ (upper triangle, pairs a ≤ b).
+                            // A' = Qᵀ(diag p − p pᵀ)Q = (QᵀΛ)(QᵀΛ)ᵀ with Λ the stable factor of
+                            // diag p − p pᵀ: a Gram, so PSD by construction. (Forming Qᵀ diag(p) Q − qp qpᵀ
+                            // cancels catastrophically when p is nearly one-hot — a saturated softmax —
+                            // and gave clearly negative eigenvalues.)
+                            lam.withUnsafeMutableBufferPointer { SoftmaxCovariance.factor(pr, k, into: $0.baseAddress!) }
                             for a in 0..<q {
-                                var t = 0.0
-                                for c in 0..<k { t += hq[c * q + a] * pr[c] }
-                                qp[a] = t
+                                for j in 0..<q {
+                                    var t = 0.0
+                                    for c in 0..<k { t += hq[c * q + a] * lam[c * q + j] }
+                                    lq[a * q + j] = t
+                                }
                             }
                             var t = 0
                             for a in 0..<q {
                                 for b in a..<q {
                                     var v = 0.0
-                                    for c in 0..<k { v += hq[c * q + a] * hq[c * q + b] * pr[c] }
-                                    aProj[t] = (v - qp[a] * qp[b]) * invS
+                                    for j in 0..<q { v += lq[a * q + j] * lq[b * q + j] }
+                                    aProj[t] = v * invS
                                     t += 1
                                 }
                             }
