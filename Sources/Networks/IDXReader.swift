@@ -47,10 +47,12 @@ public enum IDXReader {
         guard n <= maxValues / features else {
             throw TwoScaleError.file(path, "the IDX header announces \(count) images of \(features) pixels; at most \(maxValues / features) are loaded at once (N × pixels ≤ 2²⁸): use --samples N")
         }
-        var x = Matrix(rows: n, cols: features)
+        // Memory grows with the data actually read, never with the (untrusted) announced size: a short
+        // file with a huge header fails fast instead of allocating gigabytes first.
+        var values: [Double] = []
         let chunkRows = Swift.max(1, (1 << 20) / features)
         var row = 0
-        var buf = [UInt8](repeating: 0, count: chunkRows * features)
+        var buf = [UInt8](repeating: 0, count: Swift.min(chunkRows, Swift.max(n, 1)) * features)
         while row < n {
             let k = Swift.min(chunkRows, n - row)
             let want = k * features
@@ -58,12 +60,14 @@ public enum IDXReader {
             guard got == want else {
                 throw TwoScaleError.file(path, "truncated: the header announces \(count) images of \(features) bytes, the data ends inside image \(row + got / features + 1)")
             }
-            x.data.withUnsafeMutableBufferPointer { p in
-                let base = row * features
-                for i in 0..<want { p[base + i] = Double(buf[i]) / 255 }
+            let base = values.count
+            values.append(contentsOf: repeatElement(0, count: want))
+            values.withUnsafeMutableBufferPointer { v in
+                buf.withUnsafeBufferPointer { b in for i in 0..<want { v[base + i] = Double(b[i]) / 255 } }
             }
             row += k
         }
+        let x = Matrix(rows: n, cols: features, data: values)
         return (x, count)
     }
 
