@@ -6,7 +6,7 @@ import Testing
 /// SPEC §2/§5 invariants of the layered estimators on thousands of random designs (1–3 layers, K paths,
 /// J inner draws, eigenvalues spread over 24 decades with zeros, ε over (10⁻³⁰⁰, 1 − 10⁻¹²), ζ over [0, 1)):
 /// finite outputs, `ζd ≤ lower ≤ nested`, `ζd ≤ joint`, invariance under F ↦ sF (trace
-/// normalisation), and monotone increase in ζ. (The single-spectrum estimator has its own properties in
+/// normalisation), and monotone increase in ζ (nested and joint). (The single-spectrum estimator has its own properties in
 /// SpectralPropertyTests.)
 @Suite struct LayeredPropertyTests {
     /// A random design from a seed: sizes 1…5 per layer, eigenvalues 10^U(−12, 12), a third of them 0.
@@ -63,16 +63,19 @@ import Testing
         }
     }
 
-    /// `∂d_ζ/∂ζ = d − (weighted mean of Σ_i x_i/(1 + x_i)) > 0`, `x_i = ε^(ζ−1)√λ̂_i`: every estimator
-    /// increases with ζ.
+    /// `∂d_ζ/∂ζ = d − (weighted mean of Σ_i x_i/(1 + x_i)) ≥ 0`, `x_i = ε^(ζ−1)√λ̂_i`: the nested estimator
+    /// (which telescopes to `log` of a mean of products of determinants) and the joint one increase with
+    /// ζ. The lower 2sED need not: its stage weights move with ζ too, and `Σ_k (∂w_k/∂ζ) log Î_m^k` (a
+    /// covariance over paths) can outweigh the slack `d − Σ x/(1+x)` when every eigenvalue is large.
     @Test func increasingInZeta() async {
         await propertyCheck(count: 1000, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 1...3), Gen.double(in: 1e-8...0.95),
                             Gen.double(in: 0...0.98), Gen.double(in: 1e-4...0.01)) { seed, L, eps, z1, dz in
             do {
                 let est = try LayeredEstimator(spectra: try Self.design(seed, layers: L, K: 4, J: 3), normalization: .trace)
                 let a = try est.points(eps: [eps], zeta: z1)[0], b = try est.points(eps: [eps], zeta: z1 + dz)[0]
-                let tol = 1e-12 * Swift.abs(a.dZeta)
-                #expect(a.dZeta <= b.dZeta + tol && a.dZetaJoint <= b.dZetaJoint + tol && a.dZetaLower <= b.dZetaLower + tol, "\(a) → \(b)")
+                // The slope can be 0 up to rounding (every x_i ≫ 1): allow 10⁻¹⁰ relative.
+                let tol = 1e-10 * Swift.max(1, Swift.abs(a.dZeta))
+                #expect(a.dZeta <= b.dZeta + tol && a.dZetaJoint <= b.dZetaJoint + tol, "\(a) → \(b)")
             } catch {
                 Issue.record("threw \(error)")
             }
