@@ -69,11 +69,19 @@ struct EdCommand: AsyncParsableCommand {
         let runner = try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         let progress = RunProgress(label: "ed", storeBytes: RunProgress.storeBytes(layers: layers, paths: meta.storedPaths.count, inner: meta.inner),
                                    threads: request.threads)
-        // With a store, Ctrl-C stops cleanly between paths (all finished paths saved) and says how to resume.
+        // With a store, Ctrl-C stops cleanly: the Monte Carlo task is cancelled (finished paths are saved,
+        // paths in progress are dropped and recomputed on resume) and the message says how to resume.
         let interruption = store != nil ? Interruption.install() : nil
         defer { interruption?.remove() }
-        let outcome = try await runner.execute(store: store, resume: resume, progress: progress.update) { _ in
-            guard let i = interruption, i.requested, let dir = store else { return }
+        let work = Task { [store, resume] in
+            try await runner.execute(store: store, resume: resume, progress: progress.update)
+        }
+        interruption?.onInterrupt { work.cancel() }
+        let outcome: SpectraRun.Outcome
+        do {
+            outcome = try await work.value
+        } catch {
+            guard let i = interruption, i.requested, let dir = store else { throw error }
             let done = (try? SpectraStore.open(directory: dir).completedPaths().count) ?? 0
             Console.error("twoscale: interrupted; \(done) of \(meta.storedPaths.count) paths are saved in \(dir). "
                 + "Continue with the same command and --resume (e.g. twoscale ed … --store \(dir) --resume).")
