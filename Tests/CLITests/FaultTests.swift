@@ -41,8 +41,9 @@ final class FaultTests: XCTestCase {
         var err: String
     }
 
-    /// Runs the binary; with `kill`, sends that signal after `after` seconds (if it is still running).
-    func launch(_ args: [String], kill: (signal: Int32, after: Double)? = nil) throws -> Run {
+    /// Runs the binary; with `kill`, sends that signal `after` seconds after `file` appears (at once when
+    /// nil) — if it is still running.
+    func launch(_ args: [String], kill: (signal: Int32, after: Double)? = nil, startedWhen file: String? = nil) throws -> Run {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Self.binary())
         p.arguments = args
@@ -55,6 +56,9 @@ final class FaultTests: XCTestCase {
         p.standardError = errH
         try p.run()
         if let k = kill {
+            if let f = file {
+                while p.isRunning && !FileManager.default.fileExists(atPath: f) { usleep(2_000) }
+            }
             let deadline = Date().addingTimeInterval(k.after)
             while p.isRunning && Date() < deadline { usleep(5_000) }
             if p.isRunning { Glibc.kill(p.processIdentifier, k.signal) }
@@ -111,7 +115,8 @@ final class FaultTests: XCTestCase {
         // SIGINT: a clean stop (status ≠ 0, a resume hint), then --resume finishes.
         do {
             let store = dir + "/int"
-            let r = try launch(edArgs + ["--store", store], kill: (SIGINT, rng.uniform(0.4, 1.2)))
+            // The handler is installed before the store's meta.json is written: interrupt after that.
+            let r = try launch(edArgs + ["--store", store], kill: (SIGINT, rng.uniform(0.2, 1.0)), startedWhen: store + "/meta.json")
             XCTAssertFalse(r.signaled, "SIGINT must be handled, not kill the process: \(r.err)")
             XCTAssertEqual(r.status, 130, "the run (about 2–3 s) must still be going when interrupted: \(r.err)")
             XCTAssertTrue(r.err.contains("--resume"), "the message says how to resume: \(r.err)")
