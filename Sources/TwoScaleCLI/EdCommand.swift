@@ -42,6 +42,10 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
+    }
+
     func run() async throws {
         let start = Date()
         // Everything the user typed is checked before any file is touched or any path computed.

@@ -33,7 +33,9 @@ public struct TwoScaleMain: AsyncParsableCommand {
                 if !message.isEmpty { Console.out(message + "\n") }
                 return 0
             }
-            Console.error(message.hasPrefix("Error:") || message.hasPrefix("twoscale") ? message : "twoscale: \(message)")
+            // One prefix for every message: the parser's "Error: " becomes "twoscale: ".
+            let body = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
+            Console.error(body.hasPrefix("twoscale") ? body : "twoscale: \(body)")
             return 2
         }
         do {
