@@ -260,11 +260,31 @@ public struct SpectraStore: Sendable {
             throw TwoScaleError.invalid(flag, output, allowed: "the folder already holds a spectra store; choose a new folder")
         }
         try checkNewFolder(output, flag: flag)
-        try AtomicFile.makeDirectory(output)
-        let arrays = try arrays(all, meta: meta)
-        for (m, a) in arrays.own.enumerated() { try a.write(to: out.ownPath(m)) }
-        for (m, a) in arrays.inner.enumerated() where m >= 1 { try a?.write(to: out.innerPath(m)) }
-        try AtomicFile.write(try meta.json.serialized(), to: out.metaPath)
+        // The merged store is built in a hidden sibling folder and renamed into place in one step, so a
+        // merge killed or failing at any moment leaves no half-merged output (a rerun just works);
+        // leftovers of killed merges go first.
+        let url = URL(fileURLWithPath: output).standardizedFileURL
+        let parent = url.deletingLastPathComponent().path, name = url.lastPathComponent
+        try AtomicFile.makeDirectory(parent)
+        for old in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where old.hasPrefix(".\(name).merge-") {
+            try? FileManager.default.removeItem(atPath: parent + "/" + old)
+        }
+        let staging = SpectraStore(directory: parent + "/.\(name).merge-\(getpid())", meta: meta)
+        do {
+            try AtomicFile.makeDirectory(staging.directory)
+            let arrays = try arrays(all, meta: meta)
+            for (m, a) in arrays.own.enumerated() { try a.write(to: staging.ownPath(m)) }
+            for (m, a) in arrays.inner.enumerated() where m >= 1 { try a?.write(to: staging.innerPath(m)) }
+            try AtomicFile.write(try meta.json.serialized(), to: staging.metaPath)
+            // rename(2) replaces an empty folder of the same name atomically.
+            guard rename(staging.directory, output) == 0 else {
+                throw TwoScaleError.file(output, "cannot be created (\(String(cString: strerror(errno))))")
+            }
+        } catch let e as TwoScaleError {
+            try? FileManager.default.removeItem(atPath: staging.directory)
+            // Name the folder the user asked for, not the staging one.
+            throw TwoScaleError(e.kind, e.message.replacingOccurrences(of: staging.directory, with: output))
+        }
         return out
     }
 }
