@@ -170,6 +170,30 @@ final class FaultTests: XCTestCase {
         }
     }
 
+    /// merge builds the output in a hidden staging folder and renames it into place: a killed merge's
+    /// leftover is cleaned up by the next one, and a failing merge leaves no output.
+    func testMergeIsAtomic() async throws {
+        let ed = ["ed", "--arch", "20-30-10", "--samples", "5", "--paths", "4", "--inner", "5", "--eps", "0.1", "--bootstrap", "0"]
+        for i in 1...2 {
+            let r = await runCLICapturingErrors(ed + ["--shard", "\(i)/2", "--store", dir + "/s\(i)"])
+            XCTAssertEqual(r.status, 0, r.err)
+        }
+        let leftover = dir + "/.m.merge-99999"
+        try FileManager.default.createDirectory(atPath: leftover, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: leftover + "/own_1.npy"))
+        let r = await runCLICapturingErrors(["merge", dir + "/s1", dir + "/s2", "--out", dir + "/m"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leftover))
+        XCTAssertEqual(Set(files(dir + "/m").keys), ["meta.json", "own_1.npy", "own_2.npy", "inner_2.npy"])
+        // Onto a disk too small for the merged store: status 1, no output, no staging folder.
+        let m = try mountTmpfs(size: "60k")
+        let full = await runCLICapturingErrors(["merge", dir + "/s1", dir + "/s2", "--out", m + "/m"])
+        XCTAssertEqual(full.status, 1, full.err)
+        XCTAssertTrue(full.err.contains(m + "/m"), full.err)
+        XCTAssertFalse(full.err.contains(".merge-"), "names the output, not the staging folder: \(full.err)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m), [])
+    }
+
     // MARK: full and read-only file systems
 
     /// Mounts a tmpfs of `size` at a new folder (needs root; skips otherwise). Returns its path.
