@@ -50,6 +50,7 @@ let package = Package(
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore"]),
+        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
     ]
 )
