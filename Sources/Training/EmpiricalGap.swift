@@ -135,7 +135,7 @@ public enum EmpiricalGap {
             let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
             let gap01 = Swift.abs(r.zeroOne - rn.zeroOne)
             guard gap.isFinite, gap01.isFinite else {
-                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite (training diverged?); lower --lr")
+                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite: training diverged or a random θ from --box overflowed the network; lower --lr or use a smaller --box")
             }
             g.supGap = Swift.max(g.supGap, gap)
             g.supGap01 = Swift.max(g.supGap01, gap01)
