@@ -275,6 +275,8 @@ final class InputSweepTests: XCTestCase {
         Case("\(gap) --temperature 0", 2, "--temperature"),
         Case("\(gap) --gamma 2", 2, "--gamma"),
         Case("\(gap) --box 1:0", 2, "--box"),
+        Case("\(gap) --box=-1e300:1e300", 1, "--box"),
+        Case("\(gap) --threads 0", 2, "--threads"),
         // notebook
         Case("notebook", 2, "<file>"),
         Case("notebook $D/missing.txt --out-dir $D/rep", 1, "missing.txt", absent: "rep/missing.md"),
