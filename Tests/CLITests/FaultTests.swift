@@ -194,6 +194,28 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m), [])
     }
 
+    /// A notebook run that fails leaves the previous report and figures as they were; leftovers of a
+    /// run killed mid-swap are removed by the next run.
+    func testNotebookFailureKeepsThePreviousReport() async throws {
+        let nb = dir + "/nb.txt", out = dir + "/rep"
+        let good = "# T\n```twoscale plot x=eps y=d_zeta file=f\ntwoscale toy --family constant --lambdas 4 --eps 0.1,0.2\n```\n"
+        try Data(good.utf8).write(to: URL(fileURLWithPath: nb))
+        let r1 = await runCLICapturingErrors(["notebook", nb, "--out-dir", out])
+        XCTAssertEqual(r1.status, 0, r1.err)
+        let before = files(out)
+        XCTAssertTrue(before.keys.contains("nb.md") && before.keys.contains("nb/f.svg"), "\(before.keys)")
+        try Data(good.replacingOccurrences(of: "0.1,0.2", with: "0.1,2").utf8).write(to: URL(fileURLWithPath: nb))
+        let r2 = await runCLICapturingErrors(["notebook", nb, "--out-dir", out])
+        XCTAssertEqual(r2.status, 1, r2.err)
+        XCTAssertEqual(files(out), before, "a failed run changes nothing")
+        try FileManager.default.createDirectory(atPath: out + "/.nb.old-99999", withIntermediateDirectories: true)
+        try Data(good.utf8).write(to: URL(fileURLWithPath: nb))
+        let r3 = await runCLICapturingErrors(["notebook", nb, "--out-dir", out])
+        XCTAssertEqual(r3.status, 0, r3.err)
+        XCTAssertEqual(Set(files(out).keys), Set(before.keys), "no leftovers")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/.nb.old-99999"))
+    }
+
     // MARK: full and read-only file systems
 
     /// Mounts a tmpfs of `size` at a new folder (needs root; skips otherwise). Returns its path.
