@@ -182,11 +182,14 @@ public struct MarkovFisher: FisherModel {
         let pairs = q * (q + 1) / 2
         let width = pairs * p
         var y = [Double](repeating: 0, count: s * width)
-        var aProj = [Double](repeating: 0, count: pairs)
-        var lam = [Double](repeating: 0, count: k * q)
-        var lq = [Double](repeating: 0, count: q * q)
+        // Per-sample scratch (raw buffers: this loop runs for every sample of every inner draw).
+        let aProj = UnsafeMutablePointer<Double>.allocate(capacity: pairs)
+        let lam = UnsafeMutablePointer<Double>.allocate(capacity: k * q)
+        let lq = UnsafeMutablePointer<Double>.allocate(capacity: q * q)
+        defer { aProj.deallocate(); lam.deallocate(); lq.deallocate() }
         let invS = 1 / Double(s)
-        helmert.withUnsafeBufferPointer { hq in
+        helmert.withUnsafeBufferPointer { hqb in
+            let hq = hqb.baseAddress!
             probs.data.withUnsafeBufferPointer { pp in
                 xa.data.withUnsafeBufferPointer { px in
                     y.withUnsafeMutableBufferPointer { py in
@@ -196,19 +199,24 @@ public struct MarkovFisher: FisherModel {
                             // diag p − p pᵀ: a Gram, so PSD by construction. (Forming Qᵀ diag(p) Q − qp qpᵀ
                             // cancels catastrophically when p is nearly one-hot — a saturated softmax —
                             // and gave clearly negative eigenvalues.)
-                            lam.withUnsafeMutableBufferPointer { SoftmaxCovariance.factor(pr, k, into: $0.baseAddress!) }
+                            SoftmaxCovariance.factor(pr, k, into: lam)
                             for a in 0..<q {
-                                for j in 0..<q {
-                                    var t = 0.0
-                                    for c in 0..<k { t += hq[c * q + a] * lam[c * q + j] }
-                                    lq[a * q + j] = t
+                                let la = lq + a * q
+                                for j in 0..<q { la[j] = 0 }
+                                for c in 0..<k {
+                                    let h = hq[c * q + a]
+                                    if h == 0 { continue }  // the Helmert basis is half zeros
+                                    let lc = lam + c * q
+                                    for j in 0..<q { la[j] += h * lc[j] }
                                 }
                             }
                             var t = 0
                             for a in 0..<q {
+                                let la = lq + a * q
                                 for b in a..<q {
+                                    let lb = lq + b * q
                                     var v = 0.0
-                                    for j in 0..<q { v += lq[a * q + j] * lq[b * q + j] }
+                                    for j in 0..<q { v += la[j] * lb[j] }
                                     aProj[t] = v * invS
                                     t += 1
                                 }
