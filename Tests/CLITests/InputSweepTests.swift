@@ -157,6 +157,7 @@ final class InputSweepTests: XCTestCase {
         Case("ed --arch 3-4-3 --samples 3 --paths 0", 2, "--paths"),
         Case("ed --arch 3-4-3 --samples 3 --paths 999999999999", 2, "--paths"),
         Case("ed --arch 3-4-3 --samples 3 --inner=-1", 2, "--inner"),
+        Case("ed --arch 100-100-10 --samples 2 --paths 100000000 --inner 100000000 --eps 0.1 --store $D/huge", 2, "1 TiB", absent: "huge"),
         Case("\(ed) --threads 0", 2, "--threads"),
         Case("\(ed) --threads=-2", 2, "--threads"),
         Case("\(ed) --threads 99999", 2, "--threads"),
