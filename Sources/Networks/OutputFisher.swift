@@ -45,6 +45,13 @@ public struct OutputFisher: FisherModel {
         guard side <= Self.maxSide else {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) at N = \(n) needs a \(side) × \(side) matrix (\(side * side / 134_217_728) GiB); the limit is \(Self.maxSide) (use N(K−1) ≤ \(Self.maxSide), i.e. --samples ≤ \(Self.maxSide / Swift.max(1, q)))")
         }
+        // The backward signals are N(K−1) × n_m matrices whatever the route.
+        let widest = architecture.sizes.dropFirst().max() ?? 1
+        let (rowsNQ, o1) = n.multipliedReportingOverflow(by: q)
+        let (signals, o2) = rowsNQ.multipliedReportingOverflow(by: widest)
+        guard !o1, !o2, signals <= 1 << 30 else {
+            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
+        }
         // The first layer's data Gram (N × N) serves only the Gram route (N(K−1) < d).
         dataGram = n * q < d ? Self.activationGram(data, bias: architecture.bias) : Matrix(rows: 0, cols: 0)
     }
