@@ -47,6 +47,13 @@ public struct MarkovFisher: FisherModel {
         guard noiseSamples >= 1 else {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
+        // Hidden states are held for all S = N·R samples: S × n_m values per layer.
+        let widest = architecture.sizes.max() ?? 1
+        let (s, o1) = data.rows.multipliedReportingOverflow(by: noiseSamples)
+        let (values, o2) = s.multipliedReportingOverflow(by: widest)
+        guard !o1, !o2, values <= 1 << 28 else {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the hidden states of N·R = \(data.rows)·\(noiseSamples) samples would exceed 2²⁸ values per layer; use fewer noise draws or samples (N·R·n_m ≤ 2²⁸)")
+        }
         guard data.rows >= 1 else { throw TwoScaleError.usage("the Markov Fisher matrix needs at least one data input") }
         guard data.cols == architecture.inputSize else {
             throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
