@@ -102,6 +102,8 @@ final class InputSweepTests: XCTestCase {
         Case("fisher --arch 3-2 --data csv:$D/ok3.csv --sigma2 inf", 2, "--sigma2"),
         Case("fisher --arch 3-2 --data csv:$D/ok3.csv --sigma2 nan", 2, "--sigma2"),
         Case("fisher --arch 3-2 --data csv:$D/ok3.csv --sigma2 1 --noise-samples 0", 2, "--noise-samples"),
+        Case("fisher --arch 3-4-2 --data csv:$D/ok3.csv --sigma2 1 --noise-samples 1000000000000", 2, "--noise-samples"),
+        Case("ed --arch 3-4-2 --samples 3 --noise-samples 99999999999 --paths 1 --inner 1", 2, "--noise-samples"),
         Case("\(fisherO) --data csv:$D/ok3.csv --seed=-1", 2, "--seed"),
         Case("\(fisherO) --data csv:$D/ok3.csv --samples 0", 2, "--samples"),
         Case("\(fisherO) --data csv:$D/ok3.csv --samples 10", 2, "--samples"),
