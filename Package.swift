@@ -42,11 +42,15 @@ let package = Package(
 
         .testTarget(name: "CoreTests", dependencies: ["TwoScaleCore", "TwoScaleNumerics",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "TwoScaleCore", "TwoScaleNumerics"]),
-        .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics"]),
+        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "TwoScaleCore", "TwoScaleNumerics",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore"]),
-        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore",
+            .product(name: "PropertyBased", package: "swift-property-based")]),
     ]
 )

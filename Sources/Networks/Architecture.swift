@@ -50,9 +50,21 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
             throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
                                         allowed: "the softmax output needs at least 2 classes")
         }
+        // Sizes ≤ 10⁶ and at most a few thousand layers: the products below cannot overflow an Int.
+        guard sizes.count <= 10_000 else {
+            throw TwoScaleError.invalid("--arch", "\(sizes.count - 1) layers", allowed: "at most 10000 layers")
+        }
+        let d = (1..<sizes.count).reduce(0) { $0 + sizes[$1] * sizes[$1 - 1] + (bias ? sizes[$1] : 0) }
+        guard d <= Self.maxParameters else {
+            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+                                        allowed: "the network has \(d) parameters; at most \(Self.maxParameters) (2²⁸, 2 GiB per copy of θ) are supported")
+        }
         self.sizes = sizes
         self.bias = bias
     }
+
+    /// The most parameters d a network may have: 2²⁸ (one copy of θ is 2 GiB).
+    public static let maxParameters = 1 << 28
 
     /// Parses `54-16-7`.
     public init(parsing text: String, bias: Bool = false, flag: String = "--arch") throws {

@@ -86,6 +86,17 @@ public enum DataSource {
         return (String(spec[..<i]), String(spec[spec.index(after: i)...]))
     }
 
+    /// The most input values (N × n_0) a synthetic data set may hold: 2²⁸ doubles = 2 GiB.
+    public static let maxSyntheticValues = 1 << 28
+
+    /// Refuses N × n_0 beyond `maxSyntheticValues` (a clear error instead of a failed allocation).
+    static func checkSyntheticSize(samples n: Int, features d: Int, spec: String) throws {
+        let (product, overflow) = n.multipliedReportingOverflow(by: Swift.max(1, d))
+        guard !overflow, product <= maxSyntheticValues else {
+            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "\(spec) with \(d) features allows N ≤ \(maxSyntheticValues / Swift.max(1, d)) (N × n_0 ≤ 2²⁸ values)")
+        }
+    }
+
     static func synthetic(_ rest: String, spec: String, samples n: Int, seed: UInt64, inputSize: Int?, flag: String) throws -> Dataset {
         let (what, arg) = split(rest)
         switch what {
@@ -94,6 +105,7 @@ public enum DataSource {
             guard let d = inputSize else {
                 throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:gaussian needs the input size (from --arch)")
             }
+            try checkSyntheticSize(samples: n, features: d, spec: spec)
             return Dataset(inputs: gaussianInputs(samples: n, features: d, seed: seed), source: "synthetic:gaussian")
         case "teacher":
             let (archText, actText) = split(arg)
@@ -101,6 +113,7 @@ public enum DataSource {
                 throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:teacher needs an architecture, e.g. synthetic:teacher:10-8-3")
             }
             let arch = try Architecture(parsing: archText, flag: flag)
+            try checkSyntheticSize(samples: n, features: Swift.max(arch.inputSize, arch.classes), spec: spec)
             var act = Activation.relu
             if !actText.isEmpty {
                 guard let a = Activation(rawValue: actText) else {

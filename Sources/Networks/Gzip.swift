@@ -50,9 +50,19 @@ public final class GzipFileReader {
 
     /// Exactly `count` bytes, or an error saying the file ends early (`what` names the record).
     public func readExactly(_ count: Int, what: String) throws -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
+        // In chunks of at most 1 MiB, so that a bogus `count` from a damaged header costs only what the
+        // file holds.
+        var out: [UInt8] = []
         let start = offset
-        let n = try out.withUnsafeMutableBytes { try read(into: $0, count: count) }
+        var n = 0
+        var chunk = [UInt8](repeating: 0, count: Swift.min(count, 1 << 20))
+        while n < count {
+            let want = Swift.min(chunk.count, count - n)
+            let got = try chunk.withUnsafeMutableBytes { try read(into: $0, count: want) }
+            out.append(contentsOf: chunk[0..<got])
+            n += got
+            if got < want { break }
+        }
         guard n == count else {
             throw TwoScaleError.file(path, "truncated: \(what) needs \(count) bytes from byte \(start), the file ends after \(n)")
         }

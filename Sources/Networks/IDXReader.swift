@@ -9,6 +9,8 @@ import TwoScaleNumerics
 public enum IDXReader {
     public static let imageMagic: UInt32 = 0x0000_0803
     public static let labelMagic: UInt32 = 0x0000_0801
+    /// The most values (images × pixels, or labels) loaded at once: 2²⁸ (2 GiB of doubles).
+    public static let maxValues = 1 << 28
 
     /// Number of records in an IDX file's header, and the record shape.
     static func header(_ r: GzipFileReader, magic expected: UInt32, kind: String) throws -> (count: Int, shape: [Int]) {
@@ -30,13 +32,27 @@ public enum IDXReader {
     public static func images(path: String, limit: Int?) throws -> (inputs: Matrix, available: Int) {
         let r = try GzipFileReader(path: path)
         let (count, shape) = try header(r, magic: imageMagic, kind: "image")
-        let features = shape.reduce(1, *)
+        // The header is untrusted: multiply with overflow checks and refuse sizes beyond `maxValues`
+        // before allocating anything.
+        var features = 1
+        for s in shape {
+            let (p, overflow) = features.multipliedReportingOverflow(by: s)
+            guard !overflow, p <= maxValues else {
+                throw TwoScaleError.file(path, "the IDX header announces images of size \(shape.map(String.init).joined(separator: "×")), more than \(maxValues) pixels")
+            }
+            features = p
+        }
         guard features > 0 else { throw TwoScaleError.file(path, "the IDX images have size \(shape) (zero pixels)") }
         let n = Swift.min(limit ?? count, count)
-        var x = Matrix(rows: n, cols: features)
+        guard n <= maxValues / features else {
+            throw TwoScaleError.file(path, "the IDX header announces \(count) images of \(features) pixels; at most \(maxValues / features) are loaded at once (N × pixels ≤ 2²⁸): use --samples N")
+        }
+        // Memory grows with the data actually read, never with the (untrusted) announced size: a short
+        // file with a huge header fails fast instead of allocating gigabytes first.
+        var values: [Double] = []
         let chunkRows = Swift.max(1, (1 << 20) / features)
         var row = 0
-        var buf = [UInt8](repeating: 0, count: chunkRows * features)
+        var buf = [UInt8](repeating: 0, count: Swift.min(chunkRows, Swift.max(n, 1)) * features)
         while row < n {
             let k = Swift.min(chunkRows, n - row)
             let want = k * features
@@ -44,12 +60,14 @@ public enum IDXReader {
             guard got == want else {
                 throw TwoScaleError.file(path, "truncated: the header announces \(count) images of \(features) bytes, the data ends inside image \(row + got / features + 1)")
             }
-            x.data.withUnsafeMutableBufferPointer { p in
-                let base = row * features
-                for i in 0..<want { p[base + i] = Double(buf[i]) / 255 }
+            let base = values.count
+            values.append(contentsOf: repeatElement(0, count: want))
+            values.withUnsafeMutableBufferPointer { v in
+                buf.withUnsafeBufferPointer { b in for i in 0..<want { v[base + i] = Double(b[i]) / 255 } }
             }
             row += k
         }
+        let x = Matrix(rows: n, cols: features, data: values)
         return (x, count)
     }
 
@@ -59,6 +77,9 @@ public enum IDXReader {
         let (count, shape) = try header(r, magic: labelMagic, kind: "label")
         guard shape.isEmpty else { throw TwoScaleError.file(path, "IDX labels must be one-dimensional") }
         let n = Swift.min(limit ?? count, count)
+        guard n <= maxValues else {
+            throw TwoScaleError.file(path, "the IDX header announces \(count) labels; at most \(maxValues) are loaded at once: use --samples N")
+        }
         let bytes = try r.readExactly(n, what: "\(n) labels")
         return (bytes.map(Int.init), count)
     }

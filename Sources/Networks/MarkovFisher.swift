@@ -47,6 +47,13 @@ public struct MarkovFisher: FisherModel {
         guard noiseSamples >= 1 else {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
+        // Hidden states are held for all S = N·R samples: S × n_m values per layer.
+        let widest = architecture.sizes.max() ?? 1
+        let (s, o1) = data.rows.multipliedReportingOverflow(by: noiseSamples)
+        let (values, o2) = s.multipliedReportingOverflow(by: widest)
+        guard !o1, !o2, values <= 1 << 28 else {
+            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the hidden states of N·R = \(data.rows)·\(noiseSamples) samples would exceed 2²⁸ values per layer; use fewer noise draws or samples (N·R·n_m ≤ 2²⁸)")
+        }
         guard data.rows >= 1 else { throw TwoScaleError.usage("the Markov Fisher matrix needs at least one data input") }
         guard data.cols == architecture.inputSize else {
             throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
@@ -182,27 +189,42 @@ public struct MarkovFisher: FisherModel {
         let pairs = q * (q + 1) / 2
         let width = pairs * p
         var y = [Double](repeating: 0, count: s * width)
-        var aProj = [Double](repeating: 0, count: pairs)
-        var qp = [Double](repeating: 0, count: q)
+        // Per-sample scratch (raw buffers: this loop runs for every sample of every inner draw).
+        let aProj = UnsafeMutablePointer<Double>.allocate(capacity: pairs)
+        let lam = UnsafeMutablePointer<Double>.allocate(capacity: k * q)
+        let lq = UnsafeMutablePointer<Double>.allocate(capacity: q * q)
+        defer { aProj.deallocate(); lam.deallocate(); lq.deallocate() }
         let invS = 1 / Double(s)
-        helmert.withUnsafeBufferPointer { hq in
+        helmert.withUnsafeBufferPointer { hqb in
+            let hq = hqb.baseAddress!
             probs.data.withUnsafeBufferPointer { pp in
                 xa.data.withUnsafeBufferPointer { px in
                     y.withUnsafeMutableBufferPointer { py in
                         for i in 0..<s {
                             let pr = pp.baseAddress! + i * k
-                            // qp = Qᵀp; A' = Qᵀ diag(p) Q − qp qpᵀ (upper triangle, pairs a ≤ b).
+                            // A' = Qᵀ(diag p − p pᵀ)Q = (QᵀΛ)(QᵀΛ)ᵀ with Λ the stable factor of
+                            // diag p − p pᵀ: a Gram, so PSD by construction. (Forming Qᵀ diag(p) Q − qp qpᵀ
+                            // cancels catastrophically when p is nearly one-hot — a saturated softmax —
+                            // and gave clearly negative eigenvalues.)
+                            SoftmaxCovariance.factor(pr, k, into: lam)
                             for a in 0..<q {
-                                var t = 0.0
-                                for c in 0..<k { t += hq[c * q + a] * pr[c] }
-                                qp[a] = t
+                                let la = lq + a * q
+                                for j in 0..<q { la[j] = 0 }
+                                for c in 0..<k {
+                                    let h = hq[c * q + a]
+                                    if h == 0 { continue }  // the Helmert basis is half zeros
+                                    let lc = lam + c * q
+                                    for j in 0..<q { la[j] += h * lc[j] }
+                                }
                             }
                             var t = 0
                             for a in 0..<q {
+                                let la = lq + a * q
                                 for b in a..<q {
+                                    let lb = lq + b * q
                                     var v = 0.0
-                                    for c in 0..<k { v += hq[c * q + a] * hq[c * q + b] * pr[c] }
-                                    aProj[t] = (v - qp[a] * qp[b]) * invS
+                                    for j in 0..<q { v += la[j] * lb[j] }
+                                    aProj[t] = v * invS
                                     t += 1
                                 }
                             }

@@ -39,8 +39,28 @@ public struct OutputFisher: FisherModel {
         self.activation = activation
         self.data = data
         blockDimensions = [architecture.parameterCount]
-        dataGram = Self.activationGram(data, bias: architecture.bias)
+        let n = data.rows, q = architecture.classes - 1, d = architecture.parameterCount
+        // The spectrum comes from an s × s matrix, s = min(d, N(K−1)): refuse what cannot be held.
+        let side = Swift.min(d, n * q)
+        guard side <= Self.maxSide else {
+            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) at N = \(n) needs a \(side) × \(side) matrix (\(side * side / 134_217_728) GiB); the limit is \(Self.maxSide) (use N(K−1) ≤ \(Self.maxSide), i.e. --samples ≤ \(Self.maxSide / Swift.max(1, q)))")
+        }
+        // The backward signals are N(K−1) × n_m matrices whatever the route.
+        let widest = architecture.sizes.dropFirst().max() ?? 1
+        let (rowsNQ, o1) = n.multipliedReportingOverflow(by: q)
+        let (signals, o2) = rowsNQ.multipliedReportingOverflow(by: widest)
+        guard !o1, !o2, signals <= 1 << 30 else {
+            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
+        }
+        // The first layer's data Gram (N × N) serves only the Gram route (N(K−1) < d).
+        dataGram = n * q < d ? Self.activationGram(data, bias: architecture.bias) : Matrix(rows: 0, cols: 0)
     }
+
+    /// The largest matrix side the spectrum may need: 2²⁹ doubles (4 GiB) at most.
+    public static let maxSide = 23_170
+
+    /// Values of M per chunk in the direct route (tests lower it to exercise the accumulation).
+    var chunkValues = 1 << 22
 
     /// Number of eigenvalues `blockEigenvalues` returns: `min(d, N(K−1))`.
     public var rank: Int { Swift.min(architecture.parameterCount, data.rows * (architecture.classes - 1)) }
@@ -106,30 +126,45 @@ public struct OutputFisher: FisherModel {
         if useGram {
             var g = Matrix(rows: n * q, cols: n * q)
             for m in 0..<layers {
-                let gramA = m == 0 && x == data ? dataGram : Self.activationGram(fwd.inputs[m], bias: architecture.bias)
+                let gramA = m == 0 && x == data && dataGram.rows == n ? dataGram : Self.activationGram(fwd.inputs[m], bias: architecture.bias)
                 FisherKernels.addHadamardGram(into: &g, backward: backward[m], activationGram: gramA, q: q, alpha: alpha)
             }
             let eig = try SymmetricEigen.eigenvalues(g)
             return eig.count > d ? Array(eig.suffix(d)) : eig
         }
-        // Direct: M (N(K−1) × d), row (n,a) = [vec(β^1 ⊗ x^0), b-part β^1, …], then F = MᵀM/N.
-        var mat = [Double](repeating: 0, count: n * q * d)
-        var offset = 0
-        for m in 0..<layers {
-            let a = fwd.inputs[m], b = backward[m]
-            let nin = a.cols, nout = b.cols
-            for r in 0..<(n * q) {
-                let row = r * d + offset
-                let ar = (r / q) * nin
-                for i in 0..<nout {
-                    let beta = b.data[r * nout + i]
-                    for j in 0..<nin { mat[row + i * nin + j] = beta * a.data[ar + j] }
+        // Direct: M (N(K−1) × d), row (n,a) = [vec(β^1 ⊗ x^0), b-part β^1, …], then F = MᵀM/N, accumulated
+        // over chunks of samples (F += M_cᵀM_c/N) so that memory stays d² + 2²² values whatever N is.
+        var f = Matrix(rows: d, cols: d)
+        let perChunk = Swift.max(1, chunkValues / Swift.max(1, q * d))
+        var mat = [Double](repeating: 0, count: Swift.min(n, perChunk) * q * d)
+        GSL.prepare()
+        var first = 0
+        while first < n {
+            let count = Swift.min(perChunk, n - first)
+            var offset = 0
+            for m in 0..<layers {
+                let a = fwd.inputs[m], b = backward[m]
+                let nin = a.cols, nout = b.cols
+                for r in 0..<(count * q) {
+                    let src = first * q + r
+                    let row = r * d + offset
+                    let ar = (src / q) * nin
+                    for i in 0..<nout {
+                        let beta = b.data[src * nout + i]
+                        for j in 0..<nin { mat[row + i * nin + j] = beta * a.data[ar + j] }
+                    }
+                    if architecture.bias { for i in 0..<nout { mat[row + nout * nin + i] = b.data[src * nout + i] } }
                 }
-                if architecture.bias { for i in 0..<nout { mat[row + nout * nin + i] = b.data[r * nout + i] } }
+                offset += architecture.parameters(layer: m)
             }
-            offset += architecture.parameters(layer: m)
+            mat.withUnsafeBufferPointer { pm in
+                f.data.withUnsafeMutableBufferPointer { pf in
+                    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, Int32(d), Int32(count * q),
+                                alpha, pm.baseAddress, Int32(d), 1, pf.baseAddress, Int32(d))
+                }
+            }
+            first += count
         }
-        let f = mat.withUnsafeBufferPointer { FisherKernels.syrk($0.baseAddress!, rows: n * q, cols: d, transpose: true, alpha: alpha) }
         let eig = try SymmetricEigen.eigenvalues(f)
         return Array(eig.suffix(rank))
     }

@@ -45,8 +45,10 @@ public struct SpectraStore: Sendable {
         }
         try Self.checkNewFolder(directory, flag: flag)
         try AtomicFile.makeDirectory(directory)
-        try AtomicFile.makeDirectory(store.partialDirectory)
+        // meta.json first, then partial/: a run killed in between leaves a store that --resume continues
+        // (resume recreates partial/), never a folder that is neither empty nor a store.
         try AtomicFile.write(try meta.json.serialized(), to: store.metaPath)
+        try AtomicFile.makeDirectory(store.partialDirectory)
         return store
     }
 
@@ -57,10 +59,15 @@ public struct SpectraStore: Sendable {
         guard isDir.boolValue else {
             throw TwoScaleError.invalid(flag, directory, allowed: "this is a file; a spectra store is a folder (new or empty)")
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        // A run killed while writing meta.json leaves only its temporary (`.meta.json.tmp-PID`): that
+        // folder counts as empty, and the leftover goes.
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let stale = all.filter { $0.hasPrefix(".meta.json.tmp-") }
+        let names = all.filter { !stale.contains($0) }
         guard names.isEmpty else {
             throw TwoScaleError.invalid(flag, directory, allowed: "the folder is not empty and holds no spectra store; choose a new or empty folder")
         }
+        for name in stale { try? FileManager.default.removeItem(atPath: directory + "/" + name) }
     }
 
     /// Opens an existing store, checking that `meta.json` records the same settings (and shard) as
@@ -167,6 +174,7 @@ public struct SpectraStore: Sendable {
         for m in 0..<meta.layers.count {
             let path = ownPath(m)
             let a = try NPYArray.read(path: path)
+            try Self.checkFinite(a, path: path)
             guard a.shape.count == 2, a.shape[0] == n, a.shape[1] <= meta.layers[m] else {
                 throw TwoScaleError.file(path, "has shape \(a.shape); meta.json needs (\(n), r) with r ≤ \(meta.layers[m])")
             }
@@ -175,6 +183,7 @@ public struct SpectraStore: Sendable {
             guard m >= 1 else { continue }
             let ip = innerPath(m)
             let b = try NPYArray.read(path: ip)
+            try Self.checkFinite(b, path: ip)
             guard b.shape.count == 3, b.shape[0] == n, b.shape[1] == J, b.shape[2] <= meta.layers[m] else {
                 throw TwoScaleError.file(ip, "has shape \(b.shape); meta.json needs (\(n), \(J), r) with r ≤ \(meta.layers[m])")
             }
@@ -187,6 +196,14 @@ public struct SpectraStore: Sendable {
             }
         }
         return rows
+    }
+
+    /// Eigenvalues are finite numbers: a NaN or ∞ in a store file means it was damaged or written by
+    /// something else; name the file and the offending element.
+    static func checkFinite(_ a: NPYArray, path: String) throws {
+        if let i = a.data.firstIndex(where: { !$0.isFinite }) {
+            throw TwoScaleError.file(path, "element \(i) (flat index) is \(a.data[i]); eigenvalues must be finite numbers (the file is damaged: recompute it with twoscale ed)")
+        }
     }
 
     /// The spectra of a complete, unsharded store (as `LayeredSpectra`, round-off negatives clamped).
@@ -243,11 +260,31 @@ public struct SpectraStore: Sendable {
             throw TwoScaleError.invalid(flag, output, allowed: "the folder already holds a spectra store; choose a new folder")
         }
         try checkNewFolder(output, flag: flag)
-        try AtomicFile.makeDirectory(output)
-        let arrays = try arrays(all, meta: meta)
-        for (m, a) in arrays.own.enumerated() { try a.write(to: out.ownPath(m)) }
-        for (m, a) in arrays.inner.enumerated() where m >= 1 { try a?.write(to: out.innerPath(m)) }
-        try AtomicFile.write(try meta.json.serialized(), to: out.metaPath)
+        // The merged store is built in a hidden sibling folder and renamed into place in one step, so a
+        // merge killed or failing at any moment leaves no half-merged output (a rerun just works);
+        // leftovers of killed merges go first.
+        let url = URL(fileURLWithPath: output).standardizedFileURL
+        let parent = url.deletingLastPathComponent().path, name = url.lastPathComponent
+        try AtomicFile.makeDirectory(parent)
+        for old in (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [] where old.hasPrefix(".\(name).merge-") {
+            try? FileManager.default.removeItem(atPath: parent + "/" + old)
+        }
+        let staging = SpectraStore(directory: parent + "/.\(name).merge-\(getpid())", meta: meta)
+        do {
+            try AtomicFile.makeDirectory(staging.directory)
+            let arrays = try arrays(all, meta: meta)
+            for (m, a) in arrays.own.enumerated() { try a.write(to: staging.ownPath(m)) }
+            for (m, a) in arrays.inner.enumerated() where m >= 1 { try a?.write(to: staging.innerPath(m)) }
+            try AtomicFile.write(try meta.json.serialized(), to: staging.metaPath)
+            // rename(2) replaces an empty folder of the same name atomically.
+            guard rename(staging.directory, output) == 0 else {
+                throw TwoScaleError.file(output, "cannot be created (\(String(cString: strerror(errno))))")
+            }
+        } catch let e as TwoScaleError {
+            try? FileManager.default.removeItem(atPath: staging.directory)
+            // Name the folder the user asked for, not the staging one.
+            throw TwoScaleError(e.kind, e.message.replacingOccurrences(of: staging.directory, with: output))
+        }
         return out
     }
 }

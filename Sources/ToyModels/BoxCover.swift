@@ -49,13 +49,26 @@ public enum BoxCover {
     public static func constantMinimal(_ model: ToyModel, eps: Double) -> BoxCount {
         precondition(model.family == .constant)
         let L = model.length
-        return BoxCount(axisCounts: model.lambdas.map { Swift.max(1, ceilSnapped(L * $0.squareRoot() / eps)) })
+        let counts = model.lambdas.map { Swift.max(1, ceilSnapped(L * $0.squareRoot() / eps)) }
+        guard counts.contains(where: { !$0.isFinite }) else { return BoxCount(axisCounts: counts) }
+        // L√λ_i/ε beyond a double (ε → 0): the count in log form only; log⌈x⌉ = log x to double precision.
+        let lg = zip(model.lambdas, counts).reduce(0.0) { acc, p in
+            acc + (p.1.isFinite ? Foundation.log(p.1) : logAxisRatio(L, p.0, eps))
+        }
+        return BoxCount(log: lg, exact: nil)
+    }
+
+    /// `log max(1, L√λ/ε)` computed in log space, so that it stays finite when `L√λ/ε` overflows.
+    static func logAxisRatio(_ L: Double, _ lambda: Double, _ eps: Double) -> Double {
+        let x = L * lambda.squareRoot() / eps
+        if x.isFinite { return Foundation.log(Swift.max(1, x)) }
+        return Swift.max(0, Foundation.log(L) + 0.5 * Foundation.log(lambda) - Foundation.log(eps))
     }
 
     /// The sandwich's lower side `Π_i max(1, L√λ_i/ε)` as a logarithm (constant family).
     public static func constantLowerBound(_ model: ToyModel, eps: Double) -> Double {
         let L = model.length
-        return model.lambdas.reduce(0) { $0 + Foundation.log(Swift.max(1, L * $1.squareRoot() / eps)) }
+        return model.lambdas.reduce(0) { $0 + logAxisRatio(L, $1, eps) }
     }
 
     /// `log Π_i (1 + ε⁻¹ ∫_lo^hi √λ_i)`, which is `log E_θ det(I + ε⁻¹ F^{1/2})` on the unit box and
@@ -63,9 +76,9 @@ public enum BoxCover {
     public static func logDetBound(_ model: ToyModel, eps: Double) -> Double {
         let L = model.length
         if model.family == .constant {
-            return model.lambdas.reduce(0) { $0 + Foundation.log1p(L * $1.squareRoot() / eps) }
+            return model.lambdas.reduce(0) { $0 + LogSpace.log1pProduct(L * $1.squareRoot(), 1 / eps) }
         }
-        return Double(model.dimension) * Foundation.log1p(L * model.meanSqrtLambda[0] / eps)
+        return Double(model.dimension) * LogSpace.log1pProduct(L * model.meanSqrtLambda[0], 1 / eps)
     }
 
     /// The two-scale cover (SPEC §3): tile each axis by meso-intervals of side `ε^ζ` (the last one

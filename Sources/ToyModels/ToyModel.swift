@@ -108,7 +108,7 @@ public struct ToyModel: Sendable {
 
     /// `log E_θ det(I + s·F^{1/2}) = Σ_i log1p(s ⟨√λ_i⟩)` (raw F; pass `s = t√c` for F̂).
     public func logMeanDet(scale s: Double) -> Double {
-        if sharedAxes { return Double(dimension) * Foundation.log1p(s * meanSqrtLambda[0]) }
+        if sharedAxes { return Double(dimension) * LogSpace.log1pProduct(s, meanSqrtLambda[0]) }
         return LogSpace.logDetSqrt(roots: meanSqrtLambda, scale: s)
     }
 

@@ -30,12 +30,21 @@ public struct GapExperiment: Sendable {
         guard !sampleSizes.isEmpty, sampleSizes.allSatisfy({ $0 >= 2 }) else {
             throw TwoScaleError.invalid("--n", sampleSizes.map(String.init).joined(separator: ","), allowed: "sample sizes n ≥ 2")
         }
-        guard trials >= 1 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give at least 1 trial") }
-        guard randomDraws >= 0 else {
-            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count ≥ 0")
+        guard trials >= 1, trials <= 100_000 else {
+            throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 100000 trials")
         }
-        guard populationSize >= 2 else {
-            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs M ≥ 2 inputs")
+        guard randomDraws >= 0, randomDraws <= 1_000_000 else {
+            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count from 0 to 10⁶")
+        }
+        // Every sample (n inputs, and the M population inputs) is held in memory as n × n_0 doubles:
+        // refuse sizes that cannot be allocated instead of trapping on the allocation.
+        let maxValues = 1 << 28
+        let width = Swift.max(1, Swift.max(task.inputSize, task.classes))
+        if let n = sampleSizes.first(where: { $0 > maxValues / width }) {
+            throw TwoScaleError.invalid("--n", "\(n)", allowed: "a training set holds n × n_0 ≤ 2²⁸ values: n ≤ \(maxValues / width) here")
+        }
+        guard populationSize >= 2, populationSize <= maxValues / width else {
+            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs 2 ≤ M ≤ \(maxValues / width) inputs (M × n_0 ≤ 2²⁸ values)")
         }
         self.task = task
         self.student = student
@@ -82,12 +91,13 @@ public struct TrialGaps: Sendable {
 /// Units (n, trial) run concurrently; each has its own streams, so results do not depend on the
 /// number of threads.
 public enum EmpiricalGap {
-    public static func run(_ e: GapExperiment, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
+    /// `threads`: units run at once (default: the active cores, at most 2); results do not depend on it.
+    public static func run(_ e: GapExperiment, threads: Int? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
         var popRng = Xoshiro256(seed: e.seed, stream: [202])
         let population = e.task.population(count: e.populationSize, rng: &popRng)
         let units = e.sampleSizes.flatMap { n in (0..<e.trials).map { (n, $0) } }
         var results = [TrialGaps?](repeating: nil, count: units.count)
-        let width = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
+        let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
         try await withThrowingTaskGroup(of: (Int, TrialGaps).self) { group in
             var next = 0
             func launch() {
@@ -125,7 +135,7 @@ public enum EmpiricalGap {
             let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
             let gap01 = Swift.abs(r.zeroOne - rn.zeroOne)
             guard gap.isFinite, gap01.isFinite else {
-                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite (training diverged?); lower --lr")
+                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite: training diverged or a random θ from --box overflowed the network; lower --lr or use a smaller --box")
             }
             g.supGap = Swift.max(g.supGap, gap)
             g.supGap01 = Swift.max(g.supGap01, gap01)

@@ -21,6 +21,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        try PathFlags.check(directory, flag: "analyze", what: "the spectra store's folder")
+    }
+
     func run() async throws {
         let request = try analysis.request()
         let start = Date()

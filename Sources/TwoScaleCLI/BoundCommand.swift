@@ -70,6 +70,10 @@ struct BoundCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        try PathFlags.check(store, flag: "--store", what: "the spectra store's folder")
+    }
+
     func run() async throws {
         let constants = try BoundConstants(C: constC, H: constH, K: constK)
         let bound = try GeneralizationBound(gamma: gamma, zeta: zeta, constants: constants)

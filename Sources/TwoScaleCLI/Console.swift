@@ -12,6 +12,8 @@ public final class OutputCapture: @unchecked Sendable {
 
 public enum Console {
     @TaskLocal public static var capture: OutputCapture?
+    /// When set (tests), stderr lines — errors, warnings, progress — go here instead of stderr.
+    @TaskLocal public static var errorCapture: OutputCapture?
     /// When true (notebooks), progress lines are not printed.
     @TaskLocal public static var quiet: Bool = false
 
@@ -23,7 +25,9 @@ public enum Console {
 
     /// One line on stderr.
     public static func error(_ s: String) {
-        FileHandle.standardError.write(Data((s.hasSuffix("\n") ? s : s + "\n").utf8))
+        let line = s.hasSuffix("\n") ? s : s + "\n"
+        if let c = errorCapture { c.append(line); return }
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     /// A warning on stderr (silenced in quiet mode).

@@ -42,6 +42,10 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
+    }
+
     func run() async throws {
         let start = Date()
         // Everything the user typed is checked before any file is touched or any path computed.
@@ -62,14 +66,38 @@ struct EdCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--store", dir, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
         }
 
+        // The paths this run stores (all K, or shard i/n's share), counted without listing them.
+        let storedCount = shardSpec.map { (paths - $0.index + $0.count) / $0.count } ?? paths
+        let blocks = network.fisher == .output ? [architecture.parameterCount] : architecture.layerParameterCounts
+        let plannedBytes = RunProgress.storeBytes(layers: blocks, paths: storedCount, inner: inner)
+        guard plannedBytes <= RunProgress.maxStoreBytes else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K = \(paths) paths × J = \(inner) inner draws of d = \(architecture.parameterCount) parameters make a store of up to \(RunProgress.bytes(plannedBytes)) (held in memory to assemble); the limit is 1 TiB: use fewer paths or inner draws, or --shard")
+        }
+
         let model = try network.makeModel(architecture: architecture)
         let layers = model.blockDimensions
         let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
                                  settings: network.settings(architecture: architecture, box: lo...hi), shard: shardSpec)
         let runner = try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
-        let progress = RunProgress(label: "ed", storeBytes: RunProgress.storeBytes(layers: layers, paths: meta.storedPaths.count, inner: meta.inner),
-                                   threads: request.threads)
-        let outcome = try await runner.execute(store: store, resume: resume, progress: progress.update)
+        let progress = RunProgress(label: "ed", storeBytes: plannedBytes, threads: request.threads)
+        // With a store, Ctrl-C stops cleanly: the Monte Carlo task is cancelled (finished paths are saved,
+        // paths in progress are dropped and recomputed on resume) and the message says how to resume.
+        let interruption = store != nil ? Interruption.install() : nil
+        defer { interruption?.remove() }
+        let work = Task { [store, resume] in
+            try await runner.execute(store: store, resume: resume, progress: progress.update)
+        }
+        interruption?.onInterrupt { work.cancel() }
+        let outcome: SpectraRun.Outcome
+        do {
+            outcome = try await work.value
+        } catch {
+            guard let i = interruption, i.requested, let dir = store else { throw error }
+            let done = (try? SpectraStore.open(directory: dir).completedPaths().count) ?? 0
+            Console.error("twoscale: interrupted; \(done) of \(meta.storedPaths.count) paths are saved in \(dir). "
+                + "Continue with the same command and --resume (e.g. twoscale ed … --store \(dir) --resume).")
+            throw ExitCode(130)
+        }
 
         if let s = shardSpec {
             let seconds = Date().timeIntervalSince(start)

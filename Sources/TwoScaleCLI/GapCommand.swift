@@ -96,6 +96,9 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
+    @Option(help: "Training runs at once (default: the active cores, at most 2). Results do not depend on it.")
+    var threads: Int?
+
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
@@ -126,7 +129,10 @@ struct GapCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         let start = clock.now
         let showProgress = Console.stderrIsTerminal
-        let gaps = try await EmpiricalGap.run(experiment) { done, total in
+        if let t = threads, !(1...1024).contains(t) {
+            throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
+        }
+        let gaps = try await EmpiricalGap.run(experiment, threads: threads) { done, total in
             if showProgress { Console.error("gap: \(done)/\(total) runs") }
         }
         let g = gamma

@@ -23,6 +23,8 @@ struct MergeCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        try PathFlags.check(out, flag: "--out", what: "a folder for the merged store")
+        for d in directories { try PathFlags.check(d, flag: "merge", what: "the shard stores' folders") }
         if directories.isEmpty { throw TwoScaleError.usage("merge: give the shard stores to merge, e.g. twoscale merge runs/a runs/b --out runs/all") }
     }
 

@@ -32,6 +32,11 @@ struct NotebookCommand: AsyncParsableCommand {
     /// Set while a notebook runs, so a nested `twoscale notebook` is refused.
     @TaskLocal static var running = false
 
+    func validate() throws {
+        try PathFlags.check(file, flag: "notebook", what: "a notebook file such as notebooks-txt/NAME.txt")
+        try PathFlags.check(outDir, flag: "--out-dir", what: "a folder for the report")
+    }
+
     func run() async throws {
         let (summary, human) = try await Self.produce(file: file, outDir: outDir)
         try output.emit(summary) { human }

@@ -75,8 +75,11 @@ enum ReportWriter {
         if fm.fileExists(atPath: figDir, isDirectory: &isDir), !isDir.boolValue {
             throw TwoScaleError.file(figDir, "is a file, but the report's figures go in a folder of that name; move it away")
         }
-        try? fm.removeItem(atPath: fresh)
-        try? fm.removeItem(atPath: old)
+        // Leftovers of runs killed mid-swap (any process id) go first.
+        for n in (try? fm.contentsOfDirectory(atPath: outDir)) ?? []
+        where n.hasPrefix("." + name + ".new-") || n.hasPrefix("." + name + ".old-") {
+            try? fm.removeItem(atPath: outDir + "/" + n)
+        }
         defer { try? fm.removeItem(atPath: fresh) }
 
         // 1. Figures into a fresh folder.

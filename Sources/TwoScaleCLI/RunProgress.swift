@@ -7,14 +7,14 @@ import TwoScaleCore
 /// estimate line (time extrapolated from the first computed paths, store size) whatever stderr is.
 final class RunProgress: @unchecked Sendable {
     let label: String
-    let storeBytes: Int
+    let storeBytes: Double
     let threads: Int
     let announceAfter: Double
     private var announced = false
     private var lastDraw = Date.distantPast
     private let bar = Console.stderrIsTerminal
 
-    init(label: String, storeBytes: Int, threads: Int, announceAfter: Double = 10) {
+    init(label: String, storeBytes: Double, threads: Int, announceAfter: Double = 10) {
         self.label = label
         self.storeBytes = storeBytes
         self.threads = threads
@@ -56,25 +56,32 @@ final class RunProgress: @unchecked Sendable {
         return String(format: "%.1f h", s / 3600)
     }
 
-    static func bytes(_ b: Int) -> String {
-        let x = Double(b)
+    static func bytes(_ b: Int) -> String { bytes(Double(b)) }
+
+    static func bytes(_ b: Double) -> String {
+        let x = b
         if x < 1_048_576 { return String(format: "%.0f KB", x / 1024) }
         if x < 1_073_741_824 { return String(format: "%.1f MB", x / 1048576) }
         return String(format: "%.2f GB", x / 1073741824)
     }
 
     /// Upper bound of a store's size: every row of length d_m.
-    static func storeBytes(layers: [Int], paths: Int, inner: Int) -> Int {
-        let own = layers.reduce(0, +)
-        let inn = layers.dropFirst().reduce(0, +) * inner
-        return 8 * paths * (own + inn)
+    /// In Double: K·J·d can exceed an Int (10⁸ · 10⁸ · 10⁴).
+    static func storeBytes(layers: [Int], paths: Int, inner: Int) -> Double {
+        let own = Double(layers.reduce(0, +))
+        let inn = Double(layers.dropFirst().reduce(0, +)) * Double(inner)
+        return 8 * Double(paths) * (own + inn)
     }
+
+    /// The largest store a run may plan: its rows are held in memory for the final assembly.
+    static let maxStoreBytes = 1099511627776.0  // 1 TiB
 }
 
 extension Console {
     /// Writes a progress line to stderr as is (carriage return included, no newline added); only
     /// call it when `stderrIsTerminal`.
     static func progressLine(_ s: String) {
+        if let c = errorCapture { c.append(s); return }
         FileHandle.standardError.write(Data(s.utf8))
     }
 }

@@ -24,6 +24,17 @@ struct ScaleOptions: ParsableArguments {
     }
 }
 
+/// File and folder flags: an empty (or blank) name is refused with the flag named, before any file
+/// is touched (the file system's own message for "" names nothing).
+enum PathFlags {
+    static func check(_ value: String?, flag: String, what: String = "a file or folder name") throws {
+        guard let v = value else { return }
+        if v.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw TwoScaleError.invalid(flag, v, allowed: "give \(what)")
+        }
+    }
+}
+
 /// `--json`.
 struct OutputOptions: ParsableArguments {
     @Flag(name: .customLong("json"), help: "Print JSON (INTERFACE.md) instead of a readable summary.")

@@ -84,6 +84,11 @@ struct TrainCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        try PathFlags.check(checkpoints, flag: "--checkpoints", what: "a folder for the checkpoints")
+        try PathFlags.check(weightsOut, flag: "--weights-out", what: "a file name for the weights")
+    }
+
     func run() async throws {
         let architecture = try Architecture(parsing: arch, bias: bias)
         let act = try TrainingData.activation(activation)

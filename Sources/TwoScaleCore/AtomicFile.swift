@@ -45,12 +45,18 @@ public enum AtomicFile {
         try write(Data(text.utf8), to: path)
     }
 
-    /// Creates a folder (and parents) or fails with a clear message.
+    /// Creates a folder (and parents) or fails with a clear message naming the part that failed and
+    /// the system's reason (read-only file system, permission denied, a file in the way, …).
     public static func makeDirectory(_ path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw TwoScaleError.file(path, "cannot create the folder (\(error.localizedDescription))")
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw TwoScaleError.file(path, "cannot create the folder: a file of that name exists") }
+        } else {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path { try makeDirectory(parent) }
+            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw TwoScaleError.file(path, "cannot create the folder (\(String(cString: strerror(errno))))")
+            }
         }
         guard access(path, W_OK) == 0 else { throw TwoScaleError.file(path, "the folder is not writable") }
     }

@@ -44,7 +44,17 @@ public enum LogSpace {
     @inlinable
     public static func logDetSqrt(roots: [Double], scale s: Double) -> Double {
         var acc = 0.0
-        for r in roots { acc += Foundation.log1p(s * r) }
+        for r in roots { acc += log1pProduct(s, r) }
         return acc
+    }
+
+    /// `log(1 + a·b)` for `a, b ≥ 0`, also when the product overflows a double (ε → 0 makes
+    /// `ε^(ζ−1)` as large as 10³⁰⁰): then `log(1 + ab) = log a + log b + log1p(1/(ab))`, and
+    /// `1/(ab) < 10⁻³⁰⁸` is below a double's resolution of the sum, so `log a + log b` is exact.
+    @inlinable
+    public static func log1pProduct(_ a: Double, _ b: Double) -> Double {
+        let x = a * b
+        if x.isFinite { return Foundation.log1p(x) }
+        return Foundation.log(a) + Foundation.log(b)
     }
 }

@@ -78,7 +78,7 @@ public struct Spectrum: Sendable, Equatable {
     /// `log det(I + κ F) = Σ log1p(κ λ_i)`.
     public func logDet(scale kappa: Double) -> Double {
         var acc = 0.0
-        for r in roots { acc += Foundation.log1p(kappa * r * r) }
+        for r in roots { acc += LogSpace.log1pProduct(kappa, r * r) }
         return acc
     }
 }

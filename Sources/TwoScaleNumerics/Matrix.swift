@@ -113,6 +113,11 @@ public enum SymmetricEigen {
         GSL.prepare()
         var n = Int32(a.rows)
         if n == 0 { return [] }
+        // A NaN or ∞ (an overflow upstream, e.g. huge weights) makes LAPACK fail or return garbage:
+        // say so plainly instead.
+        guard a.data.allSatisfy(\.isFinite) else {
+            throw TwoScaleError.failure("a \(n)×\(n) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
+        }
         if n == 1 { return [a.data[0]] }
         var m = a.data  // row-major upper = column-major lower; symmetric, so either triangle works
         var w = [Double](repeating: 0, count: Int(n))

@@ -17,3 +17,25 @@ func runJSON(_ args: [String]) async throws -> JSONValue {
     guard status == 0 else { throw TwoScaleError.failure("exit \(status) for \(args)") }
     return try JSONValue.parse(Data(out.utf8), source: "stdout")
 }
+
+/// Runs `twoscale ARGS` in-process with stdout and stderr both captured.
+func runCLICapturingErrors(_ args: [String]) async -> (status: Int32, out: String, err: String) {
+    let out = OutputCapture(), err = OutputCapture()
+    let status = await Console.$capture.withValue(out) {
+        await Console.$errorCapture.withValue(err) {
+            await Console.$quiet.withValue(true) { await TwoScaleMain.execute(args) }
+        }
+    }
+    return (status, out.text, err.text)
+}
+
+/// The JSON of a command without its timing keys (`seconds`, `samples_per_second`, …): the bytes that
+/// must be identical between runs with the same seed.
+func withoutTimingKeys(_ v: JSONValue) -> JSONValue {
+    let timing: Set<String> = ["seconds", "training_seconds", "setup_seconds", "samples_per_second"]
+    switch v {
+    case let .object(kv): return .object(kv.filter { !timing.contains($0.0) }.map { ($0.0, withoutTimingKeys($0.1)) })
+    case let .array(a): return .array(a.map(withoutTimingKeys))
+    default: return v
+    }
+}

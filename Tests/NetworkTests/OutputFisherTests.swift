@@ -29,6 +29,28 @@ final class OutputFisherTests: XCTestCase {
         }
     }
 
+    /// The direct route accumulates F = Σ_chunks M_cᵀM_c/N: one sample per chunk gives the spectrum of
+    /// the dense finite-difference reference too (and the same as a single chunk).
+    func testDirectRouteInChunks() throws {
+        let net = try R.net([3, 4, 3], bias: true, .tanh, seed: 41)
+        let data = R.gaussianData(40, 3, seed: 42)  // N(K−1) = 80 > d = 31: direct route
+        var model = try OutputFisher(architecture: net.architecture, activation: .tanh, data: data)
+        let whole = try model.eigenvalues(net, inputs: data, route: .automatic)
+        model.chunkValues = 1
+        let chunked = try model.eigenvalues(net, inputs: data, route: .automatic)
+        let dense = try R.eigenvalues(R.outputFisher(net, inputs: data))
+        R.assertSpectra(chunked, dense, "one sample per chunk")
+        R.assertSpectra(whole, dense, "one chunk")
+    }
+
+    /// A spectrum matrix beyond 4 GiB is refused with a message, not a failed allocation.
+    func testTooLargeIsRefused() throws {
+        let a = try Architecture(parsing: "2-30000-2", bias: false)
+        XCTAssertThrowsError(try OutputFisher(architecture: a, activation: .relu, data: R.gaussianData(30000, 2, seed: 1))) { e in
+            XCTAssertTrue((e as? TwoScaleError)?.message.contains("--samples") ?? false, "\(e)")
+        }
+    }
+
     func testGramAndDirectRoutesAgree() throws {
         for (sizes, n) in [([3, 4, 3], 3), ([4, 3, 2, 3], 10)] {
             let net = try R.net(sizes, bias: true, .tanh, seed: 5)

@@ -1,0 +1,48 @@
+import Foundation
+import PropertyBased
+import Testing
+import TwoScaleCLI
+import TwoScaleCore
+
+/// Random values for the numeric flags of the cheap commands (toy, bound), run in-process: every run
+/// either succeeds with parseable JSON (finite numbers — the writer refuses others) or fails with status
+/// 1 or 2 and one `twoscale: …` message; stdout stays empty on failure. Never a trap.
+@Suite struct CLIFuzzTests {
+    /// Number-like text: digits, signs, exponents, separators, special words.
+    static let numberText = Gen.oneOf(
+        Gen.element(of: ["0", "1", "-1", "0.5", "1e-300", "1e300", "nan", "inf", "-inf", "", " ", "1e-3:0.5:4", "0:1", "1:0",
+                         "2,3", "0.1,,0.2", "1e3:1e6:5", "1e-320", "0.999999999999", "4,0.01", "1e999", "abc", "-0"]).compactMap { $0 },
+        Gen.element(of: Array("0123456789.,:-+eE ")).compactMap { $0 }.string(of: 1...10),
+        Gen.double(in: -2...2).map { "\($0)" },
+        Gen.double(in: -320 ... 320).map { "1e\(Int($0))" })
+
+    static func check(_ args: [String]) async {
+        let r = await runCLICapturingErrors(args)
+        switch r.status {
+        case 0:
+            do { _ = try JSONValue.parse(Data(r.out.utf8), source: "stdout") } catch { Issue.record("\(args): invalid JSON \(error)") }
+        case 1, 2:
+            #expect(r.out.isEmpty, "\(args): stdout on failure")
+            #expect(r.err.hasPrefix("twoscale: "), "\(args): \(r.err)")
+        default:
+            Issue.record("\(args): status \(r.status): \(r.err)")
+        }
+    }
+
+    @Test func toyFlags() async {
+        await propertyCheck(count: 400, input: Self.numberText, Self.numberText, Self.numberText, Self.numberText) { lambdas, eps, zeta, box in
+            await Self.check(["toy", "--family", "constant", "--lambdas=\(lambdas)", "--eps=\(eps)", "--zeta=\(zeta)", "--box=\(box)", "--json"])
+        }
+        await propertyCheck(count: 100, input: Gen.element(of: ["bernoulli", "poisson", "exponential"]).compactMap { $0 },
+                            Self.numberText, Self.numberText, Self.numberText) { family, dim, eps, box in
+            await Self.check(["toy", "--family", family, "--dim=\(dim)", "--eps=\(eps)", "--box=\(box)", "--greedy-max", "200", "--json"])
+        }
+    }
+
+    @Test func boundFlags() async {
+        await propertyCheck(count: 400, input: Self.numberText, Self.numberText, Self.numberText, Self.numberText) { n, gamma, zeta, delta in
+            await Self.check(["bound", "--n=\(n)", "--gamma=\(gamma)", "--zeta=\(zeta)", "--delta=\(delta)",
+                              "--family", "constant", "--lambdas", "4,0.01", "--json"])
+        }
+    }
+}

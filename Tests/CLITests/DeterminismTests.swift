@@ -1,0 +1,93 @@
+import Foundation
+import TwoScaleCLI
+import TwoScaleCore
+import XCTest
+
+/// Same command and seed → the same bytes: JSON (timing keys removed, see docs/RELIABILITY.md) and
+/// files (stores, weights), across repeated runs and across `--threads 1` and `--threads 2`.
+final class DeterminismTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "twoscale-det-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// The JSON text of `args` without timing keys, re-serialised (so the comparison is of bytes).
+    func bytes(_ args: [String]) async throws -> String {
+        let r = await runCLICapturingErrors(args)
+        XCTAssertEqual(r.status, 0, "\(args): \(r.err)")
+        let v = try JSONValue.parse(Data(r.out.utf8), source: args.first ?? "")
+        // Paths of per-run folders differ by design: drop them before comparing.
+        return try withoutTimingKeys(v).serialized()
+    }
+
+    func files(_ d: String) -> [String: Data] {
+        var out: [String: Data] = [:]
+        for rel in (FileManager.default.enumerator(atPath: d)?.allObjects as? [String]) ?? [] {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: d + "/" + rel, isDirectory: &isDir), !isDir.boolValue {
+                out[rel] = FileManager.default.contents(atPath: d + "/" + rel)
+            }
+        }
+        return out
+    }
+
+    func checkEd(_ extra: [String]) async throws {
+        let base = ["ed", "--arch", "4-5-3", "--samples", "6", "--paths", "6", "--inner", "4", "--sigma2", "0.3",
+                    "--noise-samples", "2", "--seed", "11", "--eps", "1e-3:0.5:4", "--zeta", "0.7", "--lower",
+                    "--bootstrap", "40", "--abbas-n", "1000", "--json"] + extra
+        let a = try await bytes(base + ["--threads", "1", "--store", dir + "/a"])
+        let b = try await bytes(base + ["--threads", "2", "--store", dir + "/b"])
+        let c = try await bytes(base + ["--threads", "2"])  // no store: the same numbers
+        XCTAssertEqual(a, b, "ed \(extra): --threads 1 vs 2")
+        XCTAssertEqual(a, c, "ed \(extra): with and without a store")
+        XCTAssertFalse(files(dir + "/a").isEmpty)
+        XCTAssertEqual(files(dir + "/a"), files(dir + "/b"), "store bytes, --threads 1 vs 2")
+        // analyze on the store, at both thread counts, reproduces ed.
+        let an = ["--eps", "1e-3:0.5:4", "--zeta", "0.7", "--lower", "--bootstrap", "40", "--abbas-n", "1000", "--json"]
+        let x = try await bytes(["analyze", dir + "/a"] + an + ["--threads", "1"])
+        let y = try await bytes(["analyze", dir + "/b"] + an + ["--threads", "2"])
+        XCTAssertEqual(x, y, "analyze: --threads 1 vs 2")
+        XCTAssertEqual(x, a, "analyze reproduces ed")
+        try FileManager.default.removeItem(atPath: dir + "/a")
+        try FileManager.default.removeItem(atPath: dir + "/b")
+    }
+
+    func testEdMarkovAndAnalyze() async throws { try await checkEd([]) }
+
+    func testEdOutputFisher() async throws { try await checkEd(["--fisher", "output", "--activation", "tanh"]) }
+
+    func testFisherRepeats() async throws {
+        let args = ["fisher", "--arch", "4-5-3", "--data", "synthetic:gaussian", "--samples", "7", "--fisher", "markov",
+                    "--sigma2", "0.2", "--noise-samples", "3", "--seed", "4", "--json"]
+        let a = try await bytes(args), b = try await bytes(args)
+        XCTAssertEqual(a, b)
+        let o = args.map { $0 == "markov" ? "output" : $0 }
+        let c = try await bytes(o), d = try await bytes(o)
+        XCTAssertEqual(c, d)
+    }
+
+    func testTrainRepeatsWithTheSameWeightsBytes() async throws {
+        let args = ["train", "--arch", "3-6-2", "--data", "synthetic:teacher:3-4-2", "--samples", "40", "--batch", "8",
+                    "--epochs", "3", "--holdout", "0.25", "--seed", "9", "--json"]
+        let a = try await bytes(args + ["--weights-out", dir + "/w1.json", "--checkpoints", dir + "/c1"])
+        let b = try await bytes(args + ["--weights-out", dir + "/w2.json", "--checkpoints", dir + "/c2"])
+        XCTAssertEqual(a, b)
+        XCTAssertEqual(FileManager.default.contents(atPath: dir + "/w1.json"), FileManager.default.contents(atPath: dir + "/w2.json"))
+        let c1 = files(dir + "/c1"), c2 = files(dir + "/c2")
+        XCTAssertFalse(c1.isEmpty)
+        // index.json may name its own folder; every weights file must match.
+        XCTAssertEqual(c1.filter { $0.key != "index.json" }, c2.filter { $0.key != "index.json" })
+    }
+
+    func testGapAcrossThreadCounts() async throws {
+        let args = ["gap", "--teacher", "3-4-2", "--student", "3-5-2", "--n", "20,40", "--trials", "3", "--epochs", "2",
+                    "--population", "200", "--random-draws", "2", "--seed", "3", "--json"]
+        let a = try await bytes(args + ["--threads", "1"])
+        let b = try await bytes(args + ["--threads", "2"])
+        XCTAssertEqual(a, b, "gap: --threads 1 vs 2")
+    }
+}
