@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 twoscale_install_deps
+# build everything first: the fault tests run the real twoscale executable
+swift build
 swift test "$@"
