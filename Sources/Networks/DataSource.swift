@@ -162,14 +162,7 @@ public enum DataSource {
         var labels = [Int](repeating: 0, count: samples)
         for i in 0..<samples {
             var rng = Xoshiro256(seed: seed, stream: [teacherLabelStream, UInt64(i)])
-            let u = rng.uniform()
-            var acc = 0.0
-            var y = k - 1
-            for c in 0..<k {
-                acc += p.data[i * k + c]
-                if u < acc { y = c; break }
-            }
-            labels[i] = y
+            labels[i] = Softmax.sampleClass(p, row: i, u: rng.uniform())
         }
         return (Dataset(inputs: x, labels: labels, classes: k, source: "synthetic:teacher:\(architecture.sizes.map(String.init).joined(separator: "-"))"), net)
     }

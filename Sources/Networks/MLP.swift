@@ -133,6 +133,18 @@ public enum Softmax {
         return p
     }
 
+    /// The class drawn by inversion from row `i` of a probability matrix with a uniform `u ∈ [0, 1)`:
+    /// the first class whose cumulative probability exceeds u (the last class absorbs round-off).
+    public static func sampleClass(_ p: Matrix, row i: Int, u: Double) -> Int {
+        let k = p.cols
+        var acc = 0.0
+        for c in 0..<k {
+            acc += p.data[i * k + c]
+            if u < acc { return c }
+        }
+        return k - 1
+    }
+
     /// Row-wise `log softmax`.
     public static func logProbabilities(_ logits: Matrix) -> Matrix {
         var p = logits

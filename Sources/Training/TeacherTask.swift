@@ -55,14 +55,7 @@ public struct TeacherTask: Sendable {
         let k = classes
         var labels = [Int](repeating: 0, count: n)
         for i in 0..<n {
-            let u = rng.uniform()
-            var acc = 0.0
-            var y = k - 1
-            for j in 0..<k {
-                acc += p.data[i * k + j]
-                if u < acc { y = j; break }
-            }
-            labels[i] = y
+            labels[i] = Softmax.sampleClass(p, row: i, u: rng.uniform())
         }
         return Dataset(inputs: x, labels: labels, classes: k,
                        source: "teacher \(teacher.architecture.sizes.map(String.init).joined(separator: "-")) (T = \(temperature))")
