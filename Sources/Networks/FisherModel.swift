@@ -30,3 +30,15 @@ public protocol FisherModel: Sendable {
     /// ones are zeros (e.g. `OutputFisher` returns `min(d, N(K−1))`, the rank bound of its Gram).
     func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double]
 }
+
+extension FisherKind {
+    /// Checks the data a Fisher estimator averages over: at least one input, n_0 features, all finite.
+    func validate(data: Matrix, architecture: Architecture) throws {
+        let name = self == .markov ? "the Markov Fisher matrix" : "the output Fisher matrix"
+        guard data.rows >= 1 else { throw TwoScaleError.usage("\(name) needs at least one data input") }
+        guard data.cols == architecture.inputSize else {
+            throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
+        }
+        guard data.data.allSatisfy(\.isFinite) else { throw TwoScaleError.failure("the data holds a non-finite number") }
+    }
+}

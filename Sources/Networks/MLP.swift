@@ -117,14 +117,21 @@ public struct MLP: Sendable, Equatable {
 /// Row-wise softmax and cross-entropy helpers, stable for any logits (probabilities that underflow
 /// become 0, log-probabilities stay finite).
 public enum Softmax {
+    /// The largest entry of row `i` (of width `k`): the shift that keeps `exp` from overflowing.
+    @inline(__always)
+    static func rowMax(_ d: UnsafeMutableBufferPointer<Double>, _ i: Int, _ k: Int) -> Double {
+        var m = -Double.infinity
+        for j in 0..<k { m = Swift.max(m, d[i * k + j]) }
+        return m
+    }
+
     /// Row-wise `softmax`.
     public static func probabilities(_ logits: Matrix) -> Matrix {
         var p = logits
         let k = p.cols
         p.data.withUnsafeMutableBufferPointer { d in
             for i in 0..<p.rows {
-                var m = -Double.infinity
-                for j in 0..<k { m = Swift.max(m, d[i * k + j]) }
+                let m = rowMax(d, i, k)
                 var s = 0.0
                 for j in 0..<k { let e = Foundation.exp(d[i * k + j] - m); d[i * k + j] = e; s += e }
                 for j in 0..<k { d[i * k + j] /= s }
@@ -151,8 +158,7 @@ public enum Softmax {
         let k = p.cols
         p.data.withUnsafeMutableBufferPointer { d in
             for i in 0..<p.rows {
-                var m = -Double.infinity
-                for j in 0..<k { m = Swift.max(m, d[i * k + j]) }
+                let m = rowMax(d, i, k)
                 var s = 0.0
                 for j in 0..<k { s += Foundation.exp(d[i * k + j] - m) }
                 let lse = m + Foundation.log(s)

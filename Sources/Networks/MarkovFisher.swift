@@ -54,11 +54,7 @@ public struct MarkovFisher: FisherModel {
         guard !o1, !o2, values <= 1 << 28 else {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the hidden states of N·R = \(data.rows)·\(noiseSamples) samples would exceed 2²⁸ values per layer; use fewer noise draws or samples (N·R·n_m ≤ 2²⁸)")
         }
-        guard data.rows >= 1 else { throw TwoScaleError.usage("the Markov Fisher matrix needs at least one data input") }
-        guard data.cols == architecture.inputSize else {
-            throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
-        }
-        guard data.data.allSatisfy(\.isFinite) else { throw TwoScaleError.failure("the data holds a non-finite number") }
+        try FisherKind.markov.validate(data: data, architecture: architecture)
         self.architecture = architecture
         self.activation = activation
         self.data = data

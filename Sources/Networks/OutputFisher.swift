@@ -30,11 +30,7 @@ public struct OutputFisher: FisherModel {
     let dataGram: Matrix
 
     public init(architecture: Architecture, activation: Activation, data: Matrix) throws {
-        guard data.rows >= 1 else { throw TwoScaleError.usage("the output Fisher matrix needs at least one data input") }
-        guard data.cols == architecture.inputSize else {
-            throw TwoScaleError.usage("the data has \(data.cols) features but the architecture \(architecture) takes \(architecture.inputSize) inputs")
-        }
-        guard data.data.allSatisfy(\.isFinite) else { throw TwoScaleError.failure("the data holds a non-finite number") }
+        try FisherKind.output.validate(data: data, architecture: architecture)
         self.architecture = architecture
         self.activation = activation
         self.data = data
