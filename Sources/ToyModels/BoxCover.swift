@@ -121,8 +121,14 @@ public enum BoxCover {
     /// placement: from the left end x of what is still uncovered, the next centre c is the largest with
     /// `c − s(c)/2 ≤ x`, `s(c) = ε/√λ(c)` (found by GSL Brent on `g(c) = c − s(c)/2 − x`). When the right
     /// end `c + s(c)/2` grows with c (true for these families wherever `|s'| < 2`), greedy is optimal by
-    /// the usual exchange argument. Returns nil when no finite cover exists (s = 0 at a box end) or
-    /// the count would exceed `maxBoxes`.
+    /// the usual exchange argument.
+    ///
+    /// At a singular left end (λ(x) = ∞, so s(x) = 0) a box centred at x has no width, but one
+    /// centred further right may still reach back to x: for Poisson `c − ε√c/2 ≤ 0` holds up to
+    /// `c = ε²/4`, for Bernoulli similarly. There `g(x) = 0` and g dips below 0 before rising, so the
+    /// bracket for Brent starts at a point where g < 0 (searched by halving towards x). When no such
+    /// point exists (exponential: `c − εc/2 > 0` for every c > 0) no finite cover exists and the
+    /// result is nil. Also nil when the count would exceed `maxBoxes`.
     public static func greedyAxisCount(family: Family, lo: Double, hi: Double, eps: Double,
                                        maxBoxes: Int = 1_000_000) throws -> Double? {
         precondition(family != .constant)
@@ -131,13 +137,28 @@ public enum BoxCover {
         var count = 0
         while x < hi {
             let sx = side(x)
-            guard sx.isFinite, sx > 0 else { return nil }
+            guard sx.isFinite, sx >= 0 else { return nil }
             count += 1
             if count > maxBoxes { return nil }
             let sh = side(hi)
             if hi - sh / 2 <= x { break }  // a box centred at hi reaches back to x
             let target = x
-            let c = try RootFinder.brent({ $0 - side($0) / 2 - target }, lo: x, hi: hi, absTol: 1e-15, relTol: 1e-14)
+            let g = { (c: Double) -> Double in c - side(c) / 2 - target }
+            var a = x
+            if sx == 0 {
+                // Singular end: find a point right of x where a box already reaches back past x.
+                var found: Double? = nil
+                var step = (hi - x) / 2
+                for _ in 0..<1074 where step > 0 {
+                    let t = x + step
+                    if t <= x { break }
+                    if g(t) < 0 { found = t; break }
+                    step /= 2
+                }
+                guard let start = found else { return nil }
+                a = start
+            }
+            let c = try RootFinder.brent(g, lo: a, hi: hi, absTol: 1e-15, relTol: 1e-14)
             let next = c + side(c) / 2
             guard next > x else { return nil }
             x = next

@@ -58,6 +58,11 @@ struct ToyCommand: AsyncParsableCommand {
     }
 }
 
+/// A count as a table cell: exact below 2⁵³, `e^log` above, ∞ when no finite cover exists.
+private func countCell(_ count: BoxCount) -> String {
+    count.exact.map { String(format: "%.0f", $0) } ?? (count.log.isFinite ? "e^" + Fmt.num(count.log, 5) : "∞")
+}
+
 /// The numbers of one `toy` run, as JSON and as a table.
 struct ToyReport {
     var json: JSONValue
@@ -67,8 +72,6 @@ struct ToyReport {
                         greedyMax: Int) throws -> ToyReport {
         var points: [JSONValue] = []
         var rows: [[String]] = []
-        let cRaw = try model.scale(.none)
-        _ = cRaw
         for e in eps {
             let dz = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: normalization)
             let dzRaw = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: .none)
@@ -96,9 +99,12 @@ struct ToyReport {
                 kv.append(("greedy_count", .number(greedy?.exact)))
             }
             points.append(.object(kv))
-            rows.append([Fmt.num(e), Fmt.num(dz), Fmt.num(dzRaw),
-                         count.exact.map { String(format: "%.0f", $0) } ?? (count.log.isFinite ? "e^" + Fmt.num(count.log, 5) : "∞"),
-                         Fmt.num(count.log.isFinite ? count.log : nil), Fmt.num(detBound)])
+            var row = [Fmt.num(e), Fmt.num(dz), Fmt.num(dzRaw), countCell(count),
+                       Fmt.num(count.log.isFinite ? count.log : nil), Fmt.num(detBound)]
+            if model.family != .constant {
+                row.append(greedyMax == 0 ? "off" : greedy.map(countCell) ?? "> --greedy-max")
+            }
+            rows.append(row)
         }
         var top: [(String, JSONValue)] = [
             ("dimension", .int(model.dimension)),
@@ -116,7 +122,9 @@ struct ToyReport {
         top.append(("points", .array(points)))
         let head = "toy model: family \(model.family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(zeta)), normalisation \(normalization.rawValue)\n"
             + "box counts: \(model.family == .constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)"), raw metric\n\n"
-        let table = Fmt.table(["eps", "d_zeta", "d_zeta(c=1)", "box count", "log count", "log det bound"], rows)
+        var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count", "log count", "log det bound"]
+        if model.family != .constant { columns.append("greedy 1-D cover^d") }
+        let table = Fmt.table(columns, rows)
         return ToyReport(json: .object(top), human: head + table)
     }
 }

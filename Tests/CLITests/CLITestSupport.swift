@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import XCTest
 
 /// Runs `twoscale ARGS` in-process; returns the exit status and captured stdout.
 func runCLI(_ args: [String]) async -> (status: Int32, out: String) {
@@ -37,5 +38,24 @@ func withoutTimingKeys(_ v: JSONValue) -> JSONValue {
     case let .object(kv): return .object(kv.filter { !timing.contains($0.0) }.map { ($0.0, withoutTimingKeys($0.1)) })
     case let .array(a): return .array(a.map(withoutTimingKeys))
     default: return v
+    }
+}
+
+/// An XCTest case with a fresh scratch folder `dir` for each test, removed after it.
+class ScratchDirectoryTestCase: XCTestCase {
+    var dir = ""
+
+    /// The tag in the folder's name (`twoscale-TAG-UUID`), so a leftover folder names its test class.
+    class var scratchTag: String { "cli" }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        dir = NSTemporaryDirectory() + "twoscale-\(Self.scratchTag)-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: dir)
+        try super.tearDownWithError()
     }
 }

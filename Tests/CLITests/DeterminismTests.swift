@@ -5,15 +5,8 @@ import XCTest
 
 /// Same command and seed → the same bytes: JSON (timing keys removed, see docs/RELIABILITY.md) and
 /// files (stores, weights), across repeated runs and across `--threads 1` and `--threads 2`.
-final class DeterminismTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-det-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+final class DeterminismTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "det" }
 
     /// The JSON text of `args` without timing keys, re-serialised (so the comparison is of bytes).
     func bytes(_ args: [String]) async throws -> String {

@@ -9,15 +9,8 @@ import Glibc
 /// Faults: the real `twoscale` binary killed (SIGINT, SIGKILL) at seeded random moments of an
 /// `ed --store` run, then resumed — the store is never corrupt and the result equals an uninterrupted
 /// run bit for bit; and outputs into a full or read-only file system fail cleanly (exit 1, no files).
-final class FaultTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-fault-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+final class FaultTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "fault" }
 
     /// The `twoscale` executable that `swift build`/`swift test` put next to the test bundle.
     static func binary() throws -> String {
@@ -49,8 +42,8 @@ final class FaultTests: XCTestCase {
         p.arguments = args
         let outURL = URL(fileURLWithPath: dir + "/.stdout-\(UUID().uuidString)")
         let errURL = URL(fileURLWithPath: dir + "/.stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let outH = try FileHandle(forWritingTo: outURL), errH = try FileHandle(forWritingTo: errURL)
         p.standardOutput = outH
         p.standardError = errH

@@ -3,16 +3,13 @@ import TwoScaleCLI
 import TwoScaleCore
 import XCTest
 
-final class FisherCommandTests: XCTestCase {
-    var dir = ""
+final class FisherCommandTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "fisher" }
 
     override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-fisher-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try super.setUpWithError()
         try "x1,x2\n1,0\n0,1\n1,1\n".write(toFile: dir + "/X.csv", atomically: true, encoding: .utf8)
     }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func run(_ args: [String]) async -> (Int32, String) {
         let capture = OutputCapture()

@@ -5,15 +5,8 @@ import TwoScaleCore
 import XCTest
 
 /// `ed`, `analyze`, `merge` end to end on a tiny real network (3-4-3, Markov FIM, N = 5, K = J = 4).
-final class NetworkCommandTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-ed-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+final class NetworkCommandTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "ed" }
 
     func run(_ args: [String]) async -> (Int32, String) {
         let capture = OutputCapture()

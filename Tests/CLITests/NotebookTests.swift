@@ -6,17 +6,8 @@ import FoundationXML
 import TwoScaleCore
 @testable import TwoScaleCLI
 
-final class NotebookTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-notebook-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class NotebookTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "notebook" }
 
     /// Runs `twoscale ARGS` in-process; returns the exit status and captured stdout.
     func run(_ args: [String]) async -> (Int32, String) {

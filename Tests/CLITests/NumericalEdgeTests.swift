@@ -7,15 +7,8 @@ import XCTest
 /// Numerical edge cases, each pinned to a closed form or to a clear error (never a NaN/∞ or a trap):
 /// ε → 0 and → 1, ζ → 1, zero Fisher matrices, eigenvalues at the clamp threshold, tiny and huge σ²,
 /// saturated softmax, and d ≥ 10⁵ in `analyze`.
-final class NumericalEdgeTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws {
-        dir = NSTemporaryDirectory() + "twoscale-edge-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+final class NumericalEdgeTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "edge" }
 
     func json(_ args: [String]) async throws -> JSONValue {
         let r = await runCLICapturingErrors(args)

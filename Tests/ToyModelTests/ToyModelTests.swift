@@ -158,9 +158,44 @@ func closedForm(_ f: Family, _ a: Double, _ b: Double) -> (sqrt: Double, lambda:
         }
     }
 
-    @Test func singularBoxHasNoFiniteCover() throws {
+    /// Bernoulli greedy by hand: the next centre solves `c − ε√(c(1−c))/2 = x`, i.e. the larger root of
+    /// `(1+k)c² − (2x+k)c + x² = 0`, `k = ε²/4`; the box's right end is `c + ε√(c(1−c))/2`.
+    func bernoulliGreedyClosedForm(lo: Double, hi: Double, eps: Double) -> Int {
+        let k = eps * eps / 4
+        var x = lo, n = 0
+        while x < hi {
+            n += 1
+            if hi - eps * (hi * (1 - hi)).squareRoot() / 2 <= x { break }
+            let b = 2 * x + k
+            let c = (b + (b * b - 4 * (1 + k) * x * x).squareRoot()) / (2 * (1 + k))
+            x = c + eps * (c * (1 - c)).squareRoot() / 2
+        }
+        return n
+    }
+
+    @Test func singularEndStillHasAFiniteGreedyCover() throws {
+        // λ = ∞ at θ = 0 (and 1 for Bernoulli), yet boxes centred near the end reach it:
+        // Poisson's first centre is ε²/4. The two-scale cover (largest λ per meso-interval) is infinite.
         let m = try ToyModel(family: .poisson, dimension: 1, box: (0, 1))
         #expect(try BoxCover.twoScale(m, eps: 0.1, zeta: 0.5).log == .infinity)
-        #expect(try BoxCover.greedy(m, eps: 0.1) == nil)
+        for e in [0.3, 0.1, 0.01] {
+            let p = try #require(try BoxCover.greedyAxisCount(family: .poisson, lo: 0, hi: 1, eps: e))
+            #expect(Int(p) == poissonGreedyClosedForm(lo: 0, hi: 1, eps: e), "poisson ε=\(e)")
+            let b = try #require(try BoxCover.greedyAxisCount(family: .bernoulli, lo: 0, hi: 1, eps: e))
+            #expect(Int(b) == bernoulliGreedyClosedForm(lo: 0, hi: 1, eps: e), "bernoulli ε=\(e)")
+            // Away from the ends the same recurrence holds: the interior check of the hand formula.
+            let bi = try #require(try BoxCover.greedyAxisCount(family: .bernoulli, lo: 0.2, hi: 0.7, eps: e))
+            #expect(Int(bi) == bernoulliGreedyClosedForm(lo: 0.2, hi: 0.7, eps: e), "bernoulli interior ε=\(e)")
+        }
+        // Poisson on [0,1], ε = 0.1: the same count as the box starting just off the singular point.
+        #expect(try BoxCover.greedyAxisCount(family: .poisson, lo: 0, hi: 1, eps: 0.1)
+                == BoxCover.greedyAxisCount(family: .poisson, lo: 1e-9, hi: 1, eps: 0.1))
+    }
+
+    @Test func exponentialSingularEndHasNoFiniteCover() throws {
+        // s(c) = εc, so c − s(c)/2 = c(1 − ε/2) > 0 for every c > 0: nothing reaches θ = 0.
+        for e in [0.5, 0.1, 0.01] {
+            #expect(try BoxCover.greedyAxisCount(family: .exponential, lo: 0, hi: 1, eps: e) == nil)
+        }
     }
 }
