@@ -64,7 +64,7 @@ public enum DataSource {
             data.source = spec
         case "synthetic":
             guard let n = samples else {
-                throw TwoScaleError.invalid("--samples", "(missing)", allowed: "synthetic data needs --samples N (N ≥ 1)")
+                throw TwoScaleError.missing("--samples", "synthetic data needs --samples N (N ≥ 1)")
             }
             data = try synthetic(rest, spec: spec, samples: n, seed: seed, inputSize: inputSize, flag: flag)
         default:

@@ -61,9 +61,11 @@ public struct ToyModel: Sendable {
                 throw TwoScaleError.invalid("--lambdas", lambdas.map { "\($0)" }.joined(separator: ","),
                                             allowed: "--lambdas goes with --family constant only")
             }
-            guard let d = dimension, d >= 1 else {
-                throw TwoScaleError.invalid("--dim", dimension.map(String.init) ?? "(missing)",
-                                            allowed: "--family \(family.rawValue) needs --dim d with d ≥ 1")
+            guard let d = dimension else {
+                throw TwoScaleError.missing("--dim", "--family \(family.rawValue) needs --dim d with d ≥ 1")
+            }
+            guard d >= 1 else {
+                throw TwoScaleError.invalid("--dim", "\(d)", allowed: "--family \(family.rawValue) needs --dim d with d ≥ 1")
             }
             let dom = family.domain
             guard lo >= dom.lo, hi <= dom.hi else {

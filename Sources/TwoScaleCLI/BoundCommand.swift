@@ -43,7 +43,7 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "Confidence level δ ∈ (0, 1): also report the smallest n whose tail is below δ.")
     var delta: Double?
 
-    @Option(help: ArgumentHelp("Integer range lo:hi searched for n_for_delta.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Integer range lo:hi searched for n_for_delta.", valueName: "lo:hi"))
     var deltaRange: String = "2:1e12"
 
     // Toy model flags (as `twoscale toy`).
@@ -56,7 +56,7 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "Dimension d (non-constant families; with one λ, repeats it d times).")
     var dim: Int?
 
-    @Option(help: ArgumentHelp("Toy parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Toy parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "0:1"
 
     @Option(help: "Normalisation of the Fisher matrix for d_ζ: trace or none.")
@@ -90,11 +90,11 @@ struct BoundCommand: AsyncParsableCommand {
             return
         }
         guard let family else {
-            throw TwoScaleError.invalid("--family", "(missing)",
-                allowed: "give a toy model for d_ζ (e.g. --family constant --lambdas 4,0.01) or a spectra store (--store DIR)")
+            throw TwoScaleError.missing("--family",
+                "give a toy model for d_ζ (e.g. --family constant --lambdas 4,0.01) or a spectra store (--store DIR)")
         }
         if family == .constant && lambdas == nil {
-            throw TwoScaleError.invalid("--lambdas", "(missing)", allowed: "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
+            throw TwoScaleError.missing("--lambdas", "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
         }
         let lam: [Double] = try lambdas.map { try Grid.parseList($0, flag: "--lambdas") } ?? []
         let model = try ToyModel(family: family, lambdas: lam, dimension: dim, box: try Grid.parseInterval(box, flag: "--box"))

@@ -55,7 +55,7 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(name: .customLong("noise-samples"), help: "R: noise draws per input.")
     var noiseSamples: Int = 1
 
-    @Option(help: ArgumentHelp("Parameter box lo:hi of the Monte Carlo paths.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi of the Monte Carlo paths.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
     @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")

@@ -21,7 +21,7 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var network: NetworkModelOptions
 
-    @Option(help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
     @Option(help: "K: paths θ^k ~ U(box).")

@@ -25,7 +25,7 @@ struct FisherCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Parameters θ as JSON: {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\".", valueName: "W.json"))
     var weights: String?
 
-    @Option(help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
     @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian, synthetic:teacher:ARCH.", valueName: "source"))
@@ -86,7 +86,7 @@ struct FisherCommand: AsyncParsableCommand {
         }
         let architecture = try Architecture(parsing: arch, bias: bias)
         if kind == .markov && sigma2 == nil {
-            throw TwoScaleError.invalid("--sigma2", "(missing)", allowed: "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
+            throw TwoScaleError.missing("--sigma2", "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
         }
         let net: MLP
         if let weights {

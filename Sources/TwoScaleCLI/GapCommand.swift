@@ -66,7 +66,7 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: "Random parameter draws θ ~ U(--box) per (n, trial).")
     var randomDraws: Int = 20
 
-    @Option(help: ArgumentHelp("The parameter box Θ = [lo, hi]^d for random draws.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The parameter box Θ = [lo, hi]^d for random draws.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
     @Option(help: "Fresh inputs M for the population risk R.")

@@ -12,7 +12,7 @@ struct NetworkModelOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist, synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
+    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
     var data: String = "synthetic:gaussian"
 
     @Option(help: "N: the number of data inputs the Fisher expectation averages over (the first N).")

@@ -26,8 +26,8 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "Dimension d (required for non-constant families; with one λ, repeats it d times).")
     var dim: Int?
 
-    @Option(help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
-    var box: String = "0:1"
+    @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis (default: 0:1).", valueName: "lo:hi"))
+    var box: String?
 
     @OptionGroup var scale: ScaleOptions
 
@@ -47,13 +47,19 @@ struct ToyCommand: AsyncParsableCommand {
     func run() async throws {
         let lam: [Double] = try lambdas.map { try Grid.parseList($0, flag: "--lambdas") } ?? []
         if family == .constant && lambdas == nil {
-            throw TwoScaleError.invalid("--lambdas", "(missing)", allowed: "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
+            throw TwoScaleError.missing("--lambdas", "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
         }
-        let model = try ToyModel(family: family, lambdas: lam, dimension: dim,
-                                 box: try Grid.parseInterval(box, flag: "--box"))
         let eps = try scale.eps()
         let zeta = try scale.checkedZeta()
-        let result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
+        let result: ToyReport
+        do {
+            let model = try ToyModel(family: family, lambdas: lam, dimension: dim,
+                                     box: try Grid.parseInterval(box ?? "0:1", flag: "--box"))
+            result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
+        } catch let e as TwoScaleError where box == nil && e.message.hasPrefix("--box:") {
+            // The user never typed --box: say that the box in question is the default.
+            throw TwoScaleError(e.kind, e.message + " (--box was not given; its default is 0:1)")
+        }
         try output.emit(result.json) { result.human }
     }
 }

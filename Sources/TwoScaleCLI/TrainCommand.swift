@@ -70,7 +70,7 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(name: .customLong("init"), help: "Initialisation: glorot or box.")
     var initialization: String = "glorot"
 
-    @Option(help: ArgumentHelp("Box lo:hi for --init box.", valueName: "lo:hi"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Box lo:hi for --init box.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
     @Option(help: "Folder for checkpoint weights files (created if needed).")

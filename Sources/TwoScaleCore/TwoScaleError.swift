@@ -21,6 +21,11 @@ public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable
         TwoScaleError(.usage, "\(name): '\(value)' is not allowed; \(allowed)")
     }
 
+    /// A required flag (or a flag another one needs) was not given.
+    public static func missing(_ name: String, _ needed: String) -> TwoScaleError {
+        TwoScaleError(.usage, "\(name) is missing; \(needed)")
+    }
+
     public static func usage(_ message: String) -> TwoScaleError { TwoScaleError(.usage, message) }
     public static func failure(_ message: String) -> TwoScaleError { TwoScaleError(.failure, message) }
 

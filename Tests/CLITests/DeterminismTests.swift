@@ -83,4 +83,30 @@ final class DeterminismTests: ScratchDirectoryTestCase {
         let b = try await bytes(args + ["--threads", "2"])
         XCTAssertEqual(a, b, "gap: --threads 1 vs 2")
     }
+
+    /// A box with a negative end (`--box -0.5:0.5`, and the default `-1:1` written out) is read as the
+    /// option's value, not as a flag, and gives the same bytes as the `--box=…` spelling.
+    func testNegativeBoxIsAValueNotAFlag() async throws {
+        let cases: [[String]] = [
+            ["ed", "--arch", "3-4-2", "--samples", "5", "--paths", "3", "--inner", "2", "--sigma2", "0.2",
+             "--seed", "2", "--eps", "0.1,0.3", "--lower", "--json"],
+            ["fisher", "--arch", "3-4-2", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.2",
+             "--seed", "2", "--json"],
+            ["train", "--arch", "3-4-2", "--data", "synthetic:teacher:3-2", "--samples", "20", "--batch", "5",
+             "--epochs", "1", "--init", "box", "--seed", "2", "--json"],
+            ["gap", "--teacher", "3-2-2", "--student", "3-4-2", "--n", "20", "--trials", "1", "--epochs", "1",
+             "--population", "100", "--random-draws", "2", "--seed", "2", "--json"],
+        ]
+        for args in cases {
+            let spaced = try await bytes(args + ["--box", "-0.5:0.5"])
+            let joined = try await bytes(args + ["--box=-0.5:0.5"])
+            XCTAssertEqual(spaced, joined, "\(args[0]) --box -0.5:0.5")
+            if args[0] != "train" {
+                let explicitDefault = try await bytes(args + ["--box", "-1:1"])
+                let implicitDefault = try await bytes(args)
+                XCTAssertEqual(explicitDefault, implicitDefault, "\(args[0]): default box")
+                XCTAssertNotEqual(spaced, implicitDefault, "\(args[0]): the box changes the numbers")
+            }
+        }
+    }
 }
