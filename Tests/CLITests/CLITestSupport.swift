@@ -58,4 +58,16 @@ class ScratchDirectoryTestCase: XCTestCase {
         try? FileManager.default.removeItem(atPath: dir)
         try super.tearDownWithError()
     }
+
+    /// Every file under `d` (relative path → bytes).
+    func files(_ d: String) -> [String: Data] {
+        var out: [String: Data] = [:]
+        for rel in (FileManager.default.enumerator(atPath: d)?.allObjects as? [String]) ?? [] {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: d + "/" + rel, isDirectory: &isDir), !isDir.boolValue {
+                out[rel] = FileManager.default.contents(atPath: d + "/" + rel)
+            }
+        }
+        return out
+    }
 }

@@ -17,17 +17,6 @@ final class DeterminismTests: ScratchDirectoryTestCase {
         return try withoutTimingKeys(v).serialized()
     }
 
-    func files(_ d: String) -> [String: Data] {
-        var out: [String: Data] = [:]
-        for rel in (FileManager.default.enumerator(atPath: d)?.allObjects as? [String]) ?? [] {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: d + "/" + rel, isDirectory: &isDir), !isDir.boolValue {
-                out[rel] = FileManager.default.contents(atPath: d + "/" + rel)
-            }
-        }
-        return out
-    }
-
     func checkEd(_ extra: [String]) async throws {
         let base = ["ed", "--arch", "4-5-3", "--samples", "6", "--paths", "6", "--inner", "4", "--sigma2", "0.3",
                     "--noise-samples", "2", "--seed", "11", "--eps", "1e-3:0.5:4", "--zeta", "0.7", "--lower",

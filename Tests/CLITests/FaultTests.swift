@@ -65,18 +65,6 @@ final class FaultTests: ScratchDirectoryTestCase {
         return Run(status: p.terminationStatus, signaled: p.terminationReason == .uncaughtSignal, out: out, err: err)
     }
 
-    /// Every file under `d` (relative path → bytes).
-    func files(_ d: String) -> [String: Data] {
-        var out: [String: Data] = [:]
-        for rel in (FileManager.default.enumerator(atPath: d)?.allObjects as? [String]) ?? [] {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: d + "/" + rel, isDirectory: &isDir), !isDir.boolValue {
-                out[rel] = FileManager.default.contents(atPath: d + "/" + rel)
-            }
-        }
-        return out
-    }
-
     func numbers(_ text: String) throws -> JSONValue {
         withoutTimingKeys(try JSONValue.parse(Data(text.utf8), source: "stdout"))
     }

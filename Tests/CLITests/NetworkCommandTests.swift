@@ -24,14 +24,6 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         return .object(kv.filter { $0.0 != "seconds" })
     }
 
-    func files(_ d: String) -> [String: Data] {
-        var out: [String: Data] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] {
-            out[name] = FileManager.default.contents(atPath: d + "/" + name)
-        }
-        return out
-    }
-
     func testEdEndToEndAndAnalyzeReproducesIt() async throws {
         let store = dir + "/s"
         let (s, out) = await run(["ed"] + base + ["--store", store, "--json", "--abbas-n", "1000,10000"])
