@@ -74,6 +74,17 @@ struct NetworkReport {
     var json: JSONValue
     var human: String
 
+    /// A warning when some stage's weights concentrate on a few paths: with ESS below `max(2, K/20)`
+    /// the θ-average `E det(…)` is carried by those few, so the estimate's Monte Carlo error is larger
+    /// than K suggests and a bootstrap over paths can understate it.
+    static func essWarning(_ ess: [Double], paths: Int) -> String? {
+        guard paths >= 2, let (m, worst) = ess.enumerated().min(by: { $0.element < $1.element }).map({ ($0.offset, $0.element) }),
+              worst < Swift.max(2, Double(paths) / 20) else { return nil }
+        return "the stage-\(m + 2) weights have an effective sample size of \(Fmt.num(worst, 3)) of K = \(paths) paths at some ε: "
+            + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
+            + "and the bootstrap interval may understate it; more --paths help only slowly (see README, Estimators)"
+    }
+
     static func compute(spectra: LayeredSpectra, meta: StoreMeta, request r: AnalysisRequest, seconds: Double) async throws -> NetworkReport {
         let est = try LayeredEstimator(spectra: spectra, normalization: r.normalization)
         let seed: UInt64
@@ -81,6 +92,7 @@ struct NetworkReport {
         let pts = try await est.points(eps: r.eps, zeta: r.zeta, bootstrap: r.bootstrap, seed: seed, threads: r.threads)
         let stages = Swift.max(0, spectra.layers - 1)
         let ess = (0..<stages).map { m in pts.map { $0.ess[m] }.min() ?? 0 }
+        if let w = essWarning(ess, paths: spectra.paths) { Console.warn(w) }
         func interval(_ c: ClosedRange<Double>?) -> JSONValue { c.map { .numbers([$0.lowerBound, $0.upperBound]) } ?? .null }
 
         var points: [JSONValue] = []

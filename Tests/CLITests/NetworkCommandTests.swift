@@ -1,6 +1,6 @@
 import Foundation
 @testable import Networks
-import TwoScaleCLI
+@testable import TwoScaleCLI
 import TwoScaleCore
 import XCTest
 
@@ -177,5 +177,34 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         for p in try XCTUnwrap(j["points"]?.arrayValue) {
             XCTAssertEqual(p["d_zeta"], p["d_zeta_joint"])
         }
+    }
+}
+
+/// The low-ESS warning: its threshold, and that `ed` prints it on stderr (not in quiet mode).
+final class EssWarningTests: XCTestCase {
+    func testThreshold() {
+        XCTAssertNil(NetworkReport.essWarning([50], paths: 100))
+        XCTAssertNil(NetworkReport.essWarning([5.0], paths: 100))  // exactly K/20: no warning
+        XCTAssertNil(NetworkReport.essWarning([1], paths: 1))      // one path: nothing to weigh
+        XCTAssertNil(NetworkReport.essWarning([], paths: 100))      // one layer: no stages
+        let w = NetworkReport.essWarning([40, 1.25], paths: 100)
+        XCTAssertTrue(w?.contains("stage-3") == true && w?.contains("1.25 of K = 100") == true, w ?? "nil")
+        XCTAssertNotNil(NetworkReport.essWarning([1.9], paths: 10))  // max(2, K/20) = 2
+    }
+
+    func testEdWarnsOnStderr() async throws {
+        let err = OutputCapture(), out = OutputCapture()
+        let args = ["ed", "--arch", "10-8-3", "--samples", "20", "--paths", "30", "--inner", "10", "--sigma2", "0.1",
+                    "--eps", "1e-3:0.5:5", "--seed", "1", "--json"]
+        let status = await Console.$capture.withValue(out) {
+            await Console.$errorCapture.withValue(err) { await TwoScaleMain.execute(args) }
+        }
+        XCTAssertEqual(status, 0, err.text)
+        let json = try JSONValue.parse(Data(out.text.utf8), source: "ed")
+        guard case let .array(ess)? = json["ess"], case let .double(minESS)? = ess.first else {
+            return XCTFail("no ess in \(out.text.prefix(300))")
+        }
+        XCTAssertLessThan(minESS, 2, "this design concentrates the weights")
+        XCTAssertTrue(err.text.contains("warning: the stage-2 weights have an effective sample size"), err.text)
     }
 }
