@@ -166,7 +166,9 @@ struct CompareCommand: AsyncParsableCommand {
         var entries: [ArchitectureComparison.Entry] = []
         for (i, a) in architectures.enumerated() {
             if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters)") }
-            entries.append(try await comparison.measure(a, fisherInputs: fisherInputs, train: train, holdout: held))
+            let e = try await comparison.measure(a, fisherInputs: fisherInputs, train: train, holdout: held)
+            if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(a): " + w) }
+            entries.append(e)
         }
         let lossKey = entries.map(\.trainLoss)
         let tauLower = try KendallTau(entries.map(\.dZetaLower), lossKey)

@@ -82,7 +82,7 @@ struct NetworkReport {
               worst < Swift.max(2, Double(paths) / 20) else { return nil }
         return "the stage-\(m + 2) weights have an effective sample size of \(Fmt.num(worst, 3)) of K = \(paths) paths at some ε: "
             + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
-            + "and the bootstrap interval may understate it; more --paths help only slowly (see README, Estimators)"
+            + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
     }
 
     static func compute(spectra: LayeredSpectra, meta: StoreMeta, request r: AnalysisRequest, seconds: Double) async throws -> NetworkReport {
