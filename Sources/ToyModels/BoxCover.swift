@@ -146,17 +146,11 @@ public enum BoxCover {
             let g = { (c: Double) -> Double in c - side(c) / 2 - target }
             var a = x
             if sx == 0 {
-                // Singular end: find a point right of x where a box already reaches back past x.
-                var found: Double? = nil
+                // Singular end: halve towards x until a box centred there reaches back past x.
                 var step = (hi - x) / 2
-                for _ in 0..<1074 where step > 0 {
-                    let t = x + step
-                    if t <= x { break }
-                    if g(t) < 0 { found = t; break }
-                    step /= 2
-                }
-                guard let start = found else { return nil }
-                a = start
+                while x + step > x, g(x + step) >= 0 { step /= 2 }
+                guard x + step > x else { return nil }
+                a = x + step
             }
             let c = try RootFinder.brent(g, lo: a, hi: hi, absTol: 1e-15, relTol: 1e-14)
             let next = c + side(c) / 2

@@ -78,8 +78,8 @@ struct NetworkReport {
     /// the θ-average `E det(…)` is carried by those few, so the estimate's Monte Carlo error is larger
     /// than K suggests and a bootstrap over paths can understate it.
     static func essWarning(_ ess: [Double], paths: Int) -> String? {
-        guard paths >= 2, let (m, worst) = ess.enumerated().min(by: { $0.element < $1.element }).map({ ($0.offset, $0.element) }),
-              worst < Swift.max(2, Double(paths) / 20) else { return nil }
+        guard paths >= 2, let worst = ess.min(), worst < Swift.max(2, Double(paths) / 20),
+              let m = ess.firstIndex(of: worst) else { return nil }
         return "the stage-\(m + 2) weights have an effective sample size of \(Fmt.num(worst, 3)) of K = \(paths) paths at some ε: "
             + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
             + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"

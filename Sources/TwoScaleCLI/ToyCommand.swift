@@ -26,8 +26,8 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "Dimension d (required for non-constant families; with one λ, repeats it d times).")
     var dim: Int?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis (default: 0:1).", valueName: "lo:hi"))
-    var box: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
+    var box: String = "0:1"
 
     @OptionGroup var scale: ScaleOptions
 
@@ -49,17 +49,11 @@ struct ToyCommand: AsyncParsableCommand {
         if family == .constant && lambdas == nil {
             throw TwoScaleError.missing("--lambdas", "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
         }
+        let model = try ToyModel(family: family, lambdas: lam, dimension: dim,
+                                 box: try Grid.parseInterval(box, flag: "--box"))
         let eps = try scale.eps()
         let zeta = try scale.checkedZeta()
-        let result: ToyReport
-        do {
-            let model = try ToyModel(family: family, lambdas: lam, dimension: dim,
-                                     box: try Grid.parseInterval(box ?? "0:1", flag: "--box"))
-            result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
-        } catch let e as TwoScaleError where box == nil && e.message.hasPrefix("--box:") {
-            // The user never typed --box: say that the box in question is the default.
-            throw TwoScaleError(e.kind, e.message + " (--box was not given; its default is 0:1)")
-        }
+        let result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
         try output.emit(result.json) { result.human }
     }
 }
