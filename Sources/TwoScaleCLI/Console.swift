@@ -38,3 +38,10 @@ public enum Console {
     /// Whether stderr is a terminal (progress bars only then).
     public static var stderrIsTerminal: Bool { isatty(2) != 0 && !quiet }
 }
+
+extension Console {
+    /// A progress line on stderr for long runs (only when stderr is a terminal, never in notebooks).
+    public static func progress(_ s: String) {
+        if stderrIsTerminal { error(s) }
+    }
+}

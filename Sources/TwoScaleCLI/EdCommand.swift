@@ -24,11 +24,17 @@ struct EdCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "K: paths θ^k ~ U(box).")
+    @Option(help: "Estimator: smc (factorised over neurons, annealed SMC samplers; intervals that cover, see docs/ESTIMATORS.md) or plain (uniform paths; needed for --store, --shard, --fisher output and --abbas-n).")
+    var estimator: EstimatorKind = .smc
+
+    @Option(help: "K: plain: paths θ^k ~ U(box); smc: particles per first-layer neuron and outer particles (islands) of later layers.")
     var paths: Int = 100
 
-    @Option(help: "J: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output).")
+    @Option(help: "J: plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island neuron.")
     var inner: Int = 100
+
+    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval).")
+    var traceDraws: Int = 1000
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
     var store: String?
@@ -54,6 +60,25 @@ struct EdCommand: AsyncParsableCommand {
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
                                           activation: network.activation)
         let request = try analysis.request()
+        if estimator == .smc {
+            for (given, flag) in [(store != nil, "--store"), (shard != nil, "--shard"), (resume, "--resume"),
+                                  (!request.abbasN.isEmpty, "--abbas-n"), (network.fisher == .output, "--fisher output")] where given {
+                throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); add --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
+            }
+            let model = try network.makeModel(architecture: architecture)
+            guard let markov = model as? MarkovFisher else {
+                throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
+            }
+            let smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
+                                     traceDraws: traceDraws)
+            let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
+                                           lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
+            let settings = network.settings(architecture: architecture, box: lo...hi)
+            let report = SMCNetworkReport(result: result, architecture: architecture, settings: settings, request: request,
+                                          paths: paths, inner: inner, seconds: Date().timeIntervalSince(start))
+            try output.emit(report.json) { report.human }
+            return
+        }
         let shardSpec = try shard.map { try Shard(parsing: $0) }
         if let s = shardSpec {
             guard store != nil else { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }

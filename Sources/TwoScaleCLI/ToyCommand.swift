@@ -4,6 +4,42 @@ import ToyModels
 import TwoScaleCore
 
 extension Family: ExpressibleByArgument {}
+extension EstimatorKind: ExpressibleByArgument {}
+
+/// `toy --mc`: the Monte Carlo estimators run on the exact toy model, beside the exact value.
+struct ToyMonteCarloOptions: ParsableArguments {
+    @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta, to measure bias and coverage.")
+    var mc = false
+
+    @Option(help: "Monte Carlo estimator: smc (factorised over axes, annealed SMC per axis) or plain (uniform draws of θ).")
+    var estimator: EstimatorKind = .smc
+
+    @Option(help: "K: the Monte Carlo budget (plain: draws of θ; smc: particles per axis, split over the replicates).")
+    var paths: Int = 100
+
+    @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
+    var seed: Int = 1
+
+    @Option(help: "Independent repetitions with seeds seed, seed+1, …: reports how often the 95% interval holds the exact value.")
+    var trials: Int = 1
+
+    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (its uncertainty enters the interval).")
+    var traceDraws: Int = 1000
+
+    @Option(help: "plain: bootstrap resamples over draws for the 95% interval.")
+    var bootstrap: Int = 200
+
+    @Option(help: "Parallel tasks (default: the active cores). Results do not depend on it.")
+    var threads: Int?
+
+    func validate() throws {
+        guard seed >= 0 else { throw TwoScaleError.invalid("--seed", "\(seed)", allowed: "the seed must be a whole number ≥ 0") }
+        guard trials >= 1, trials <= 10_000 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 10000 trials") }
+        if let t = threads, t < 1 || t > 1024 { throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024") }
+    }
+
+    var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
+}
 
 /// `twoscale toy`: exact 2sED and box-covering counts of diagonal toy models (SPEC §3).
 struct ToyCommand: AsyncParsableCommand {
@@ -37,6 +73,8 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "Largest greedy 1-D cover to compute per axis and ε (0 disables the greedy count).")
     var greedyMax: Int = 1_000_000
 
+    @OptionGroup var monteCarlo: ToyMonteCarloOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -53,7 +91,16 @@ struct ToyCommand: AsyncParsableCommand {
                                  box: try Grid.parseInterval(box, flag: "--box"))
         let eps = try scale.eps()
         let zeta = try scale.checkedZeta()
-        let result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
+        var result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
+        if monteCarlo.mc {
+            let o = monteCarlo
+            let trials = try await (0..<o.trials).asyncMap { i in
+                try await ToyMonteCarlo(model: model, estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed + i),
+                                        traceDraws: o.traceDraws, bootstrap: o.bootstrap)
+                    .run(eps: eps, zeta: zeta, normalization: normalize, threads: o.threadCount)
+            }
+            result.addMonteCarlo(trials, options: o)
+        }
         try output.emit(result.json) { result.human }
     }
 }
@@ -67,6 +114,63 @@ private func countCell(_ count: BoxCount) -> String {
 struct ToyReport {
     var json: JSONValue
     var human: String
+    /// Exact d_ζ per grid point (for the Monte Carlo comparison).
+    var exact: [Double] = []
+
+    /// Adds the Monte Carlo estimate (first trial) and, over all trials, coverage and error statistics.
+    mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], options o: ToyMonteCarloOptions) {
+        guard case var .object(top) = json, let pi = top.firstIndex(where: { $0.0 == "points" }),
+              case let .array(points) = top[pi].1, let first = trials.first else { return }
+        var newPoints: [JSONValue] = []
+        var rows: [[String]] = []
+        for (i, p) in points.enumerated() {
+            guard case var .object(kv) = p else { continue }
+            let mc = first.points[i]
+            let ex = exact[i]
+            kv.append(("d_zeta_mc", .double(mc.dZeta)))
+            kv.append(("ci95_mc", .numbers([mc.ci95.lowerBound, mc.ci95.upperBound])))
+            kv.append(("error_mc", .double(mc.dZeta - ex)))
+            if o.estimator == .smc {
+                kv.append(("se_log_det", .double(mc.standardError)))
+                kv.append(("normalization_share", .double(mc.normalizationShare)))
+            }
+            let ests = trials.map { $0.points[i].dZeta }
+            let covered = trials.filter { $0.points[i].ci95.contains(ex) }.count
+            let mean = ests.reduce(0, +) / Double(ests.count)
+            let sd = ests.count > 1 ? (ests.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ests.count - 1)).squareRoot() : 0
+            let halfWidth = trials.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / Double(trials.count)
+            if trials.count > 1 {
+                kv.append(("trials", .int(trials.count)))
+                kv.append(("covered", .int(covered)))
+                kv.append(("coverage", .double(Double(covered) / Double(trials.count))))
+                kv.append(("mc_mean", .double(mean)))
+                kv.append(("mc_bias", .double(mean - ex)))
+                kv.append(("mc_sd", .double(sd)))
+                kv.append(("mean_half_width", .double(halfWidth)))
+            }
+            newPoints.append(.object(kv))
+            var row = [Fmt.num(mc.eps), Fmt.num(ex), Fmt.num(mc.dZeta),
+                       "[\(Fmt.num(mc.ci95.lowerBound)), \(Fmt.num(mc.ci95.upperBound))]", Fmt.num(mc.dZeta - ex)]
+            if trials.count > 1 { row += ["\(covered)/\(trials.count)", Fmt.num(mean - ex), Fmt.num(sd)] }
+            rows.append(row)
+        }
+        top[pi].1 = .array(newPoints)
+        var extra: [(String, JSONValue)] = [
+            ("estimator", .string(o.estimator.rawValue)), ("paths", .int(o.paths)), ("seed", .int(o.seed)),
+            ("mc_scale", .double(first.scale)),
+        ]
+        if let g = first.diagnostics {
+            extra.append(("smc", SMCReport.json(g)))
+        }
+        if let e = first.minESS { extra.append(("min_ess", .double(e))) }
+        if o.estimator == .smc { extra.append(("trace_draws", .int(o.traceDraws))) }
+        top.insert(contentsOf: extra, at: pi)
+        json = .object(top)
+        var columns = ["eps", "exact d_zeta", "MC d_zeta", "MC 95% interval", "error"]
+        if trials.count > 1 { columns += ["covered", "bias", "sd"] }
+        human += "\nMonte Carlo (\(o.estimator.rawValue), K = \(o.paths), seed \(o.seed)\(trials.count > 1 ? ", \(trials.count) trials" : "")):\n"
+            + Fmt.table(columns, rows)
+    }
 
     static func compute(model: ToyModel, eps: [Double], zeta: Double, normalization: Normalization,
                         greedyMax: Int) throws -> ToyReport {
@@ -125,6 +229,29 @@ struct ToyReport {
         var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count", "log count", "log det bound"]
         if model.family != .constant { columns.append("greedy 1-D cover^d") }
         let table = Fmt.table(columns, rows)
-        return ToyReport(json: .object(top), human: head + table)
+        return ToyReport(json: .object(top), human: head + table,
+                         exact: try eps.map { try model.twoScaleDimension(eps: $0, zeta: zeta, normalization: normalization) })
+    }
+}
+
+/// SMC diagnostics as JSON (shared by `toy --mc` and the network report).
+enum SMCReport {
+    static func json(_ g: SMCDiagnostics) -> JSONValue {
+        .object([
+            ("samplers", .int(g.samplers)),
+            ("mean_steps", .double(g.meanSteps)),
+            ("max_steps", .int(g.maxSteps)),
+            ("acceptance", .number(g.acceptanceRate)),
+            ("min_stop_ess_fraction", .double(g.minStopESS)),
+        ])
+    }
+}
+
+extension Sequence {
+    /// Sequential async map (order kept).
+    func asyncMap<T>(_ f: (Element) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        for x in self { out.append(try await f(x)) }
+        return out
     }
 }

@@ -1,0 +1,201 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The `smc` estimator of a network's 2sED and lower 2sED under the Markov FIM (docs/ESTIMATORS.md).
+///
+/// With `G_m = det(I + s F_m^{1/2})` and θ uniform on the box, the 2sED needs
+/// `log E_θ Π_m G_m`, the lower 2sED `log Z_1 + Σ_{m≥2} E_{π_{m−1}}[log Z_m(θ_{<m})]`, where
+/// `Z_m(θ_{<m}) = E_{θ_m} G_m` and `π_{m−1} ∝ Π_{j<m} G_j`. Given θ_{<m}, a Gaussian layer's G_m is a
+/// product over neurons of factors that each depend on one neuron's weights, so `Z_m = Π_k Z_{m,k}`
+/// exactly; the softmax layer is a single factor.
+///
+/// * Stage 1 (the first layer, data only): every unit (neuron) is estimated by `AnnealedSMC` — one
+///   run per unit covers the whole ε grid. `log Ẑ_1 = Σ_k log Ẑ_{1,k}`.
+/// * Stage m ≥ 2, per ε: K outer particles θ_{<m} ~ π_{m−1} (stage 2: a draw from every unit's
+///   particle population, independently; later stages: resampled ∝ Ẑ_m); for each, an *island* of
+///   SMC samplers estimates `Z_m(θ_{<m})` unit by unit and supplies a draw of θ_m. Then
+///   2sED term `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising constant), lower
+///   term `mean_k log Ẑ_m^k`.
+///
+/// Intervals: the variance of `log Ẑ_1` is the sum of the units' replicate variances; a stage term's is
+/// the delta-method variance over the K outer particles (each island independent given stage 1); the
+/// estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Logs are bias-corrected by half their
+/// relative variance. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per unit, stop, particle.
+public struct NetworkSMC: Sendable {
+    public var model: MarkovFisher
+    public var box: ClosedRange<Double>
+    public var seed: UInt64
+    /// K: particles per stage-1 unit (over the replicates) and outer particles of later stages.
+    public var paths: Int
+    /// J: particles per island unit (over the replicates).
+    public var inner: Int
+    public var traceDraws: Int
+    public var replicates: Int
+
+    static let stream: UInt64 = 0x534D_434E  // "SMCN"
+
+    public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
+                traceDraws: Int, replicates: Int = 2) throws {
+        guard paths >= 2 * replicates, paths <= 1_000_000 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K particles per unit over \(replicates) replicates)")
+        }
+        guard model.architecture.layers == 1 || (inner >= 2 * replicates && inner <= 1_000_000) else {
+            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(2 * replicates) to 10⁶ island particles")
+        }
+        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+        }
+        guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
+            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
+        }
+        self.model = model
+        self.box = box
+        self.seed = seed
+        self.paths = paths
+        self.inner = inner
+        self.traceDraws = traceDraws
+        self.replicates = replicates
+    }
+
+    public struct Result: Sendable {
+        public var points: [SMCPoint]
+        public var scale: Double
+        public var trace: TraceEstimate
+        /// Stage 1 (first-layer units) and the islands of later stages.
+        public var stage1: SMCDiagnostics
+        public var islands: SMCDiagnostics
+    }
+
+    /// ĉ from `traceDraws` uniform networks (`Tr F` needs no eigenproblem).
+    public func traceEstimate(threads: Int) async throws -> TraceEstimate {
+        let me = self
+        let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
+            let net = MLP.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
+            var t = 0.0
+            for m in 0..<me.model.architecture.layers {
+                t += try me.model.blockTrace(net, block: m, inputs: try me.model.blockInputs(net, block: m))
+            }
+            guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller --box") }
+            return t
+        }
+        return TraceEstimate(traces: traces)
+    }
+
+    func unit(block m: Int, inputs xa: Matrix) -> SMCUnit {
+        let model = self.model
+        return SMCUnit(dimension: model.units(block: m).dimension, box: box) { w in
+            try model.unitRoots(w, block: m, inputs: xa)
+        }
+    }
+
+    /// All units of block m given its inputs, each over `stops`.
+    func runUnits(block m: Int, inputs x: Matrix, stops: [Double], settings: SMCSettings, stream: [UInt64],
+                  keep: Bool) throws -> [SMCUnitEstimate] {
+        let xa = model.unitInputs(x)
+        let u = unit(block: m, inputs: xa)
+        return try (0..<model.units(block: m).count).map { k in
+            try AnnealedSMC.run(u, stops: stops, settings: settings, seed: seed, stream: stream + [UInt64(k)], keepPopulations: keep)
+        }
+    }
+
+    public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
+                    progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
+        try ScaleParameters.checkZeta(zeta)
+        for e in eps { try ScaleParameters.checkEpsilon(e) }
+        let a = model.architecture
+        let d = a.parameterCount
+        let L = a.layers
+        progress("trace normalisation from \(traceDraws) uniform draws")
+        let trace = try await traceEstimate(threads: threads)
+        let (c, varLogC) = try trace.scale(normalization, dimension: d)
+        let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let stops = Array(Set(sOf)).sorted()
+        let unitSettings = try SMCSettings(particles: paths / replicates, replicates: replicates)
+        // Stage 1: the first layer's units, over every stop at once (one task per unit).
+        let n1 = model.units(block: 0).count
+        progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
+        let me = self
+        let data = model.data
+        let stage1: [SMCUnitEstimate] = try await Parallel.map(n1, threads: threads) { k in
+            let xa = me.model.unitInputs(data)
+            return try AnnealedSMC.run(me.unit(block: 0, inputs: xa), stops: stops, settings: unitSettings, seed: me.seed,
+                                       stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
+        }
+        var diag1 = SMCDiagnostics()
+        for u in stage1 { diag1.merge(u.diagnostics) }
+        var islandsDiag = SMCDiagnostics()
+        var points: [SMCPoint] = []
+        let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates) : unitSettings
+        for (ei, e) in eps.enumerated() {
+            let t = stops.firstIndex(of: sOf[ei])!
+            var joint = LogEstimate()
+            var slope = 0.0
+            for u in stage1 {
+                let cmb = u.combined(t)
+                joint = joint + LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar)
+                slope += u.slope[t]
+            }
+            var low = joint
+            var stageESS: [Double] = []
+            if L > 1 {
+                progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
+                // Outer particles θ_{<2}: one draw from every first-layer unit.
+                var particles: [MLP] = (0..<paths).map { k in
+                    var rng = Xoshiro256(seed: seed, stream: [Self.stream, 4, UInt64(t), UInt64(k)])
+                    var net = model.zeroNetwork()
+                    for (u, est) in stage1.enumerated() {
+                        model.setUnit(&net, block: 0, unit: u, parameters: est.draw(stop: t, rng: &rng))
+                    }
+                    return net
+                }
+                let s = stops[t]
+                for m in 1..<L {
+                    let last = m == L - 1
+                    let current = particles
+                    let islands: [(logZ: Double, relVar: Double, slope: Double, net: MLP, diag: SMCDiagnostics)] =
+                        try await Parallel.map(paths, threads: threads) { k in
+                            var net = current[k]
+                            let x = try me.model.blockInputs(net, block: m)
+                            let units = try me.runUnits(block: m, inputs: x, stops: [s], settings: islandSettings,
+                                                        stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
+                            var lz = 0.0, rv = 0.0, sl = 0.0
+                            var dg = SMCDiagnostics()
+                            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+                            for (u, est) in units.enumerated() {
+                                let cmb = est.combined(0)
+                                lz += cmb.logZ
+                                rv += cmb.relVar
+                                sl += est.slope[0]
+                                dg.merge(est.diagnostics)
+                                if !last { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
+                            }
+                            return (lz, rv, sl, net, dg)
+                        }
+                    let lz = islands.map(\.logZ)
+                    for i in islands { islandsDiag.merge(i.diag) }
+                    joint = joint + LogEstimate.logMean(lz)
+                    low = low + LogEstimate.mean(islands.map { $0.logZ + $0.relVar / 2 })
+                    let w = LogSpace.normalizedWeights(logWeights: lz)
+                    slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
+                    stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
+                    if !last {
+                        var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
+                        let idx = AnnealedSMC.systematic(w, u: rng.uniform())
+                        particles = idx.map { islands[$0].net }
+                    }
+                }
+            }
+            let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
+            joint.variance += cv
+            low.variance += cv
+            guard joint.value.isFinite, low.value.isFinite else {
+                throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
+            }
+            points.append(SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
+                                   stageESS: stageESS, normalizationVariance: cv))
+        }
+        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag)
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import TwoScaleCore
+
+/// The Monte Carlo estimators run on a separable toy model, where the exact answer is known: the
+/// ground truth the network estimators are checked against.
+///
+/// * `plain`: K draws θ^k ~ U(box^d), the layered estimator with one block (the same code as networks),
+///   ĉ from the same draws, a percentile bootstrap over draws for the interval.
+/// * `smc`: every axis is an independent unit (as every neuron of a Gaussian layer is), so
+///   `log E det = Σ_i log Z_i(s)`, each `Z_i` from `AnnealedSMC` with K particles per replicate; ĉ from
+///   `traceDraws` separate uniform draws, its uncertainty carried into the interval.
+///
+/// Random streams: draw k of `plain` from `Xoshiro256(seed:, stream: [TOY, 1, k])`, axis i's replicate r
+/// of `smc` from `[TOY, 2, i, r]`, trace draw k from `[TOY, 3, k]`.
+public struct ToyMonteCarlo: Sendable {
+    public var model: ToyModel
+    public var estimator: EstimatorKind
+    public var paths: Int
+    public var seed: UInt64
+    public var traceDraws: Int
+    public var bootstrap: Int
+    public var smc: SMCSettings
+
+    static let stream: UInt64 = 0x544F_59  // "TOY"
+
+    public init(model: ToyModel, estimator: EstimatorKind, paths: Int, seed: UInt64, traceDraws: Int = 1000,
+                bootstrap: Int = 200, replicates: Int = 2) throws {
+        guard paths >= 2, paths <= 10_000_000 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the Monte Carlo budget K must be from 2 to 10⁷")
+        }
+        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+        }
+        guard bootstrap == 0 || bootstrap >= 2 else {
+            throw TwoScaleError.invalid("--bootstrap", "\(bootstrap)", allowed: "an interval needs ≥ 2 resamples (0 disables it)")
+        }
+        let (work, o) = paths.multipliedReportingOverflow(by: model.dimension)
+        guard !o, work <= 1 << 31 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K·d = \(paths)·\(model.dimension) exceeds 2³¹ draws; use fewer paths")
+        }
+        self.model = model
+        self.estimator = estimator
+        self.paths = paths
+        self.seed = seed
+        self.traceDraws = traceDraws
+        self.bootstrap = bootstrap
+        smc = try SMCSettings(particles: Swift.max(2, paths / replicates), replicates: replicates)
+    }
+
+    /// `λ_i(θ_i)` on axis i.
+    func lambda(_ i: Int, _ t: Double) -> Double {
+        model.family == .constant ? model.lambdas[i] : model.family.lambda(t)
+    }
+
+    func sqrtLambda(_ i: Int, _ t: Double) -> Double {
+        model.family == .constant ? model.lambdas[i].squareRoot() : model.family.sqrtLambda(t)
+    }
+
+    /// A result per ε, plus the estimator's diagnostics.
+    public struct Result: Sendable {
+        public var points: [SMCPoint]
+        public var diagnostics: SMCDiagnostics?
+        /// plain: the smallest ESS of the draws' weights over the grid.
+        public var minESS: Double?
+        public var scale: Double
+    }
+
+    public func run(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
+        try ScaleParameters.checkZeta(zeta)
+        for e in eps { try ScaleParameters.checkEpsilon(e) }
+        switch estimator {
+        case .plain: return try await runPlain(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
+        case .smc: return try await runSMC(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
+        }
+    }
+
+    func checkFinite(_ v: Double, _ what: String) throws {
+        guard v.isFinite else {
+            throw TwoScaleError.failure("\(what) is not finite (\(v)); a Fisher eigenvalue overflowed — use a box away from the family's singular point")
+        }
+    }
+
+    func runPlain(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
+        let d = model.dimension, lo = model.lo, hi = model.hi
+        let me = self
+        let spectra: [Spectrum] = try await Parallel.map(paths, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 1, UInt64(k)])
+            var roots = [Double](repeating: 0, count: d)
+            for i in 0..<d { roots[i] = me.sqrtLambda(i, rng.uniform(lo, hi)) }
+            let sp = Spectrum(roots: roots)
+            try me.checkFinite(sp.trace, "Tr F(θ) at draw \(k)")
+            return sp
+        }
+        let layered = try LayeredSpectra(dimension: d, layerDimensions: [d], own: [spectra], inner: [[]])
+        let est = try LayeredEstimator(spectra: layered, normalization: normalization)
+        let pts = try est.points(eps: eps, zeta: zeta, bootstrap: bootstrap, seed: seed)
+        var minESS = Double.infinity
+        let points = pts.map { p -> SMCPoint in
+            let s = ScaleParameters.t(eps: p.eps, zeta: zeta) * est.scale.squareRoot()
+            let lw = spectra.map { $0.logDetSqrt(scale: s) }
+            minESS = Swift.min(minESS, LogSpace.effectiveSampleSize(logWeights: lw))
+            var q = SMCPoint(eps: p.eps, zeta: zeta, dimension: d,
+                             estimate: LogEstimate(value: LogSpace.logMeanExp(lw), variance: 0))
+            if let ci = p.ci95 { q.ci95 = ci } else { q.ci95 = q.dZeta...q.dZeta }
+            q.standardError = .nan
+            return q
+        }
+        return Result(points: points, diagnostics: nil, minESS: minESS, scale: est.scale)
+    }
+
+    /// ĉ from `traceDraws` independent uniform draws of θ.
+    func traceEstimate(threads: Int) async throws -> TraceEstimate {
+        let d = model.dimension, lo = model.lo, hi = model.hi
+        let me = self
+        let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
+            var t = 0.0
+            for i in 0..<d { t += me.lambda(i, rng.uniform(lo, hi)) }
+            try me.checkFinite(t, "Tr F(θ) at trace draw \(k)")
+            return t
+        }
+        return TraceEstimate(traces: traces)
+    }
+
+    func runSMC(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
+        let d = model.dimension
+        let trace = try await traceEstimate(threads: threads)
+        let (c, varLogC) = try trace.scale(normalization, dimension: d)
+        // Stops: the scales s = t(ε)·√c of the grid, ascending (several ε may share one).
+        let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let stops = Array(Set(sOf)).sorted()
+        let index = Dictionary(uniqueKeysWithValues: stops.enumerated().map { ($1, $0) })
+        let chunk = 256
+        let chunks = (d + chunk - 1) / chunk
+        let me = self
+        let settings = smc
+        let box = model.lo...model.hi
+        // Per chunk of axes: per stop, Σ log-estimates, Σ slopes, and the pooled diagnostics.
+        let parts: [([LogEstimate], [Double], SMCDiagnostics)] = try await Parallel.map(chunks, threads: threads) { b in
+            var acc = [LogEstimate](repeating: LogEstimate(), count: stops.count)
+            var slope = [Double](repeating: 0, count: stops.count)
+            var diag = SMCDiagnostics()
+            for i in (b * chunk)..<Swift.min(d, (b + 1) * chunk) {
+                let unit = SMCUnit(dimension: 1, box: box) { x in [me.sqrtLambda(i, x[0])] }
+                let u = try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: me.seed,
+                                            stream: [Self.stream, 2, UInt64(i)])
+                for t in stops.indices {
+                    let cmb = u.combined(t)
+                    acc[t] = acc[t] + LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar)
+                    slope[t] += u.slope[t]
+                }
+                diag.merge(u.diagnostics)
+            }
+            return (acc, slope, diag)
+        }
+        var total = [LogEstimate](repeating: LogEstimate(), count: stops.count)
+        var slope = [Double](repeating: 0, count: stops.count)
+        var diag = SMCDiagnostics()
+        for (a, s, g) in parts {
+            for t in stops.indices { total[t] = total[t] + a[t]; slope[t] += s[t] }
+            diag.merge(g)
+        }
+        var points: [SMCPoint] = []
+        for (e, s) in zip(eps, sOf) {
+            let t = index[s]!
+            let cv = TraceEstimate.addedVariance(slope: slope[t], logVarianceOfC: varLogC)
+            var est = total[t]
+            est.variance += cv
+            try checkFinite(est.value, "log E det at ε = \(e)")
+            points.append(SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: est, normalizationVariance: cv))
+        }
+        return Result(points: points, diagnostics: diag, minESS: nil, scale: c)
+    }
+}

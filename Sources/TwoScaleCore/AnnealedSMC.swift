@@ -1,0 +1,324 @@
+import Foundation
+
+/// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
+public struct SMCSettings: Sendable, Equatable, Codable {
+    /// Particles per replicate sampler.
+    public var particles: Int
+    /// Independent replicate samplers per unit (≥ 2: their spread is the unit's variance estimate).
+    public var replicates: Int
+    /// Resample and move when the effective sample size would fall below `essFraction · particles`;
+    /// the next scale is the largest that keeps it there.
+    public var essFraction: Double
+    /// Metropolis–Hastings sweeps after each resampling.
+    public var moves: Int
+
+    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3) throws {
+        guard particles >= 2, particles <= 10_000_000 else {
+            throw TwoScaleError.failure("SMC: particles per replicate must be from 2 to 10⁷ (got \(particles))")
+        }
+        guard replicates >= 2, replicates <= 1000 else {
+            throw TwoScaleError.failure("SMC: replicates must be from 2 to 1000 (got \(replicates))")
+        }
+        guard essFraction > 0, essFraction < 1 else {
+            throw TwoScaleError.failure("SMC: the ESS fraction must lie in (0, 1) (got \(essFraction))")
+        }
+        guard moves >= 1, moves <= 1000 else {
+            throw TwoScaleError.failure("SMC: moves per step must be from 1 to 1000 (got \(moves))")
+        }
+        self.particles = particles
+        self.replicates = replicates
+        self.essFraction = essFraction
+        self.moves = moves
+    }
+}
+
+/// One factor of a factorised θ-average: parameters `x ∈ [lo, hi]^p`, uniform a priori, and the square
+/// roots `r_i(x) = √λ_i(x)` of the nonzero eigenvalues of the Fisher block that `x` owns.
+///
+/// The sampler estimates, for every scale `s` in a list of stops,
+///
+///     Z(s) = E_{x ~ U(box)} g_s(x),   g_s(x) = det(I + s F(x)^{1/2}) = Π_i (1 + s r_i(x)).
+public struct SMCUnit: Sendable {
+    public var dimension: Int
+    public var box: ClosedRange<Double>
+    /// `x ↦ r(x)`; the expensive call (an eigenproblem). Throws on an invalid spectrum.
+    public var roots: @Sendable ([Double]) throws -> [Double]
+
+    public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double]) {
+        self.dimension = dimension
+        self.box = box
+        self.roots = roots
+    }
+}
+
+/// The weighted particles of one replicate at one stop: an approximation of `π_s ∝ g_s · U(box)`.
+public struct SMCPopulation: Sendable {
+    /// Particle positions, row-major `particles × dimension`.
+    public var x: [Double]
+    /// Normalised weights.
+    public var weights: [Double]
+}
+
+/// What a unit's sampler returns at each stop.
+public struct SMCUnitEstimate: Sendable {
+    /// `logZ[t][r]`: log Ẑ(s_t) of replicate r (each an unbiased estimate of Z on the natural scale).
+    public var logZ: [[Double]]
+    /// `d log Z / d log s` at each stop, `E_{π_s}[Σ_i s r_i / (1 + s r_i)]` (replicates pooled by Ẑ).
+    public var slope: [Double]
+    /// Populations per stop and replicate, when kept.
+    public var populations: [[SMCPopulation]]
+    /// Diagnostics, summed or pooled over replicates.
+    public var diagnostics: SMCDiagnostics
+
+    /// The unit's estimate at stop t: `log mean_r Ẑ_r`, and `V`, the relative variance of that mean
+    /// (`Var Ẑ / Z²`, from the spread of the replicates).
+    public func combined(_ t: Int) -> (logZ: Double, relVar: Double) {
+        SMCUnitEstimate.combine(logZ[t])
+    }
+
+    /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
+    public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) {
+        let r = Double(l.count)
+        let m = LogSpace.logMeanExp(l)
+        guard l.count >= 2, m.isFinite else { return (m, 0) }
+        var ss = 0.0
+        for v in l { let d = Foundation.exp(v - m) - 1; ss += d * d }
+        return (m, ss / (r - 1) / r)
+    }
+
+    /// A draw from the unit's population at stop t: a replicate chosen with probability ∝ Ẑ_r, then a
+    /// particle ∝ its weight. Combined with the Ẑ's this is an unbiased particle measure of Z·π_s.
+    public func draw(stop t: Int, rng: inout Xoshiro256) -> [Double] {
+        let w = LogSpace.normalizedWeights(logWeights: logZ[t])
+        let r = AnnealedSMC.pick(w, u: rng.uniform())
+        let pop = populations[t][r]
+        let i = AnnealedSMC.pick(pop.weights, u: rng.uniform())
+        let p = pop.x.count / pop.weights.count
+        return Array(pop.x[(i * p)..<((i + 1) * p)])
+    }
+}
+
+/// Diagnostics of annealed samplers, pooled over replicates (and units, by `merge`).
+public struct SMCDiagnostics: Sendable, Equatable, Codable {
+    /// Intermediate scales (resample–move steps) per replicate sampler: largest seen.
+    public var maxSteps: Int = 0
+    /// Total resample–move steps over all samplers.
+    public var steps: Int = 0
+    /// Samplers run.
+    public var samplers: Int = 0
+    /// Metropolis–Hastings proposals and acceptances.
+    public var proposals: Int = 0
+    public var accepted: Int = 0
+    /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
+    public var minStopESS: Double = 1
+
+    public init() {}
+
+    public var acceptanceRate: Double? { proposals > 0 ? Double(accepted) / Double(proposals) : nil }
+    public var meanSteps: Double { samplers > 0 ? Double(steps) / Double(samplers) : 0 }
+
+    public mutating func merge(_ o: SMCDiagnostics) {
+        maxSteps = Swift.max(maxSteps, o.maxSteps)
+        steps += o.steps
+        samplers += o.samplers
+        proposals += o.proposals
+        accepted += o.accepted
+        minStopESS = Swift.min(minStopESS, o.minStopESS)
+    }
+}
+
+/// An adaptive sequential Monte Carlo sampler annealed in the scale `s` (Del Moral, Doucet & Jasra
+/// 2006; adaptive steps as in Jasra et al. 2011), for `Z(s) = E_{U(box)} Π_i (1 + s r_i(x))`.
+///
+/// The path of targets is `π_s ∝ g_s(x)·U(x)` from `s = 0` (the uniform prior) to the largest stop; it
+/// passes every stop, so one run gives `Z` at all of them (one ε grid). From scale `s` the next is
+/// the largest `s' ≤` (next stop) keeping the ESS of the weights `w_i ∝ g_{s'}(x_i)/g_s(x_i)·w_i` at
+/// least `τ·P`; then the particles are resampled (systematic) and moved by `moves` sweeps of a
+/// Metropolis–Hastings random walk that reflects at the box faces (a symmetric proposal, so the
+/// uniform prior cancels), with per-coordinate steps `h·sd_j` (sd_j the particles' spread, h tuned
+/// towards acceptance ≈ 0.3). The estimate is `log Ẑ(s) = Σ_steps log mean_i w_i` (unbiased for Z on
+/// the natural scale). Each replicate has its own random stream, so results do not depend on threads.
+public enum AnnealedSMC {
+    /// Runs `settings.replicates` independent samplers of `unit` through the ascending `stops` (s > 0).
+    /// `stream` identifies the unit (the replicate index is appended).
+    public static func run(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, seed: UInt64, stream: [UInt64],
+                           keepPopulations: Bool = false) throws -> SMCUnitEstimate {
+        precondition(!stops.isEmpty && zip(stops, stops.dropFirst()).allSatisfy { $0 < $1 } && stops[0] >= 0)
+        var logZ = [[Double]](repeating: [], count: stops.count)
+        var slopeNum = [[Double]](repeating: [], count: stops.count)
+        var pops = [[SMCPopulation]](repeating: [], count: keepPopulations ? stops.count : 0)
+        var diag = SMCDiagnostics()
+        for r in 0..<settings.replicates {
+            var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r)])
+            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations)
+            for t in stops.indices {
+                logZ[t].append(rep.logZ[t])
+                slopeNum[t].append(rep.slope[t])
+                if keepPopulations { pops[t].append(rep.populations[t]) }
+            }
+            diag.merge(rep.diagnostics)
+        }
+        let slope = stops.indices.map { t -> Double in
+            let w = LogSpace.normalizedWeights(logWeights: logZ[t])
+            return zip(w, slopeNum[t]).reduce(0) { $0 + $1.0 * $1.1 }
+        }
+        return SMCUnitEstimate(logZ: logZ, slope: slope, populations: pops, diagnostics: diag)
+    }
+
+    struct Replicate {
+        var logZ: [Double]
+        var slope: [Double]
+        var populations: [SMCPopulation]
+        var diagnostics: SMCDiagnostics
+    }
+
+    /// `Σ_i log1p(s r_i)`.
+    @inline(__always)
+    static func ell(_ r: [Double], _ s: Double) -> Double { LogSpace.logDetSqrt(roots: r, scale: s) }
+
+    static func ess(_ lw: [Double]) -> Double { LogSpace.effectiveSampleSize(logWeights: lw) }
+
+    static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
+                          keep: Bool) throws -> Replicate {
+        let n = settings.particles, p = unit.dimension
+        let lo = unit.box.lowerBound, hi = unit.box.upperBound
+        var x = [Double](repeating: 0, count: n * p)
+        for i in x.indices { x[i] = rng.uniform(lo, hi) }
+        var roots = [[Double]]()
+        roots.reserveCapacity(n)
+        for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
+        var ellNow = [Double](repeating: 0, count: n)  // ℓ_s(x_i) at the current s
+        var lw = [Double](repeating: 0, count: n)      // log weights since the last resampling
+        var logZacc = 0.0
+        var s = 0.0
+        var h = 2.38 / Double(p).squareRoot()
+        var diag = SMCDiagnostics()
+        diag.samplers = 1
+        let threshold = settings.essFraction * Double(n)
+        var out = Replicate(logZ: [], slope: [], populations: [], diagnostics: diag)
+        var stepsHere = 0
+        for target in stops {
+            while s < target {
+                // ESS of the weights if we jumped to s'.
+                func essAt(_ s2: Double) -> Double {
+                    var l = lw
+                    for i in 0..<n { l[i] += ell(roots[i], s2) - ellNow[i] }
+                    return ess(l)
+                }
+                var next = target
+                if essAt(target) < threshold {
+                    var a = s, b = target
+                    for _ in 0..<40 {
+                        let m = 0.5 * (a + b)
+                        if essAt(m) >= threshold { a = m } else { b = m }
+                        if b - a <= 1e-3 * b { break }
+                    }
+                    // Always advance: a > s unless even a tiny step collapses the weights.
+                    next = a > s ? a : b
+                }
+                for i in 0..<n {
+                    let e = ell(roots[i], next)
+                    lw[i] += e - ellNow[i]
+                    ellNow[i] = e
+                }
+                s = next
+                if s < target || ess(lw) < threshold {
+                    // Resample (systematic) and move at s.
+                    logZacc += LogSpace.logMeanExp(lw)
+                    let w = LogSpace.normalizedWeights(logWeights: lw)
+                    let idx = systematic(w, u: rng.uniform())
+                    x = idx.flatMap { x[($0 * p)..<(($0 + 1) * p)] }
+                    roots = idx.map { roots[$0] }
+                    ellNow = idx.map { ellNow[$0] }
+                    lw = [Double](repeating: 0, count: n)
+                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, h: &h, sweeps: settings.moves,
+                             rng: &rng, diag: &out.diagnostics)
+                    stepsHere += 1
+                }
+            }
+            out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
+            let w = LogSpace.normalizedWeights(logWeights: lw)
+            var sl = 0.0
+            for i in 0..<n {
+                var d = 0.0
+                for r in roots[i] { let v = s * r; d += v.isFinite ? v / (1 + v) : 1 }
+                sl += w[i] * d
+            }
+            out.slope.append(sl)
+            out.diagnostics.minStopESS = Swift.min(out.diagnostics.minStopESS, ess(lw) / Double(n))
+            if keep { out.populations.append(SMCPopulation(x: x, weights: w)) }
+        }
+        out.diagnostics.steps = stepsHere
+        out.diagnostics.maxSteps = stepsHere
+        return out
+    }
+
+    /// `moves` sweeps of the reflected random-walk Metropolis–Hastings kernel invariant for `π_s`.
+    static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
+                     h: inout Double, sweeps: Int, rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+        let n = roots.count, p = unit.dimension
+        let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
+        // Per-coordinate spread of the (resampled) particles.
+        var sd = [Double](repeating: 0, count: p)
+        for j in 0..<p {
+            var m = 0.0, q = 0.0
+            for i in 0..<n { m += x[i * p + j] }
+            m /= Double(n)
+            for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
+            sd[j] = Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
+        }
+        var y = [Double](repeating: 0, count: p)
+        for _ in 0..<sweeps {
+            var acc = 0
+            for i in 0..<n {
+                for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
+                let ry = try unit.roots(y)
+                let ey = ell(ry, s)
+                let logA = ey - ellNow[i]
+                if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                    for j in 0..<p { x[i * p + j] = y[j] }
+                    roots[i] = ry
+                    ellNow[i] = ey
+                    acc += 1
+                }
+            }
+            diag.proposals += n
+            diag.accepted += acc
+            let rate = Double(acc) / Double(n)
+            if rate < 0.15 { h *= 0.6 } else if rate > 0.45 { h = Swift.min(h * 1.5, 4) }
+        }
+    }
+
+    /// Folds `v` into `[lo, hi]` by reflection at the faces (the triangle wave).
+    @inline(__always)
+    static func reflect(_ v: Double, _ lo: Double, _ hi: Double) -> Double {
+        let w = hi - lo
+        var u = (v - lo).truncatingRemainder(dividingBy: 2 * w)
+        if u < 0 { u += 2 * w }
+        if u > w { u = 2 * w - u }
+        return lo + u
+    }
+
+    /// Systematic resampling: `n` indices from normalised weights with one uniform.
+    public static func systematic(_ w: [Double], u: Double) -> [Int] {
+        let n = w.count
+        var out = [Int](repeating: 0, count: n)
+        var c = w[0], j = 0
+        for i in 0..<n {
+            let t = (Double(i) + u) / Double(n)
+            while t > c, j < n - 1 { j += 1; c += w[j] }
+            out[i] = j
+        }
+        return out
+    }
+
+    /// The index i with `Σ_{<i} w < u ≤ Σ_{≤i} w` (normalised weights).
+    static func pick(_ w: [Double], u: Double) -> Int {
+        var c = 0.0
+        for (i, v) in w.enumerated() {
+            c += v
+            if u < c { return i }
+        }
+        return w.count - 1
+    }
+}

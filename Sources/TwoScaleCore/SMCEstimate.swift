@@ -1,0 +1,125 @@
+import Foundation
+
+/// Which Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` to run (docs/ESTIMATORS.md).
+public enum EstimatorKind: String, Sendable, CaseIterable, Codable {
+    /// Uniform draws of the whole θ, averaged in log space (the first version's estimator).
+    case plain
+    /// Factorised over independent blocks, each by an adaptive SMC sampler annealed in the scale.
+    case smc
+}
+
+
+/// A Monte Carlo estimate of `log E_θ det(…)` with its variance, in nats. Independent parts add.
+public struct LogEstimate: Sendable, Equatable {
+    public var value: Double
+    public var variance: Double
+
+    public init(value: Double = 0, variance: Double = 0) {
+        self.value = value
+        self.variance = variance
+    }
+
+    public static func + (a: LogEstimate, b: LogEstimate) -> LogEstimate {
+        LogEstimate(value: a.value + b.value, variance: a.variance + b.variance)
+    }
+
+    /// One unbiased (natural-scale) estimate with relative variance `V = Var Ẑ / Z²`: its log is low by
+    /// `V/2` to second order, so `log Ẑ + V/2` is the bias-corrected log, with variance `V`.
+    public static func corrected(logZ: Double, relVar: Double) -> LogEstimate {
+        LogEstimate(value: logZ + relVar / 2, variance: relVar)
+    }
+
+    /// The mean of `n` i.i.d. positive unbiased estimates given in log space, `log mean_k e^{l_k}`,
+    /// bias-corrected by half its relative variance `var_k(e^{l_k}) / (n · mean²)` (delta method).
+    public static func logMean(_ l: [Double]) -> LogEstimate {
+        let c = SMCUnitEstimate.combine(l)
+        return corrected(logZ: c.logZ, relVar: c.relVar)
+    }
+
+    /// The mean of `n` i.i.d. values (e.g. log-estimates), with the variance of that mean.
+    public static func mean(_ x: [Double]) -> LogEstimate {
+        let n = Double(x.count)
+        let m = x.reduce(0, +) / n
+        guard x.count >= 2 else { return LogEstimate(value: m, variance: 0) }
+        let v = x.reduce(0) { $0 + ($1 - m) * ($1 - m) } / (n - 1)
+        return LogEstimate(value: m, variance: v / n)
+    }
+
+    /// The 2sED and its 95% interval from `log E det` at (ε, ζ) for dimension d (normal approximation).
+    public func dimension(d: Int, zeta: Double, eps: Double) -> (value: Double, ci95: ClosedRange<Double>) {
+        let v = TwoScale.dimension(logMeanDet: value, dimension: d, zeta: zeta, eps: eps)
+        let half = 1.959963984540054 * variance.squareRoot() / Swift.abs(Foundation.log(eps))
+        return (v, (v - half)...(v + half))
+    }
+}
+
+/// A Monte Carlo estimate of the trace normalisation `c = d / E_θ Tr F` from independent uniform draws:
+/// `ĉ = d / mean_k Tr F(θ^k)` and `Var(log ĉ) ≈ var_k(Tr) / (K · mean²)`.
+public struct TraceEstimate: Sendable, Equatable {
+    public var meanTrace: Double
+    public var draws: Int
+    /// `Var(log mean Tr)` (= Var(log ĉ)).
+    public var logVariance: Double
+
+    public init(traces: [Double]) {
+        let n = Double(traces.count)
+        meanTrace = traces.reduce(0, +) / n
+        draws = traces.count
+        let m = meanTrace
+        if traces.count >= 2, m > 0 {
+            let v = traces.reduce(0) { $0 + ($1 - m) * ($1 - m) } / (n - 1)
+            logVariance = v / n / (m * m)
+        } else {
+            logVariance = 0
+        }
+    }
+
+    /// `c` and `Var(log c)` for the normalisation (zero variance for `none`).
+    public func scale(_ normalization: Normalization, dimension d: Int) throws -> (c: Double, logVariance: Double) {
+        let c = try normalization.constant(dimension: d, meanTrace: meanTrace)
+        return (c, normalization == .trace ? logVariance : 0)
+    }
+
+    /// The variance that the uncertainty of ĉ adds to `log E det(I + t√ĉ F^{1/2})`, whose derivative in
+    /// `log s` is `slope`: `s ∝ √c`, so `∂ log Z / ∂ log c = slope / 2`.
+    public static func addedVariance(slope: Double, logVarianceOfC: Double) -> Double {
+        (slope / 2) * (slope / 2) * logVarianceOfC
+    }
+}
+
+/// One point of an SMC-based 2sED measurement (toy models and networks).
+public struct SMCPoint: Sendable, Equatable {
+    public var eps: Double
+    public var zeta: Double
+    /// The 2sED estimate (joint = nested quantity) and its 95% interval.
+    public var dZeta: Double
+    public var ci95: ClosedRange<Double>
+    /// `log E_θ det(I + t F̂^{1/2})` and its standard error (nats).
+    public var logMeanDet: Double
+    public var standardError: Double
+    /// The lower 2sED and its interval (layered models only).
+    public var dZetaLower: Double?
+    public var ci95Lower: ClosedRange<Double>?
+    /// ESS of the outer particles' weights at each stage m ≥ 2 (empty for one stage), as a count.
+    public var stageESS: [Double]
+    /// Share of the variance of `log E det` that comes from the estimated normalisation ĉ.
+    public var normalizationShare: Double
+
+    public init(eps: Double, zeta: Double, dimension d: Int, estimate: LogEstimate, lower: LogEstimate? = nil,
+                stageESS: [Double] = [], normalizationVariance: Double = 0) {
+        self.eps = eps
+        self.zeta = zeta
+        let j = estimate.dimension(d: d, zeta: zeta, eps: eps)
+        dZeta = j.value
+        ci95 = j.ci95
+        logMeanDet = estimate.value
+        standardError = estimate.variance.squareRoot()
+        if let l = lower {
+            let r = l.dimension(d: d, zeta: zeta, eps: eps)
+            dZetaLower = r.value
+            ci95Lower = r.ci95
+        }
+        self.stageESS = stageESS
+        normalizationShare = estimate.variance > 0 ? normalizationVariance / estimate.variance : 0
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+@testable import TwoScaleCore
+import XCTest
+
+/// The annealed SMC sampler against closed forms.
+final class AnnealedSMCTests: XCTestCase {
+    /// One coordinate on [0, 1], r(x) = e^{a x}: Z(s) = 1 + s (e^a − 1)/a — for large s·e^a the integrand
+    /// is concentrated near x = 1, so plain averaging is poor and the sampler must temper.
+    func testPeakedOneDimensionalUnitMatchesClosedForm() throws {
+        let a = 20.0
+        let unit = SMCUnit(dimension: 1, box: 0...1) { x in [Foundation.exp(a * x[0])] }
+        let stops = [1e-6, 1e-3, 1.0, 100.0]
+        let est = try AnnealedSMC.run(unit, stops: stops, settings: try SMCSettings(particles: 400, replicates: 4),
+                                      seed: 7, stream: [1])
+        for (t, s) in stops.enumerated() {
+            let exact = Foundation.log(1 + s * (Foundation.exp(a) - 1) / a)
+            let c = est.combined(t)
+            let e = LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar)
+            XCTAssertEqual(e.value, exact, accuracy: 4 * e.variance.squareRoot() + 0.02, "s = \(s)")
+        }
+        XCTAssertGreaterThan(est.diagnostics.steps, 0, "the peaked target needs intermediate scales")
+        // d log Z / d log s = s (e^a − 1)/a / (1 + s (e^a − 1)/a)
+        let m = (Foundation.exp(a) - 1) / a
+        XCTAssertEqual(est.slope[3], 100 * m / (1 + 100 * m), accuracy: 0.02)
+    }
+
+    /// Three coordinates, r(x) = (x_1 + x_2 + x_3)^4 (one root): the exact E is a polynomial integral.
+    func testThreeDimensionalUnitMatchesExactPolynomialIntegral() throws {
+        // E[1 + s S⁴] with S = x1+x2+x3, x ~ U[0,1]³: E S⁴ = 1/5·… computed by exact enumeration of moments.
+        // Moments of U[0,1]: E x^k = 1/(k+1). E S⁴ = Σ multinomial(4; i,j,k) E x^i E x^j E x^k.
+        var es4 = 0.0
+        for i in 0...4 { for j in 0...(4 - i) {
+            let k = 4 - i - j
+            let multi = Double(fact(4)) / Double(fact(i) * fact(j) * fact(k))
+            es4 += multi / Double((i + 1) * (j + 1) * (k + 1))
+        } }
+        let unit = SMCUnit(dimension: 3, box: 0...1) { x in [Foundation.pow(x[0] + x[1] + x[2], 4)] }
+        let stops = [0.5, 50, 5000]
+        let est = try AnnealedSMC.run(unit, stops: stops, settings: try SMCSettings(particles: 300, replicates: 4),
+                                      seed: 3, stream: [2])
+        for (t, s) in stops.enumerated() {
+            let exact = Foundation.log(1 + s * es4)
+            let c = est.combined(t)
+            XCTAssertEqual(c.logZ + c.relVar / 2, exact, accuracy: 4 * c.relVar.squareRoot() + 0.02, "s = \(s)")
+        }
+    }
+
+    func fact(_ n: Int) -> Int { n <= 1 ? 1 : n * fact(n - 1) }
+
+    /// Same seed and stream, same numbers; another stream, other numbers; a zero spectrum gives Z = 1.
+    func testDeterminismAndTrivialUnit() throws {
+        let unit = SMCUnit(dimension: 2, box: -1...1) { x in [x[0] * x[0] + 0.5 * x[1] * x[1]] }
+        let settings = try SMCSettings(particles: 50)
+        let a = try AnnealedSMC.run(unit, stops: [1, 10], settings: settings, seed: 5, stream: [9])
+        let b = try AnnealedSMC.run(unit, stops: [1, 10], settings: settings, seed: 5, stream: [9])
+        let c = try AnnealedSMC.run(unit, stops: [1, 10], settings: settings, seed: 5, stream: [10])
+        XCTAssertEqual(a.logZ, b.logZ)
+        XCTAssertNotEqual(a.logZ, c.logZ)
+        let zero = SMCUnit(dimension: 3, box: 0...1) { _ in [] }
+        let z = try AnnealedSMC.run(zero, stops: [1, 1e6], settings: settings, seed: 1, stream: [])
+        XCTAssertEqual(z.logZ, [[0, 0], [0, 0]])
+        XCTAssertEqual(z.diagnostics.steps, 0)
+    }
+
+    func testReflectionStaysInBoxAndSystematicResamplingCounts() {
+        for v in [-7.3, -1.0, 0.2, 1.9, 3.0, 12.25] {
+            let r = AnnealedSMC.reflect(v, -1, 1)
+            XCTAssertTrue((-1...1).contains(r), "\(v) → \(r)")
+        }
+        XCTAssertEqual(AnnealedSMC.reflect(1.5, 0, 1), 0.5, accuracy: 1e-15)
+        XCTAssertEqual(AnnealedSMC.reflect(-0.25, 0, 1), 0.25, accuracy: 1e-15)
+        let idx = AnnealedSMC.systematic([0.5, 0.25, 0.0, 0.25], u: 0.3)
+        XCTAssertEqual(idx.filter { $0 == 0 }.count, 2)
+        XCTAssertEqual(idx.filter { $0 == 1 }.count, 1)
+        XCTAssertEqual(idx.filter { $0 == 2 }.count, 0)
+        XCTAssertEqual(idx.filter { $0 == 3 }.count, 1)
+    }
+
+    /// The replicate combination: log mean e^l and the relative variance of that mean.
+    func testCombineAndLogEstimate() {
+        let c = SMCUnitEstimate.combine([Foundation.log(1.0), Foundation.log(3.0)])
+        XCTAssertEqual(c.logZ, Foundation.log(2.0), accuracy: 1e-14)
+        // values 0.5, 1.5 relative to the mean: sample variance 0.5, / (R = 2) → 0.25
+        XCTAssertEqual(c.relVar, 0.25, accuracy: 1e-14)
+        let m = LogEstimate.mean([1, 2, 3, 4])
+        XCTAssertEqual(m.value, 2.5)
+        XCTAssertEqual(m.variance, (5.0 / 3) / 4, accuracy: 1e-14)
+        let t = TraceEstimate(traces: [1, 3])
+        XCTAssertEqual(t.meanTrace, 2)
+        XCTAssertEqual(t.logVariance, 2.0 / 2 / 4, accuracy: 1e-14)
+        XCTAssertEqual(TraceEstimate.addedVariance(slope: 4, logVarianceOfC: 0.5), 2, accuracy: 1e-14)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+@testable import Networks
+import TwoScaleCore
+import TwoScaleNumerics
+import XCTest
+
+/// The network smc estimator: its unit decomposition against the Markov blocks, and its estimates
+/// against brute-force quadrature on a 3-parameter network.
+final class NetworkSMCTests: XCTestCase {
+    typealias R = FisherReference
+
+    /// The units of every block, stacked, have the block's spectrum; the cheap trace equals Σ λ.
+    func testUnitsCarryTheBlockSpectrumAndTraceIsExact() throws {
+        for (sizes, bias, act) in [([3, 4, 3], true, Activation.relu), ([4, 3, 2, 3], false, .tanh)] {
+            let net = try R.net(sizes, bias: bias, act, seed: 4)
+            let model = try MarkovFisher(architecture: net.architecture, activation: act,
+                                         data: R.gaussianData(6, sizes[0], seed: 2), sigma2: 0.3, noiseSamples: 2, noiseSeed: 5)
+            for m in 0..<net.architecture.layers {
+                let x = try model.blockInputs(net, block: m)
+                let block = try model.blockEigenvalues(net, block: m, inputs: x)
+                let xa = model.unitInputs(x)
+                let (count, p) = model.units(block: m)
+                var roots: [Double] = []
+                let params = net.parameters
+                let layerStart = (0..<m).reduce(0) { $0 + net.architecture.layerParameterCounts[$1] }
+                for u in 0..<count {
+                    // Read the unit's parameters back from the network through setUnit's inverse layout.
+                    var w = [Double](repeating: 0, count: p)
+                    let nIn = sizes[m]
+                    let rows = m == net.architecture.layers - 1 ? Array(0..<sizes[m + 1]) : [u]
+                    for (q, r) in rows.enumerated() {
+                        for j in 0..<nIn { w[q * (nIn + (bias ? 1 : 0)) + j] = net.weights[m].data[r * nIn + j] }
+                        if bias { w[q * (nIn + 1) + nIn] = net.biases[m][r] }
+                    }
+                    roots += try model.unitRoots(w, block: m, inputs: xa)
+                    var copy = model.zeroNetwork()
+                    model.setUnit(&copy, block: m, unit: u, parameters: w)
+                    for (q, r) in rows.enumerated() {
+                        XCTAssertEqual(copy.weights[m].row(r).map { $0 }, Array(net.weights[m].row(r)), "row \(q)")
+                    }
+                }
+                _ = params; _ = layerStart
+                let positive = block.filter { $0 > 1e-9 * (block.last ?? 1) }.sorted()
+                let fromUnits = roots.map { $0 * $0 }.filter { $0 > 1e-9 * (block.last ?? 1) }.sorted()
+                XCTAssertEqual(positive.count, fromUnits.count, "\(sizes) block \(m)")
+                for (a, b) in zip(positive, fromUnits) { XCTAssertEqual(a, b, accuracy: 1e-9 * (block.last ?? 1)) }
+                let trace = try model.blockTrace(net, block: m, inputs: x)
+                XCTAssertEqual(trace, block.reduce(0, +), accuracy: 1e-9 * Swift.max(1, trace))
+            }
+        }
+    }
+
+    /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3. Brute force by midpoint quadrature:
+    /// joint = log ∫ g₁(w) Z₂(w), lower = log Z₁ + ∫ π₁(w) log Z₂(w), Z₂(w) = E_v g₂(w, v).
+    func testTinyNetworkAgainstQuadrature() async throws {
+        let arch = try Architecture(parsing: "1-1-2")
+        let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
+        let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let eps = [0.01, 0.2], zeta = 2.0 / 3
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 11, paths: 128, inner: 64, traceDraws: 100)
+        let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
+        let nw = 120, nv = 48
+        let xa0 = model.unitInputs(data)
+        for (i, e) in eps.enumerated() {
+            let s = ScaleParameters.t(eps: e, zeta: zeta)
+            var g1 = [Double](), logZ2 = [Double]()
+            for a in 0..<nw {
+                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], block: 0, inputs: xa0), scale: s))
+                var net = model.zeroNetwork()
+                model.setUnit(&net, block: 0, unit: 0, parameters: [w])
+                let xa = model.unitInputs(try model.blockInputs(net, block: 1))
+                var l2 = [Double]()
+                for b in 0..<nv { for c in 0..<nv {
+                    let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
+                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, block: 1, inputs: xa), scale: s))
+                } }
+                logZ2.append(LogSpace.logMeanExp(l2))
+            }
+            let logZ1 = LogSpace.logMeanExp(g1)
+            let joint = LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 })
+            let pi = LogSpace.normalizedWeights(logWeights: g1)
+            let lower = logZ1 + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }
+            let p = r.points[i]
+            let L = Swift.abs(Foundation.log(e))
+            let jointEst = (p.dZeta - zeta * 3) * L
+            let lowerEst = (try XCTUnwrap(p.dZetaLower) - zeta * 3) * L
+            XCTAssertEqual(jointEst, joint, accuracy: 4 * p.standardError + 0.01, "joint at ε = \(e)")
+            XCTAssertEqual(lowerEst, lower, accuracy: 4 * p.standardError + 0.01, "lower at ε = \(e)")
+            XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values")
+        }
+    }
+
+    /// Same numbers for any thread count.
+    func testThreadIndependence() async throws {
+        let arch = try Architecture(parsing: "3-4-3")
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(5, 3, seed: 1),
+                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 2)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 20)
+        let a = try await smc.run(eps: [1e-3, 0.3], zeta: 0.7, normalization: .trace, lower: true, threads: 1)
+        let b = try await smc.run(eps: [1e-3, 0.3], zeta: 0.7, normalization: .trace, lower: true, threads: 3)
+        XCTAssertEqual(a.points, b.points)
+        XCTAssertEqual(a.scale, b.scale)
+    }
+}
