@@ -83,6 +83,15 @@ public struct NetworkSMC: Sendable {
         return TraceEstimate(traces: traces)
     }
 
+    /// First-layer unit samplers: `stageOneFactor·K` particles over the replicates, a cautious schedule
+    /// (ESS kept ≥ 0.8 P) and 5 MH sweeps per step. They run once for the whole ε grid and their units
+    /// are cheap (one neuron), while a low-biased stage 1 shifts every ε (docs/ESTIMATORS.md).
+    func stageOneSettings() throws -> SMCSettings {
+        try SMCSettings(particles: Self.stageOneFactor * paths / replicates, replicates: replicates, essFraction: 0.8, moves: 5)
+    }
+
+    public static let stageOneFactor = 4
+
     func unit(block m: Int, inputs xa: Matrix) -> SMCUnit {
         let model = self.model
         return SMCUnit(dimension: model.units(block: m).dimension, box: box) { w in
@@ -112,7 +121,7 @@ public struct NetworkSMC: Sendable {
         let (c, varLogC) = try trace.scale(normalization, dimension: d)
         let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
         let stops = Array(Set(sOf)).sorted()
-        let unitSettings = try SMCSettings(particles: paths / replicates, replicates: replicates)
+        let unitSettings = try stageOneSettings()
         // Stage 1: the first layer's units, over every stop at once (one task per unit).
         let n1 = model.units(block: 0).count
         progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
@@ -127,7 +136,8 @@ public struct NetworkSMC: Sendable {
         for u in stage1 { diag1.merge(u.diagnostics) }
         var islandsDiag = SMCDiagnostics()
         var points: [SMCPoint] = []
-        let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates) : unitSettings
+        let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates,
+                                                     essFraction: 0.5, moves: 3) : unitSettings
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
             var joint = LogEstimate()
@@ -138,6 +148,7 @@ public struct NetworkSMC: Sendable {
                 slope += u.slope[t]
             }
             var low = joint
+            var stageTerms = [joint]
             var stageESS: [Double] = []
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
@@ -175,7 +186,8 @@ public struct NetworkSMC: Sendable {
                         }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
-                    joint = joint + LogEstimate.logMean(lz)
+                    stageTerms.append(LogEstimate.logMean(lz))
+                    joint = joint + stageTerms[stageTerms.count - 1]
                     low = low + LogEstimate.mean(islands.map { $0.logZ + $0.relVar / 2 })
                     let w = LogSpace.normalizedWeights(logWeights: lz)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
@@ -193,8 +205,10 @@ public struct NetworkSMC: Sendable {
             guard joint.value.isFinite, low.value.isFinite else {
                 throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
             }
-            points.append(SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
-                                   stageESS: stageESS, normalizationVariance: cv))
+            var point = SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
+                                 stageESS: stageESS, normalizationVariance: cv)
+            point.stages = stageTerms
+            points.append(point)
         }
         return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag)
     }

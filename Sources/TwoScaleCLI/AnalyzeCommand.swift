@@ -18,6 +18,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The spectra store folder.", valueName: "DIR"))
     var directory: String
 
+    @Option(help: "Estimator: plain (the store's uniform paths). smc needs samples drawn for each ε, which a store does not hold: run twoscale ed --estimator smc instead.")
+    var estimator: EstimatorKind = .plain
+
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
@@ -27,6 +30,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let request = try analysis.request()
+        if estimator == .smc {
+            throw TwoScaleError.usage("--estimator smc: a spectra store holds uniform-path spectra, and the smc estimator's samples depend on ε, ζ and the normalisation — this needs a new run: twoscale ed --estimator smc with the same model flags and the ε grid you want")
+        }
         let start = Date()
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()

@@ -16,12 +16,14 @@ struct BenchCommand: AsyncParsableCommand {
         the same 2sED pass (target ≤ 25 s wall, peak memory ≤ 1 GB: VmHWM of this process). \
         toy: exact toy models with d = 10 000 over a 100-point ε grid 1e-4:0.5:100 — constant λ (10 000 values \
         log-uniform over 6 decades, seed 1) and Bernoulli on [0.01, 0.99] with greedy covers (target ≤ 1 s each). \
+        p1-smc: the p1 network with the smc estimator at its default budget (K = 64, J = 32; 256 particles per \
+        first-layer neuron), 2sED and lower 2sED with intervals over a 5-point ε grid 1e-3:0.5:5 (target ≤ 30 s). \
         Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
         """)
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case toy, p1, p2, all }
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case toy, p1, p2, p1smc = "p1-smc", all }
 
-    @Argument(help: "Which workload: toy, p1, p2 or all.")
+    @Argument(help: "Which workload: toy, p1, p2, p1-smc or all.")
     var workload: Workload = .all
 
     @Option(help: "Parallel tasks (default: the active cores).")
@@ -65,6 +67,11 @@ struct BenchCommand: AsyncParsableCommand {
                 results.append(r.json)
                 lines += r.human
             }
+        }
+        if workload == .p1smc || workload == .all {
+            let r = try await measureSMC(threads: t)
+            results.append(r.json)
+            lines += r.human
         }
         for c in chosen {
             let r = try await measure(c, threads: t)
@@ -131,6 +138,36 @@ struct BenchCommand: AsyncParsableCommand {
         }
         human += "  \(timeOK && memOK ? "PASS" : "FAIL")\n"
         return Result(json: .object(kv), human: human)
+    }
+
+    /// The p1 network with the smc estimator at its default budget.
+    func measureSMC(threads: Int) async throws -> Result {
+        let start = Date()
+        let architecture = try Architecture(parsing: "54-16-7")
+        let data = try DataSource.load("synthetic:gaussian", samples: 100, labels: .none, standardize: false, seed: 1,
+                                       inputSize: architecture.inputSize, flag: "--data")
+        let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
+                                     noiseSamples: 1, noiseSeed: 1)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: EdCommand.smcDefaultPaths,
+                                 inner: EdCommand.smcDefaultInner, traceDraws: 1000)
+        let eps = try Grid.parse("1e-3:0.5:5", flag: "--eps")
+        let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
+        let wall = Date().timeIntervalSince(start)
+        let ok = wall <= 30
+        let p = r.points[0]
+        let json: JSONValue = .object([
+            ("name", .string("p1-smc")),
+            ("description", .string("MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, smc K = 64, J = 32, 5 ε, 2sED + lower with intervals")),
+            ("dimension", .int(976)), ("seconds", .double(wall)), ("target_seconds", .double(30)), ("pass", .bool(ok)),
+            ("check_point", .object([("eps", .double(p.eps)), ("d_zeta", .double(p.dZeta)),
+                                     ("ci95", .numbers([p.ci95.lowerBound, p.ci95.upperBound])),
+                                     ("d_zeta_lower", .number(p.dZetaLower))])),
+        ])
+        var human = "p1-smc: MLP 54-16-7, smc estimator (K = 64, J = 32), 5 ε, 2sED + lower with intervals\n"
+        human += String(format: "  wall %.2f s (target ≤ 30 s)\n", wall)
+        human += "  d_zeta(ε = \(Fmt.num(p.eps))) = \(Fmt.num(p.dZeta)) [\(Fmt.num(p.ci95.lowerBound)), \(Fmt.num(p.ci95.upperBound))]\n"
+        human += "  \(ok ? "PASS" : "FAIL")\n"
+        return Result(json: json, human: human)
     }
 
     /// The toy workloads: `toy` command computations (JSON report included) at d = 10 000.

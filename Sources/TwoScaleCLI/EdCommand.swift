@@ -24,14 +24,17 @@ struct EdCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "Estimator: smc (factorised over neurons, annealed SMC samplers; intervals that cover, see docs/ESTIMATORS.md) or plain (uniform paths; needed for --store, --shard, --fisher output and --abbas-n).")
-    var estimator: EstimatorKind = .smc
+    @Option(help: "Estimator: plain (uniform paths, the spectra store; biased low in high d, see docs/ESTIMATORS.md) or smc (factorised over neurons, annealed SMC samplers with intervals; Markov FIM, no store).")
+    var estimator: EstimatorKind = .plain
 
-    @Option(help: "K: plain: paths θ^k ~ U(box); smc: particles per first-layer neuron and outer particles (islands) of later layers.")
-    var paths: Int = 100
+    @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 4K particles per first-layer neuron.")
+    var paths: Int?
 
-    @Option(help: "J: plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island neuron.")
-    var inner: Int = 100
+    @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island neuron.")
+    var inner: Int?
+
+    static let smcDefaultPaths = 64
+    static let smcDefaultInner = 32
 
     @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval).")
     var traceDraws: Int = 1000
@@ -57,9 +60,9 @@ struct EdCommand: AsyncParsableCommand {
         // Everything the user typed is checked before any file is touched or any path computed.
         let architecture = try network.checkedArchitecture()
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
-        let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
-                                          activation: network.activation)
         let request = try analysis.request()
+        let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
+        let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
         if estimator == .smc {
             for (given, flag) in [(store != nil, "--store"), (shard != nil, "--shard"), (resume, "--resume"),
                                   (!request.abbasN.isEmpty, "--abbas-n"), (network.fisher == .output, "--fisher output")] where given {
@@ -79,6 +82,8 @@ struct EdCommand: AsyncParsableCommand {
             try output.emit(report.json) { report.human }
             return
         }
+        let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
+                                          activation: network.activation)
         let shardSpec = try shard.map { try Shard(parsing: $0) }
         if let s = shardSpec {
             guard store != nil else { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }

@@ -30,6 +30,8 @@ struct SMCNetworkReport {
             kv.append(("se_log_det", .double(p.standardError)))
             kv.append(("normalization_share", .double(p.normalizationShare)))
             kv.append(("stage_ess", .numbers(p.stageESS)))
+            kv.append(("stage_log_z", .numbers(p.stages.map(\.value))))
+            kv.append(("stage_se", .numbers(p.stages.map { $0.variance.squareRoot() })))
             points.append(.object(kv))
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), "[\(Fmt.num(p.ci95.lowerBound)), \(Fmt.num(p.ci95.upperBound))]"]
             if request.lower {

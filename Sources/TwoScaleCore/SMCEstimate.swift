@@ -104,6 +104,8 @@ public struct SMCPoint: Sendable, Equatable {
     public var stageESS: [Double]
     /// Share of the variance of `log E det` that comes from the estimated normalisation ĉ.
     public var normalizationShare: Double
+    /// The 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).
+    public var stages: [LogEstimate] = []
 
     public init(eps: Double, zeta: Double, dimension d: Int, estimate: LogEstimate, lower: LogEstimate? = nil,
                 stageESS: [Double] = [], normalizationVariance: Double = 0) {

@@ -1,0 +1,70 @@
+import Foundation
+@testable import TwoScaleCLI
+import TwoScaleCore
+import XCTest
+
+/// `toy --mc` and `ed/analyze --estimator` end to end.
+final class EstimatorCommandTests: XCTestCase {
+    func run(_ args: [String]) async -> (Int32, String, String) {
+        let out = OutputCapture(), err = OutputCapture()
+        let status = await Console.$capture.withValue(out) {
+            await Console.$errorCapture.withValue(err) { await TwoScaleMain.execute(args) }
+        }
+        return (status, out.text, err.text)
+    }
+
+    func testToyMonteCarloJSON() async throws {
+        let (s, out, err) = await run(["toy", "--family", "bernoulli", "--dim", "200", "--box", "0.05:0.95",
+                                       "--eps", "0.001,0.1", "--mc", "--paths", "40", "--trials", "3", "--json"])
+        XCTAssertEqual(s, 0, err)
+        let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+        XCTAssertEqual(j["estimator"], .string("smc"))
+        let points = try XCTUnwrap(j["points"]?.arrayValue)
+        XCTAssertEqual(points.count, 2)
+        for p in points {
+            let exact = try XCTUnwrap(p["d_zeta"]?.doubleValue), mc = try XCTUnwrap(p["d_zeta_mc"]?.doubleValue)
+            let ci = try XCTUnwrap(p["ci95_mc"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertEqual(ci.count, 2)
+            XCTAssertLessThan(ci[0], mc)
+            XCTAssertGreaterThan(ci[1], mc)
+            XCTAssertEqual(try XCTUnwrap(p["error_mc"]?.doubleValue), mc - exact, accuracy: 1e-9)
+            XCTAssertEqual(p["trials"], .int(3))
+            let covered = try XCTUnwrap(p["covered"]?.doubleValue)
+            XCTAssertEqual(try XCTUnwrap(p["coverage"]?.doubleValue), covered / 3, accuracy: 1e-12)
+        }
+        // The exact columns are unchanged by --mc.
+        let (_, plainOut, _) = await run(["toy", "--family", "bernoulli", "--dim", "200", "--box", "0.05:0.95",
+                                          "--eps", "0.001,0.1", "--json"])
+        let base = try JSONValue.parse(Data(plainOut.utf8), source: "stdout")
+        XCTAssertEqual(base["points"]?.arrayValue?.first?["d_zeta"], points.first?["d_zeta"])
+    }
+
+    func testEdSMCReportAndRefusals() async throws {
+        let base = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
+                    "--eps", "0.01,0.2", "--estimator", "smc", "--paths", "8", "--inner", "8", "--seed", "2"]
+        let (s, out, err) = await run(base + ["--lower", "--json"])
+        XCTAssertEqual(s, 0, err)
+        let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+        XCTAssertEqual(j["estimator"], .string("smc"))
+        XCTAssertEqual(j["dimension"], .int(24))
+        for p in try XCTUnwrap(j["points"]?.arrayValue) {
+            let dz = try XCTUnwrap(p["d_zeta"]?.doubleValue)
+            XCTAssertEqual(p["d_zeta_joint"]?.doubleValue, dz)
+            XCTAssertNotNil(p["d_zeta_lower"]?.doubleValue)
+            let ci = try XCTUnwrap(p["ci95"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertTrue(ci[0] <= dz && dz <= ci[1])
+            XCTAssertEqual(try XCTUnwrap(p["stage_log_z"]?.arrayValue).count, 2)
+            XCTAssertEqual(try XCTUnwrap(p["stage_ess"]?.arrayValue).count, 1)
+            XCTAssertGreaterThanOrEqual(dz, 0.6667 * 24 - 1e-9)
+        }
+        for extra in [["--store", "/tmp/never-written-\(UUID().uuidString)"], ["--fisher", "output"], ["--abbas-n", "1000"]] {
+            let (s2, out2, err2) = await run(base + extra)
+            XCTAssertEqual(s2, 2, "\(extra): \(err2)")
+            XCTAssertTrue(out2.isEmpty)
+            XCTAssertTrue(err2.contains("--estimator plain"), err2)
+        }
+        let (s3, _, err3) = await run(["analyze", "/nonexistent", "--estimator", "smc"])
+        XCTAssertEqual(s3, 2)
+        XCTAssertTrue(err3.contains("new run"), err3)
+    }
+}
