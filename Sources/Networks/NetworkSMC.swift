@@ -126,10 +126,9 @@ public struct NetworkSMC: Sendable {
         let n1 = model.units(block: 0).count
         progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
         let me = self
-        let data = model.data
+        let firstUnit = unit(block: 0, inputs: model.unitInputs(model.data))
         let stage1: [SMCUnitEstimate] = try await Parallel.map(n1, threads: threads) { k in
-            let xa = me.model.unitInputs(data)
-            return try AnnealedSMC.run(me.unit(block: 0, inputs: xa), stops: stops, settings: unitSettings, seed: me.seed,
+            try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
                                        stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
         }
         var diag1 = SMCDiagnostics()
