@@ -38,7 +38,7 @@ public struct NetworkSMC: Sendable {
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K particles per unit over \(replicates) replicates)")
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 4K particles per first-layer neuron)")
         }
         guard model.architecture.layers == 1 || (inner >= 2 * replicates && inner <= 1_000_000) else {
             throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(2 * replicates) to 10⁶ island particles")

@@ -67,4 +67,25 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(s3, 2)
         XCTAssertTrue(err3.contains("new run"), err3)
     }
+
+    /// Bad Monte Carlo settings: one message naming the flag, exit status 2 (1 for an overflowing box), no output.
+    func testBadMonteCarloInput() async {
+        let toy = ["toy", "--family", "bernoulli", "--dim", "10", "--box", "0.1:0.9", "--mc"]
+        let ed = ["ed", "--arch", "4-3-2", "--samples", "5", "--estimator", "smc", "--eps", "0.1"]
+        let cases: [([String], Int32, String)] = [
+            (toy + ["--paths", "1"], 2, "--paths"), (toy + ["--trace-draws", "0"], 2, "--trace-draws"),
+            (toy + ["--trials", "0"], 2, "--trials"), (toy + ["--estimator", "foo"], 2, "--estimator"),
+            (toy + ["--seed", "-1"], 2, "--seed"), (toy + ["--threads", "0"], 2, "--threads"),
+            (ed + ["--paths", "3"], 2, "--paths"), (ed + ["--inner", "2"], 2, "--inner"),
+            (ed + ["--trace-draws", "1"], 2, "--trace-draws"), (ed + ["--resume"], 2, "--resume"),
+            (ed + ["--shard", "1/2"], 2, "--shard"), (ed + ["--box=-1e200:1e200"], 1, "--box"),
+        ]
+        for (args, code, flag) in cases {
+            let (s, out, err) = await run(args)
+            XCTAssertEqual(s, code, "\(args): \(err)")
+            XCTAssertTrue(out.isEmpty, "\(args)")
+            XCTAssertTrue(err.contains(flag), "\(args): \(err)")
+            XCTAssertEqual(err.split(separator: "\n").count, err.contains("Usage") ? err.split(separator: "\n").count : 1, "\(args): \(err)")
+        }
+    }
 }
