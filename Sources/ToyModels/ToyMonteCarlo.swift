@@ -102,7 +102,7 @@ public struct ToyMonteCarlo: Sendable {
             var q = SMCPoint(eps: p.eps, zeta: zeta, dimension: d,
                              estimate: LogEstimate(value: LogSpace.logMeanExp(lw), variance: 0))
             if let ci = p.ci95 { q.ci95 = ci } else { q.ci95 = q.dZeta...q.dZeta }
-            q.standardError = .nan
+            q.standardError = nil
             return q
         }
         return Result(points: points, diagnostics: nil, minESS: minESS, scale: est.scale)

@@ -27,7 +27,7 @@ struct SMCNetworkReport {
             kv.append(("ci95", interval(p.ci95)))
             kv.append(("ci95_joint", interval(p.ci95)))
             if request.lower { kv.append(("ci95_lower", interval(p.ci95Lower))) }
-            kv.append(("se_log_det", .double(p.standardError)))
+            kv.append(("se_log_det", .number(p.standardError)))
             kv.append(("normalization_share", .double(p.normalizationShare)))
             kv.append(("stage_ess", .numbers(p.stageESS)))
             kv.append(("stage_log_z", .numbers(p.stages.map(\.value))))

@@ -131,7 +131,7 @@ struct ToyReport {
             kv.append(("ci95_mc", .numbers([mc.ci95.lowerBound, mc.ci95.upperBound])))
             kv.append(("error_mc", .double(mc.dZeta - ex)))
             if o.estimator == .smc {
-                kv.append(("se_log_det", .double(mc.standardError)))
+                kv.append(("se_log_det", .number(mc.standardError)))
                 kv.append(("normalization_share", .double(mc.normalizationShare)))
             }
             let ests = trials.map { $0.points[i].dZeta }

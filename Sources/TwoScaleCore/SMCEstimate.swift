@@ -94,9 +94,10 @@ public struct SMCPoint: Sendable, Equatable {
     /// The 2sED estimate (joint = nested quantity) and its 95% interval.
     public var dZeta: Double
     public var ci95: ClosedRange<Double>
-    /// `log E_θ det(I + t F̂^{1/2})` and its standard error (nats).
+    /// `log E_θ det(I + t F̂^{1/2})` and its standard error (nats); nil for an estimator whose interval
+    /// is a bootstrap (plain).
     public var logMeanDet: Double
-    public var standardError: Double
+    public var standardError: Double?
     /// The lower 2sED and its interval (layered models only).
     public var dZetaLower: Double?
     public var ci95Lower: ClosedRange<Double>?

@@ -85,8 +85,9 @@ final class NetworkSMCTests: XCTestCase {
             let L = Swift.abs(Foundation.log(e))
             let jointEst = (p.dZeta - zeta * 3) * L
             let lowerEst = (try XCTUnwrap(p.dZetaLower) - zeta * 3) * L
-            XCTAssertEqual(jointEst, joint, accuracy: 4 * p.standardError + 0.01, "joint at ε = \(e)")
-            XCTAssertEqual(lowerEst, lower, accuracy: 4 * p.standardError + 0.01, "lower at ε = \(e)")
+            let se = try XCTUnwrap(p.standardError)
+            XCTAssertEqual(jointEst, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)")
+            XCTAssertEqual(lowerEst, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)")
             XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values")
         }
     }
