@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How this process was started, read from the launcher's environment only (MPI itself is not touched):
 /// alone, or as one rank of an MPI job. A plain `twoscale …` never loads or initialises MPI.
@@ -56,5 +59,22 @@ public struct MPIEnvironment: Sendable, Equatable {
         self.rank = rank
         self.size = size
         self.variable = variable
+    }
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`): under mpirun, the cores its binding gives
+/// the rank (one with Open MPI's default binding of up to 2 ranks, a socket's beyond). Foundation's
+/// `activeProcessorCount` counts the machine's cores whatever the binding.
+public enum CPUAffinity {
+    public static func count() -> Int? {
+        // glibc declares sched_getaffinity only under _GNU_SOURCE, which Swift's Glibc module lacks.
+        typealias GetAffinity = @convention(c) (Int32, Int, UnsafeMutableRawPointer) -> Int32
+        guard let process = dlopen(nil, RTLD_NOW), let sym = dlsym(process, "sched_getaffinity") else { return nil }
+        let getAffinity = unsafeBitCast(sym, to: GetAffinity.self)
+        var mask = [UInt8](repeating: 0, count: 1024)  // up to 8192 CPUs
+        let rc = mask.withUnsafeMutableBytes { getAffinity(0, $0.count, $0.baseAddress!) }
+        guard rc == 0 else { return nil }
+        let n = mask.reduce(0) { $0 + $1.nonzeroBitCount }
+        return n > 0 ? n : nil
     }
 }

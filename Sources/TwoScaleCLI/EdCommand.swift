@@ -57,7 +57,10 @@ struct EdCommand: AsyncParsableCommand {
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
                                           activation: network.activation)
-        let request = try analysis.request()
+        var request = try analysis.request()
+        if TwoScaleMain.launch.mpi != nil, analysis.threads == nil, let cpus = CPUAffinity.count() {
+            request.threads = cpus  // a rank's default: the cores mpirun bound it to
+        }
         let shardSpec = try shard.map { try Self.parseShard($0, paths: paths) }
         if shardSpec != nil, store == nil { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }
         if resume && store == nil { throw TwoScaleError.usage("--resume: give the store to continue with --store DIR") }
