@@ -29,13 +29,15 @@ let package = Package(
         .target(name: "Networks", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
         .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
+        // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
+        .target(name: "Cluster", dependencies: ["TwoScaleCore", "Networks"], exclude: ["README.md"]),
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps.
         .target(name: "Training", dependencies: ["TwoScaleCore", "TwoScaleNumerics", "Networks"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
-            "TwoScaleCore", "TwoScaleNumerics", "ToyModels", "Networks", "Bounds", "Training", "Reporting",
+            "TwoScaleCore", "TwoScaleNumerics", "ToyModels", "Networks", "Bounds", "Training", "Reporting", "Cluster",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
@@ -46,6 +48,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics",
             .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "Networks", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore",

@@ -4,9 +4,14 @@
 #   libopenblas-dev   optimised BLAS + LAPACK (dsyevd) for every matrix product and eigenvalue
 #   zlib1g-dev        gzip-compressed IDX files
 #   dataset-fashion-mnist   the real Fashion-MNIST files under /usr/share/datasets/fashion-mnist
+#   openmpi-bin, libopenmpi-dev   Open MPI: mpirun, and libmpi.so that `ed` loads at run time under mpirun
+#                     (twoscale builds and runs without it; only MPI runs need it)
+#   slurm-wlm         only with TWOSCALE_TEST_SLURM=1 (CI): a real job array on a private single-node SLURM
+#                     in the tests (scripts/slurm-local.sh); it brings system services, so not by default
 #   python3-numpy     only for the comparison benchmark script and NumPy-readability checks (optional)
 twoscale_install_deps() {
-    local pkgs=(libgsl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist)
+    local pkgs=(libgsl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev)
+    if [ "${TWOSCALE_TEST_SLURM:-0}" = 1 ]; then pkgs+=(slurm-wlm); fi
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 twoscale_install_deps
-# build everything first: the fault tests run the real twoscale executable
+# build everything first: the fault, MPI and SLURM tests run the real twoscale executable (MPI ones under mpirun)
 swift build
 swift test "$@"

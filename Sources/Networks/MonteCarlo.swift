@@ -120,8 +120,10 @@ public enum MonteCarlo {
     /// Computes the paths `indices` with at most `threads` running at once (structured concurrency),
     /// calling `completed` for each in completion order (serially, on the caller's task — it may write
     /// files or report progress; if it throws, the run stops, unfinished paths are cancelled).
-    /// Returns the spectra in the order of `indices`.
+    /// Returns the spectra in the order of `indices`; with `keepResults: false` it returns `[]` and keeps
+    /// nothing (the caller consumes each path in `completed`, e.g. sends it to another MPI rank).
     public static func run(model: any FisherModel, design: MonteCarloDesign, paths indices: [Int], threads: Int,
+                           keepResults: Bool = true,
                            completed: (Int, PathSpectra) throws -> Void = { _, _ in }) async throws -> [PathSpectra] {
         _ = try checkBlocks(model)
         GSL.prepare()
@@ -138,10 +140,11 @@ public enum MonteCarlo {
             while next < Swift.min(width, indices.count) { launch() }
             while let (slot, spectra) = try await group.next() {
                 try completed(indices[slot], spectra)
-                results[slot] = spectra
+                if keepResults { results[slot] = spectra }
                 if next < indices.count { launch() }
             }
         }
+        if !keepResults { return [] }
         let done = results.compactMap { $0 }
         guard done.count == indices.count else { throw CancellationError() }
         return done

@@ -31,6 +31,13 @@ public struct SpectraRun: Sendable {
         public var total: Int
         public var computed: Int
         public var elapsed: Double
+
+        public init(done: Int, total: Int, computed: Int, elapsed: Double) {
+            self.done = done
+            self.total = total
+            self.computed = computed
+            self.elapsed = elapsed
+        }
     }
 
     /// What a run produced.
@@ -42,14 +49,19 @@ public struct SpectraRun: Sendable {
         public var store: SpectraStore?
     }
 
-    /// Runs the design. With `store`, an existing store is refused unless `resume` (then its settings
-    /// must match `meta`; completed paths are skipped, and a finished store is simply read back).
-    /// `afterPath` is called after each computed path has been saved (a hook for progress or tests: if
-    /// it throws, the run stops there and the store stays resumable).
-    public func execute(store directory: String?, resume: Bool,
-                        progress: (Progress) -> Void = { _ in },
-                        afterPath: (Int) throws -> Void = { _ in }) async throws -> Outcome {
-        let wanted = meta.storedPaths
+    /// Where a run starts: the store (created, or resumed), the paths already in it and the paths still
+    /// to compute (in `meta.storedPaths` order). `finished` is set when a resumed store is complete.
+    public struct Plan: Sendable {
+        public var store: SpectraStore?
+        public var done: [Int: PathSpectra]
+        public var todo: [Int]
+        public var finished: Outcome?
+    }
+
+    /// Opens the store for a run: with `store`, an existing store is refused unless `resume` (then its
+    /// settings must match `meta`; completed paths are skipped, and a finished store is simply read back).
+    /// Without a store every path is to do.
+    public func plan(store directory: String?, resume: Bool) throws -> Plan {
         var store: SpectraStore?
         var done: [Int: PathSpectra] = [:]
         if let dir = directory {
@@ -60,7 +72,7 @@ public struct SpectraRun: Sendable {
                     // a leftover partial/ (killed just before its removal) goes now.
                     let rows = try s.loadRows()
                     try? FileManager.default.removeItem(atPath: s.partialDirectory)
-                    return Outcome(rows: rows, computed: 0, store: s)
+                    return Plan(store: s, done: [:], todo: [], finished: Outcome(rows: rows, computed: 0, store: s))
                 }
                 done = try s.completedPaths()
                 store = s
@@ -68,24 +80,41 @@ public struct SpectraRun: Sendable {
                 store = try SpectraStore.create(directory: dir, meta: meta)
             }
         }
-        let todo = wanted.filter { done[$0] == nil }
+        return Plan(store: store, done: done, todo: meta.storedPaths.filter { done[$0] == nil }, finished: nil)
+    }
+
+    /// Ends a run: `fresh` holds the spectra of every path of `plan.todo`; the rows (in `meta.storedPaths`
+    /// order) are assembled into the store's final files.
+    public func finish(_ plan: Plan, fresh: [Int: PathSpectra]) throws -> Outcome {
+        if let f = plan.finished { return f }
+        let rows = meta.storedPaths.compactMap { plan.done[$0] ?? fresh[$0] }
+        guard rows.count == meta.storedPaths.count else {
+            throw TwoScaleError.failure("internal error: \(meta.storedPaths.count - rows.count) paths neither stored nor computed")
+        }
+        try plan.store?.assemble(rows)
+        return Outcome(rows: rows, computed: plan.todo.count, store: plan.store)
+    }
+
+    /// Runs the design (see `plan` for the store's handling).
+    /// `afterPath` is called after each computed path has been saved (a hook for progress or tests: if
+    /// it throws, the run stops there and the store stays resumable).
+    public func execute(store directory: String?, resume: Bool,
+                        progress: (Progress) -> Void = { _ in },
+                        afterPath: (Int) throws -> Void = { _ in }) async throws -> Outcome {
+        let plan = try plan(store: directory, resume: resume)
+        if let f = plan.finished { return f }
+        let store = plan.store, todo = plan.todo, total = meta.storedPaths.count
         let start = Date()
         var computed = 0
-        let found = done.count
-        progress(Progress(done: found, total: wanted.count, computed: 0, elapsed: 0))
+        let found = plan.done.count
+        progress(Progress(done: found, total: total, computed: 0, elapsed: 0))
         let fresh = try await MonteCarlo.run(model: model, design: design, paths: todo, threads: threads) { k, s in
             try store?.writePartial(path: k, s)
             computed += 1
-            progress(Progress(done: found + computed, total: wanted.count, computed: computed,
+            progress(Progress(done: found + computed, total: total, computed: computed,
                               elapsed: Date().timeIntervalSince(start)))
             try afterPath(k)
         }
-        for (k, s) in zip(todo, fresh) { done[k] = s }
-        let rows = wanted.compactMap { done[$0] }
-        guard rows.count == wanted.count else {
-            throw TwoScaleError.failure("internal error: \(wanted.count - rows.count) paths neither stored nor computed")
-        }
-        try store?.assemble(rows)
-        return Outcome(rows: rows, computed: todo.count, store: store)
+        return try finish(plan, fresh: Dictionary(uniqueKeysWithValues: zip(todo, fresh)))
     }
 }

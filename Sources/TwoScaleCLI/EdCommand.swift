@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cluster
 import Foundation
 import Networks
 import TwoScaleCore
@@ -14,7 +15,10 @@ struct EdCommand: AsyncParsableCommand {
         a run stopped at any moment continues with --resume (same settings required), and \
         twoscale analyze DIR recomputes any ε grid, ζ, normalisation or Abbas ED from it. \
         --shard i/n computes only the paths k ≡ i−1 (mod n) (k = 0…K−1) into a shard store; \
-        twoscale merge joins the shards into the store of the unsharded run, byte for byte. \
+        twoscale merge joins the shards into the store of the unsharded run, byte for byte; \
+        --shard auto takes i and n from a SLURM job array (scripts/slurm-array.sh submits one with its merge job). \
+        Under MPI (mpirun -np P twoscale ed … --store DIR, Open MPI) the ranks share the paths and rank 0 writes \
+        the store and the result of the same run in one process, byte for byte; --resume continues it with any number of ranks. \
         Every path and inner draw has its own random stream, so results do not depend on --threads. \
         The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid.
         """)
@@ -45,7 +49,7 @@ struct EdCommand: AsyncParsableCommand {
     @Flag(help: "Continue the run stored in --store (its meta.json must record the same settings); starts it if absent.")
     var resume = false
 
-    @Option(help: ArgumentHelp("Compute only shard i of n (paths k ≡ i−1 mod n) into --store; merge the shards with twoscale merge.", valueName: "i/n"))
+    @Option(help: ArgumentHelp("Compute only shard i of n (paths k ≡ i−1 mod n) into --store; merge the shards with twoscale merge. auto: i and n from the SLURM job array task (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP, _COUNT; arrays may start at 0 or 1).", valueName: "i/n|auto"))
     var shard: String?
 
     @OptionGroup var analysis: AnalysisOptions
@@ -60,10 +64,16 @@ struct EdCommand: AsyncParsableCommand {
         // Everything the user typed is checked before any file is touched or any path computed.
         let architecture = try network.checkedArchitecture()
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
-        let request = try analysis.request()
+        var request = try analysis.request()
+        if TwoScaleMain.launch.mpi != nil, analysis.threads == nil, let cpus = CPUAffinity.count() {
+            request.threads = cpus  // a rank's default: the cores mpirun bound it to
+        }
         let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
         let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
         if estimator == .smc {
+            if TwoScaleMain.launch.mpi != nil {
+                throw TwoScaleError.usage("--estimator smc does not run under mpirun yet (its later stages resample across outer particles); run it as one process, or use --estimator plain under MPI")
+            }
             for (given, flag) in [(store != nil, "--store"), (shard != nil, "--shard"), (resume, "--resume"),
                                   (!request.abbasN.isEmpty, "--abbas-n"), (network.fisher == .output, "--fisher output")] where given {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); add --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
@@ -84,17 +94,9 @@ struct EdCommand: AsyncParsableCommand {
         }
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
                                           activation: network.activation)
-        let shardSpec = try shard.map { try Shard(parsing: $0) }
-        if let s = shardSpec {
-            guard store != nil else { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }
-            guard s.count <= paths else {
-                throw TwoScaleError.invalid("--shard", s.description, allowed: "n must not exceed the number of paths K = \(paths)")
-            }
-        }
+        let shardSpec = try shard.map { try Self.parseShard($0, paths: paths) }
+        if shardSpec != nil, store == nil { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }
         if resume && store == nil { throw TwoScaleError.usage("--resume: give the store to continue with --store DIR") }
-        if let dir = store, !resume, FileManager.default.fileExists(atPath: dir + "/meta.json") {
-            throw TwoScaleError.invalid("--store", dir, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
-        }
 
         // The paths this run stores (all K, or shard i/n's share), counted without listing them.
         let storedCount = shardSpec.map { (paths - $0.index + $0.count) / $0.count } ?? paths
@@ -104,29 +106,29 @@ struct EdCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K = \(paths) paths × J = \(inner) inner draws of d = \(architecture.parameterCount) parameters make a store of up to \(RunProgress.bytes(plannedBytes)) (held in memory to assemble); the limit is 1 TiB: use fewer paths or inner draws, or --shard")
         }
 
-        let model = try network.makeModel(architecture: architecture)
-        let layers = model.blockDimensions
-        let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
-                                 settings: network.settings(architecture: architecture, box: lo...hi), shard: shardSpec)
-        let runner = try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
-        let progress = RunProgress(label: "ed", storeBytes: plannedBytes, threads: request.threads)
-        // With a store, Ctrl-C stops cleanly: the Monte Carlo task is cancelled (finished paths are saved,
-        // paths in progress are dropped and recomputed on resume) and the message says how to resume.
-        let interruption = store != nil ? Interruption.install() : nil
-        defer { interruption?.remove() }
-        let work = Task { [store, resume] in
-            try await runner.execute(store: store, resume: resume, progress: progress.update)
+        // What the store must not already hold, then the model (reads the data) and the run.
+        let prepare = { (lead: Bool) throws -> SpectraRun in
+            if lead, let dir = store, !resume, FileManager.default.fileExists(atPath: dir + "/meta.json") {
+                throw TwoScaleError.invalid("--store", dir, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
+            }
+            let model = try network.makeModel(architecture: architecture)
+            let layers = model.blockDimensions
+            let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
+                                     settings: network.settings(architecture: architecture, box: lo...hi), shard: shardSpec)
+            return try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         }
-        interruption?.onInterrupt { work.cancel() }
+
         let outcome: SpectraRun.Outcome
-        do {
-            outcome = try await work.value
-        } catch {
-            guard let i = interruption, i.requested, let dir = store else { throw error }
-            let done = (try? SpectraStore.open(directory: dir).completedPaths().count) ?? 0
-            Console.error("twoscale: interrupted; \(done) of \(meta.storedPaths.count) paths are saved in \(dir). "
-                + "Continue with the same command and --resume (e.g. twoscale ed … --store \(dir) --resume).")
-            throw ExitCode(130)
+        let meta: StoreMeta
+        if let rank = TwoScaleMain.launch.mpi {
+            // One rank of an MPI job: rank 0 writes the store and prints the result; the others compute
+            // their share of the paths and leave silently.
+            guard let result = try await runOnRanks(rank, prepare: prepare, plannedBytes: plannedBytes, threads: request.threads) else { return }
+            (outcome, meta) = result
+        } else {
+            let runner = try prepare(true)
+            meta = runner.meta
+            outcome = try await runHere(runner, plannedBytes: plannedBytes, threads: request.threads)
         }
 
         if let s = shardSpec {
@@ -141,9 +143,77 @@ struct EdCommand: AsyncParsableCommand {
             }
             return
         }
-        let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
+        let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
         let report = try await NetworkReport.compute(spectra: spectra, meta: meta, request: request,
                                                      seconds: Date().timeIntervalSince(start))
         try output.emit(report.json) { report.human }
+    }
+
+    /// `--shard i/n`, or `--shard auto`: i and n from the SLURM job array task this process runs in.
+    static func parseShard(_ text: String, paths: Int) throws -> Shard {
+        let auto = text.trimmingCharacters(in: .whitespaces).lowercased() == "auto"
+        let s: Shard
+        if auto {
+            let task = try SlurmArrayTask(environment: ProcessInfo.processInfo.environment)
+            s = try Shard(index: task.index, count: task.count)
+        } else {
+            s = try Shard(parsing: text)
+        }
+        guard s.count <= paths else {
+            throw TwoScaleError.invalid("--shard", auto ? "auto (shard \(s) from SLURM's array variables)" : s.description,
+                                        allowed: "n must not exceed the number of paths K = \(paths)" + (auto ? ": submit an array of at most K tasks" : ""))
+        }
+        return s
+    }
+
+    /// The run in this process. With a store, Ctrl-C stops cleanly: the Monte Carlo task is cancelled
+    /// (finished paths are saved, paths in progress are dropped and recomputed on resume) and the message
+    /// says how to resume.
+    func runHere(_ runner: SpectraRun, plannedBytes: Double, threads: Int) async throws -> SpectraRun.Outcome {
+        let progress = RunProgress(label: "ed", storeBytes: plannedBytes, threads: threads)
+        let interruption = store != nil ? Interruption.install() : nil
+        defer { interruption?.remove() }
+        let work = Task { [store, resume] in
+            try await runner.execute(store: store, resume: resume, progress: progress.update)
+        }
+        interruption?.onInterrupt { work.cancel() }
+        do {
+            return try await work.value
+        } catch {
+            guard let i = interruption, i.requested, let dir = store else { throw error }
+            let done = (try? SpectraStore.open(directory: dir).completedPaths().count) ?? 0
+            Console.error("twoscale: interrupted; \(done) of \(runner.meta.storedPaths.count) paths are saved in \(dir). "
+                + "Continue with the same command and --resume (e.g. twoscale ed … --store \(dir) --resume).")
+            throw ExitCode(130)
+        }
+    }
+
+    /// The run as one rank of an MPI job (`DistributedSpectraRun`): the outcome on rank 0, nil on the
+    /// others. No SIGINT handler: the launcher stops the job (Ctrl-C on mpirun, scancel), and the store
+    /// written so far resumes like that of a killed run.
+    func runOnRanks(_ env: MPIEnvironment, prepare: @escaping (_ lead: Bool) throws -> SpectraRun, plannedBytes: Double,
+                    threads: Int) async throws -> (SpectraRun.Outcome, StoreMeta)? {
+        let world: MPIWorld
+        do {
+            world = try MPIWorld.start()
+        } catch let e as TwoScaleError {
+            // The MPI library is a property of the machine, not of the command line: every rank that
+            // cannot load it says so.
+            Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
+            throw ExitCode(e.exitCode)
+        }
+        let progress = RunProgress(label: "ed (\(world.size) MPI ranks)", storeBytes: plannedBytes, threads: threads * world.size)
+        var meta: StoreMeta?
+        do {
+            let outcome = try await DistributedSpectraRun(world: world).execute(store: store, resume: resume, prepare: { lead in
+                let runner = try prepare(lead)
+                meta = runner.meta
+                return runner
+            }, progress: { progress.update($0) })
+            guard let outcome, let meta else { return nil }
+            return (outcome, meta)
+        } catch let e as SilentExit {
+            throw ExitCode(e.status)
+        }
     }
 }

@@ -23,7 +23,7 @@ struct AnalysisOptions: ParsableArguments {
     @Option(help: "γ ∈ (0,1] in the Abbas ED's κ = γn/(2π log n).")
     var gamma: Double = 1
 
-    @Option(help: "Parallel tasks (default: the active cores). Results do not depend on it.")
+    @Option(help: "Parallel tasks (default: the active cores; for ed under mpirun, the cores the rank is bound to). Results do not depend on it.")
     var threads: Int?
 
     /// The validated measurement request.

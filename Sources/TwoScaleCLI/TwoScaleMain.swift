@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cluster
 import Foundation
 import TwoScaleCore
 
@@ -14,6 +15,22 @@ public struct TwoScaleMain: AsyncParsableCommand {
 
     public init() {}
 
+    /// How the process was started: alone, or as one rank of an MPI job (read from the launcher's
+    /// environment by `runMain`; in-process callers — tests, notebooks — always run alone). Under MPI only
+    /// `ed` runs (its ranks share the paths); messages about the command line come from rank 0 alone,
+    /// since every rank parses the same one.
+    @TaskLocal public static var launch: Launch = .single
+
+    /// Whether this process stays silent about errors: a rank other than 0 of an MPI job.
+    static var silentRank: Bool { (launch.mpi?.rank ?? 0) > 0 }
+
+    /// Prints an error message unless this is a silent rank. Under MPI every rank then waits for the
+    /// others (`MPIWorld.meetBeforeLeaving`), so that rank 0's message is out before any rank exits.
+    static func report(_ message: String) {
+        if !silentRank { Console.error(message) }
+        if launch.mpi != nil { MPIWorld.meetBeforeLeaving() }
+    }
+
     /// Runs `arguments` (without the program name) and returns the exit status: 0 success, 2 usage
     /// error (anything found while parsing, or a `TwoScaleError.usage`), 1 failure (a
     /// `TwoScaleError.failure` or any other error raised while running). Errors are printed as one line
@@ -24,18 +41,23 @@ public struct TwoScaleMain: AsyncParsableCommand {
         do {
             command = try parseAsRoot(arguments)
         } catch let e as TwoScaleError {
-            Console.error("twoscale: \(e.message)")
+            report("twoscale: \(e.message)")
             return e.exitCode
         } catch {
             let code = exitCode(for: error).rawValue
             let message = fullMessage(for: error)
             if code == 0 {
-                if !message.isEmpty { Console.out(message + "\n") }
+                if !message.isEmpty, !silentRank { Console.out(message + "\n") }
                 return 0
             }
             // One prefix for every message: the parser's "Error: " becomes "twoscale: ".
             let body = message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message
-            Console.error(body.hasPrefix("twoscale") ? body : "twoscale: \(body)")
+            report(body.hasPrefix("twoscale") ? body : "twoscale: \(body)")
+            return 2
+        }
+        if launch.mpi != nil, !(command is EdCommand) {
+            let name = type(of: command).configuration.commandName ?? "this command"
+            report("twoscale: \(name) runs in one process: start it without mpirun (under MPI only twoscale ed runs, sharing its paths over the ranks; set TWOSCALE_MPI=off to run a command alone inside an MPI job)")
             return 2
         }
         do {
@@ -46,12 +68,12 @@ public struct TwoScaleMain: AsyncParsableCommand {
             }
             return 0
         } catch let e as TwoScaleError {
-            Console.error("twoscale: \(e.message)")
+            report("twoscale: \(e.message)")
             return e.exitCode
         } catch let e as ExitCode {
             return e.rawValue  // the command has printed its message (e.g. an interrupted run)
         } catch is CancellationError {
-            Console.error("twoscale: cancelled")
+            report("twoscale: cancelled")
             return 1
         } catch {
             // Anything else raised while running (a system error from Foundation, say) is a failure,
@@ -63,17 +85,17 @@ public struct TwoScaleMain: AsyncParsableCommand {
                 return 0
             }
             if error is ValidationError {
-                Console.error("twoscale: \(message)")
+                report("twoscale: \(message)")
                 return 2
             }
-            Console.error(message.hasPrefix("twoscale") ? message : "twoscale: \(message.isEmpty ? "\(error)" : message)")
+            report(message.hasPrefix("twoscale") ? message : "twoscale: \(message.isEmpty ? "\(error)" : message)")
             return error is ExitCode ? code : 1
         }
     }
 
     /// Entry point for the executable.
     public static func runMain() async -> Never {
-        let status = await execute(Array(CommandLine.arguments.dropFirst()))
+        let status = await $launch.withValue(Launch.current) { await execute(Array(CommandLine.arguments.dropFirst())) }
         Foundation.exit(status)
     }
 }

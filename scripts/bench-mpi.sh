@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Scaling of `twoscale ed` over MPI ranks (release build). Times the same run in one process and under
+# `mpirun -np P` for P = 1, 2, 4 (one thread per rank; ranks beyond the cores share them), best of REPEATS
+# runs each (wall clock, mpirun's start-up included), and prints a Markdown table: seconds, speed-up over
+# one rank, efficiency (speed-up / P). Every store is checked against the one-process store byte for byte.
+#
+#   scripts/bench-mpi.sh [REPEATS] [-- ED_ARGS…]
+#
+# Default workload (about 15 s in one process on one thread here): MLP 54-16-7, Markov FIM, σ² = 0.1,
+# N = 100 Gaussian inputs, K = 400 paths, J = 100 inner draws, lower + nested + joint 2sED over a 30-point
+# ε grid with 200 bootstrap resamples, spectra store on. Needs Open MPI (scripts/deps.sh installs it).
+# MPIRUN_FLAGS overrides the mpirun flags (default: --allow-run-as-root --oversubscribe --bind-to none).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeats=3
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then repeats=$1; shift; fi
+[ $# -gt 0 ] && [ "$1" = "--" ] && shift
+if [ $# -gt 0 ]; then
+    args=("$@")
+else
+    args=(--arch 54-16-7 --data synthetic:gaussian --samples 100 --sigma2 0.1 --paths 400 --inner 100
+          --eps 1e-3:0.5:30 --lower --bootstrap 200 --seed 1)
+fi
+command -v mpirun >/dev/null || { echo "bench-mpi.sh: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
+swift build -c release >&2
+bin=$(readlink -f .build/release/twoscale)
+read -r -a flags <<< "${MPIRUN_FLAGS:---allow-run-as-root --oversubscribe --bind-to none}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# best_of LABEL COMMAND…: the shortest wall time of REPEATS runs (store in $work/LABEL, removed before each).
+best_of() {
+    local label=$1 best="" t0 t1 t
+    shift
+    for _ in $(seq 1 "$repeats"); do
+        rm -rf "${work:?}/$label"
+        t0=$(date +%s.%N)
+        "$@" "${args[@]}" --threads 1 --store "$work/$label" --json > "$work/$label.json" 2> "$work/$label.err" \
+            || { echo "bench-mpi.sh: $label failed:" >&2; cat "$work/$label.err" >&2; exit 1; }
+        t1=$(date +%s.%N)
+        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+        if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+    done
+    echo "$best"
+}
+
+echo "bench-mpi.sh: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before; ed ${args[*]}" >&2
+one=$(best_of single "$bin" ed)
+declare -A secs
+for p in 1 2 4; do
+    secs[$p]=$(best_of "np$p" mpirun "${flags[@]}" -np "$p" "$bin" ed)
+    if ! diff -r "$work/single" "$work/np$p" >/dev/null; then
+        echo "bench-mpi.sh: the store of $p ranks differs from the one-process store" >&2
+        exit 1
+    fi
+done
+echo "bench-mpi.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) after; every store equals the one-process store" >&2
+printf '| run | seconds (best of %s) | speed-up over 1 rank | efficiency |\n|---|---|---|---|\n' "$repeats"
+printf '| one process, `--threads 1` | %.2f | | |\n' "$one"
+for p in 1 2 4; do
+    s=$(awk -v a="${secs[1]}" -v b="${secs[$p]}" 'BEGIN { print a / b }')
+    printf '| `mpirun -np %s`, 1 thread per rank | %.2f | %.2f | %.0f%% |\n' "$p" "${secs[$p]}" "$s" "$(awk -v s="$s" -v p="$p" 'BEGIN { print 100 * s / p }')"
+done
