@@ -115,8 +115,10 @@ public final class MPIWorld: @unchecked Sendable {
     private let lock = NSLock()
     private var done = false
 
-    /// Message tags.
-    enum Tag: Int32 { case header = 11, data = 12 }
+    /// Message tags: a path's header `[k, n]` and its `n` values (worker → rank 0); a worker's failure
+    /// `[status]` and its last message `[status]` (worker → rank 0); rank 0's `[kind, status]` control
+    /// messages (stop computing; leave).
+    enum Tag: Int32 { case header = 11, data = 12, failed = 13, done = 14, control = 15 }
 
     /// Whether this process has started MPI (it can be initialised once only), and the world if so.
     private static let state = StartState()
@@ -185,8 +187,10 @@ public final class MPIWorld: @unchecked Sendable {
         return body()
     }
 
+    /// An MPI call that fails leaves MPI in an unknown state: the job ends at once. (Open MPI's default
+    /// error handler aborts before the call returns; this covers libraries that return instead.)
     private func check(_ rc: Int32, _ what: String) throws {
-        guard rc == 0 else { throw TwoScaleError.failure("MPI rank \(rank) of \(size): \(what) failed (MPI error \(rc))") }
+        guard rc == 0 else { abort(code: 1, message: "twoscale: MPI rank \(rank) of \(size): \(what) failed (MPI error \(rc)); stopping the job") }
     }
 
     /// Polls `request` until it completes, sleeping between tests.
@@ -253,19 +257,36 @@ public final class MPIWorld: @unchecked Sendable {
         }
     }
 
-    /// A message waiting under `tag` from any rank: its sender and its length in int64 values, or nil.
-    func probe(tag: Tag) throws -> (source: Int, count: Int)? {
+    /// A message waiting under `tag` from `source` (any rank when nil): its sender and its length in
+    /// int64 values, or nil.
+    func probe(tag: Tag, from source: Int? = nil) throws -> (source: Int, count: Int)? {
         let status = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
         defer { status.deallocate() }
         var flag: Int32 = 0, count: Int32 = 0
         let rc = locked { () -> Int32 in
-            let r = lib.iprobe(-1, tag.rawValue, lib.commWorld, &flag, status)  // MPI_ANY_SOURCE
+            let r = lib.iprobe(Int32(source ?? -1), tag.rawValue, lib.commWorld, &flag, status)  // -1: MPI_ANY_SOURCE
             if r == 0, flag != 0 { return lib.getCount(status, lib.int64, &count) }
             return r
         }
         try check(rc, "MPI_Iprobe")
         guard flag != 0 else { return nil }
         return (Int(status.load(fromByteOffset: 0, as: Int32.self)), Int(count))
+    }
+
+    /// The next message waiting from any rank under any tag: sender, tag and length in int64 values.
+    /// Messages of one sender come out in the order it sent them, whatever their tags.
+    func probeAny() throws -> (source: Int, tag: Int32, count: Int)? {
+        let status = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+        defer { status.deallocate() }
+        var flag: Int32 = 0, count: Int32 = 0
+        let rc = locked { () -> Int32 in
+            let r = lib.iprobe(-1, -1, lib.commWorld, &flag, status)  // MPI_ANY_SOURCE, MPI_ANY_TAG
+            if r == 0, flag != 0 { return lib.getCount(status, lib.int64, &count) }
+            return r
+        }
+        try check(rc, "MPI_Iprobe")
+        guard flag != 0 else { return nil }
+        return (Int(status.load(fromByteOffset: 0, as: Int32.self)), status.load(fromByteOffset: 4, as: Int32.self), Int(count))
     }
 
     /// Receives `count` int64 values from `source` under `tag` (after `probe` saw the message).
