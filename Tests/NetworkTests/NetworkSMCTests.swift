@@ -21,8 +21,6 @@ final class NetworkSMCTests: XCTestCase {
                 let xa = model.unitInputs(x)
                 let (count, p) = model.units(block: m)
                 var roots: [Double] = []
-                let params = net.parameters
-                let layerStart = (0..<m).reduce(0) { $0 + net.architecture.layerParameterCounts[$1] }
                 for u in 0..<count {
                     // Read the unit's parameters back from the network through setUnit's inverse layout.
                     var w = [Double](repeating: 0, count: p)
@@ -39,7 +37,6 @@ final class NetworkSMCTests: XCTestCase {
                         XCTAssertEqual(copy.weights[m].row(r).map { $0 }, Array(net.weights[m].row(r)), "row \(q)")
                     }
                 }
-                _ = params; _ = layerStart
                 let positive = block.filter { $0 > 1e-9 * (block.last ?? 1) }.sorted()
                 let fromUnits = roots.map { $0 * $0 }.filter { $0 > 1e-9 * (block.last ?? 1) }.sorted()
                 XCTAssertEqual(positive.count, fromUnits.count, "\(sizes) block \(m)")
