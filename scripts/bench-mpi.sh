@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Scaling of `twoscale ed` over MPI ranks (release build). Times the same run in one process and under
-# `mpirun -np P` for P = 1, 2, 4 (one thread per rank; ranks beyond the cores share them), best of REPEATS
-# runs each (wall clock, mpirun's start-up included), and prints a Markdown table: seconds, speed-up over
-# one rank, efficiency (speed-up / P). Every store is checked against the one-process store byte for byte.
+# Scaling of `twoscale ed` over MPI ranks (release build). Times the same run under `mpirun -np P` for
+# P = 1, 2, 4 (one thread per rank; ranks beyond the cores share them) and, for comparison, in one process
+# on 1 and 2 threads: best of REPEATS runs each (wall clock, mpirun's start-up included). Prints a Markdown
+# table: seconds, speed-up over one rank, efficiency (speed-up / P). Every store is checked against the
+# one-process store byte for byte.
 #
 #   scripts/bench-mpi.sh [REPEATS] [-- ED_ARGS…]
 #
-# Default workload (about 15 s in one process on one thread here): MLP 54-16-7, Markov FIM, σ² = 0.1,
+# Default workload (about 20 s in one process on one thread on the 2-core machine of the README): MLP 54-16-7, Markov FIM, σ² = 0.1,
 # N = 100 Gaussian inputs, K = 400 paths, J = 100 inner draws, lower + nested + joint 2sED over a 30-point
 # ε grid with 200 bootstrap resamples, spectra store on. Needs Open MPI (scripts/deps.sh installs it).
 # MPIRUN_FLAGS overrides the mpirun flags (default: --allow-run-as-root --oversubscribe --bind-to none).
@@ -28,14 +29,15 @@ read -r -a flags <<< "${MPIRUN_FLAGS:---allow-run-as-root --oversubscribe --bind
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# best_of LABEL COMMAND…: the shortest wall time of REPEATS runs (store in $work/LABEL, removed before each).
+# best_of LABEL THREADS COMMAND…: the shortest wall time of REPEATS runs (store in $work/LABEL, removed
+# before each).
 best_of() {
-    local label=$1 best="" t0 t1 t
-    shift
+    local label=$1 threads=$2 best="" t0 t1 t
+    shift 2
     for _ in $(seq 1 "$repeats"); do
         rm -rf "${work:?}/$label"
         t0=$(date +%s.%N)
-        "$@" "${args[@]}" --threads 1 --store "$work/$label" --json > "$work/$label.json" 2> "$work/$label.err" \
+        "$@" "${args[@]}" --threads "$threads" --store "$work/$label" --json > "$work/$label.json" 2> "$work/$label.err" \
             || { echo "bench-mpi.sh: $label failed:" >&2; cat "$work/$label.err" >&2; exit 1; }
         t1=$(date +%s.%N)
         t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
@@ -45,10 +47,11 @@ best_of() {
 }
 
 echo "bench-mpi.sh: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before; ed ${args[*]}" >&2
-one=$(best_of single "$bin" ed)
+one=$(best_of single 1 "$bin" ed)
+two=$(best_of threads2 2 "$bin" ed)
 declare -A secs
 for p in 1 2 4; do
-    secs[$p]=$(best_of "np$p" mpirun "${flags[@]}" -np "$p" "$bin" ed)
+    secs[$p]=$(best_of "np$p" 1 mpirun "${flags[@]}" -np "$p" "$bin" ed)
     if ! diff -r "$work/single" "$work/np$p" >/dev/null; then
         echo "bench-mpi.sh: the store of $p ranks differs from the one-process store" >&2
         exit 1
@@ -57,6 +60,7 @@ done
 echo "bench-mpi.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) after; every store equals the one-process store" >&2
 printf '| run | seconds (best of %s) | speed-up over 1 rank | efficiency |\n|---|---|---|---|\n' "$repeats"
 printf '| one process, `--threads 1` | %.2f | | |\n' "$one"
+printf '| one process, `--threads 2` | %.2f | | |\n' "$two"
 for p in 1 2 4; do
     s=$(awk -v a="${secs[1]}" -v b="${secs[$p]}" 'BEGIN { print a / b }')
     printf '| `mpirun -np %s`, 1 thread per rank | %.2f | %.2f | %.0f%% |\n' "$p" "${secs[$p]}" "$s" "$(awk -v s="$s" -v p="$p" 'BEGIN { print 100 * s / p }')"

@@ -11,7 +11,7 @@ set -euo pipefail
 
 mode=${1:-} dir=${2:-}
 if [ -z "$mode" ] || [ -z "$dir" ]; then
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 
