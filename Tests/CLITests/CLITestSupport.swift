@@ -71,3 +71,31 @@ class ScratchDirectoryTestCase: XCTestCase {
         return out
     }
 }
+
+/// A child process's stdout and stderr, captured in two files of a scratch folder (files, not pipes, so a
+/// chatty child never blocks on a full pipe). `attach` before `run()`; `collect` after the exit.
+struct CapturedOutput {
+    let outURL: URL, errURL: URL
+    let outH: FileHandle, errH: FileHandle
+
+    init(attachingTo p: Process, in dir: String) throws {
+        outURL = URL(fileURLWithPath: dir + "/.stdout-\(UUID().uuidString)")
+        errURL = URL(fileURLWithPath: dir + "/.stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        outH = try FileHandle(forWritingTo: outURL)
+        errH = try FileHandle(forWritingTo: errURL)
+        p.standardOutput = outH
+        p.standardError = errH
+    }
+
+    /// Closes the files, reads them and removes them.
+    func collect() throws -> (out: String, err: String) {
+        try outH.close(); try errH.close()
+        let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(at: outURL)
+        try? FileManager.default.removeItem(at: errURL)
+        return (out, err)
+    }
+}

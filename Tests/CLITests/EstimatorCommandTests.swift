@@ -6,11 +6,8 @@ import XCTest
 /// `toy --mc` and `ed/analyze --estimator` end to end.
 final class EstimatorCommandTests: XCTestCase {
     func run(_ args: [String]) async -> (Int32, String, String) {
-        let out = OutputCapture(), err = OutputCapture()
-        let status = await Console.$capture.withValue(out) {
-            await Console.$errorCapture.withValue(err) { await TwoScaleMain.execute(args) }
-        }
-        return (status, out.text, err.text)
+        let r = await runCLICapturingErrors(args)
+        return (r.status, r.out, r.err)
     }
 
     func testToyMonteCarloJSON() async throws {

@@ -40,13 +40,7 @@ final class FaultTests: ScratchDirectoryTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Self.binary())
         p.arguments = args
-        let outURL = URL(fileURLWithPath: dir + "/.stdout-\(UUID().uuidString)")
-        let errURL = URL(fileURLWithPath: dir + "/.stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outH = try FileHandle(forWritingTo: outURL), errH = try FileHandle(forWritingTo: errURL)
-        p.standardOutput = outH
-        p.standardError = errH
+        let captured = try CapturedOutput(attachingTo: p, in: dir)
         try p.run()
         if let k = kill {
             if let f = file {
@@ -57,11 +51,7 @@ final class FaultTests: ScratchDirectoryTestCase {
             if p.isRunning { Glibc.kill(p.processIdentifier, k.signal) }
         }
         p.waitUntilExit()
-        try outH.close(); try errH.close()
-        let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
+        let (out, err) = try captured.collect()
         return Run(status: p.terminationStatus, signaled: p.terminationReason == .uncaughtSignal, out: out, err: err)
     }
 

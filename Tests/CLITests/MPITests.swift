@@ -54,13 +54,7 @@ final class MPITests: ScratchDirectoryTestCase {
         for (k, v) in env { environment[k] = v }
         for k in removing { environment[k] = nil }
         p.environment = environment
-        let outURL = URL(fileURLWithPath: dir + "/.stdout-\(UUID().uuidString)")
-        let errURL = URL(fileURLWithPath: dir + "/.stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outH = try FileHandle(forWritingTo: outURL), errH = try FileHandle(forWritingTo: errURL)
-        p.standardOutput = outH
-        p.standardError = errH
+        let captured = try CapturedOutput(attachingTo: p, in: dir)
         try p.run()
         var signaled = false
         if let k = kill {
@@ -82,11 +76,7 @@ final class MPITests: ScratchDirectoryTestCase {
             print("note: mpirun did not exit \(signaled ? "30 s after a rank was killed" : "within 300 s"); its processes were killed")
         }
         p.waitUntilExit()
-        try outH.close(); try errH.close()
-        let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
+        let (out, err) = try captured.collect()
         return Run(status: p.terminationStatus, signaled: signaled, crashed: p.terminationReason == .uncaughtSignal,
                    out: out, err: err)
     }

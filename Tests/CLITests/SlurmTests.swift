@@ -32,26 +32,15 @@ final class SlurmTests: ScratchDirectoryTestCase {
         for k in Self.arrayVariables { environment[k] = nil }
         for (k, v) in env { environment[k] = v }
         p.environment = environment
-        let outURL = URL(fileURLWithPath: dir + "/.stdout-\(UUID().uuidString)")
-        let errURL = URL(fileURLWithPath: dir + "/.stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outH = try FileHandle(forWritingTo: outURL), errH = try FileHandle(forWritingTo: errURL)
-        p.standardOutput = outH
-        p.standardError = errH
+        let captured = try CapturedOutput(attachingTo: p, in: dir)
         try p.run()
         let deadline = Date().addingTimeInterval(timeout)
         while p.isRunning && Date() < deadline { usleep(10_000) }
         let timedOut = p.isRunning
         if timedOut { p.terminate() }
         p.waitUntilExit()
-        try outH.close(); try errH.close()
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        return Run(status: timedOut ? 124 : p.terminationStatus, out: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                   err: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        let (out, err) = try captured.collect()
+        return Run(status: timedOut ? 124 : p.terminationStatus, out: out, err: err)
     }
 
     func twoscale(_ args: [String], env: [String: String] = [:]) throws -> Run {
