@@ -176,8 +176,10 @@ struct ToyReport {
                         greedyMax: Int) throws -> ToyReport {
         var points: [JSONValue] = []
         var rows: [[String]] = []
+        var exact: [Double] = []
         for e in eps {
             let dz = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: normalization)
+            exact.append(dz)
             let dzRaw = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: .none)
             let count: BoxCount = model.family == .constant
                 ? BoxCover.constantMinimal(model, eps: e)
@@ -229,8 +231,7 @@ struct ToyReport {
         var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count", "log count", "log det bound"]
         if model.family != .constant { columns.append("greedy 1-D cover^d") }
         let table = Fmt.table(columns, rows)
-        return ToyReport(json: .object(top), human: head + table,
-                         exact: try eps.map { try model.twoScaleDimension(eps: $0, zeta: zeta, normalization: normalization) })
+        return ToyReport(json: .object(top), human: head + table, exact: exact)
     }
 }
 
