@@ -65,6 +65,27 @@ public struct NetworkSMC: Sendable {
         /// Stage 1 (first-layer units) and the islands of later stages.
         public var stage1: SMCDiagnostics
         public var islands: SMCDiagnostics
+        /// The Fisher rank per layer over `rankDraws` uniform draws (the ε → 0 limit's r).
+        public var rank: FisherRank
+    }
+
+    /// Uniform parameter draws whose full Markov spectra give the Fisher rank.
+    public static let rankDraws = 32
+
+    /// The Fisher rank per layer from `rankDraws` uniform networks (full block spectra, stream 8).
+    public func rankEstimate(threads: Int) async throws -> FisherRank {
+        let me = self
+        let perDraw: [[Spectrum]] = try await Parallel.map(Self.rankDraws, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 8, UInt64(k)])
+            let net = MLP.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
+            let raw = try (0..<me.model.architecture.layers).map { m in
+                try me.model.blockEigenvalues(net, block: m, inputs: try me.model.blockInputs(net, block: m))
+            }
+            let scale = Spectrum.largestMagnitude(raw)
+            return try raw.map { try Spectrum(eigenvalues: $0, scale: scale) }
+        }
+        return try FisherRank(perDraw: perDraw, parameters: model.blockDimensions,
+                              layers: Array(1...model.architecture.layers))
     }
 
     /// ĉ from `traceDraws` uniform networks (`Tr F` needs no eigenproblem).
@@ -209,6 +230,8 @@ public struct NetworkSMC: Sendable {
             point.stages = stageTerms
             points.append(point)
         }
-        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag)
+        progress("Fisher rank from \(Self.rankDraws) uniform draws")
+        let rank = try await rankEstimate(threads: threads)
+        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag, rank: rank)
     }
 }

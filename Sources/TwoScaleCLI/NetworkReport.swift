@@ -69,7 +69,7 @@ struct AnalysisRequest: Sendable {
 /// "ci95_lower", "ess": [per stage]}], "ess": [per stage m ≥ 2: the minimum over the ε grid],
 /// "seconds", …extras}`. Extras: the run's settings (`layers`, `paths`, `inner`, `settings`),
 /// `zeta`, `normalization`, `scale` (c), `mean_trace`, `clamped` (round-off negatives set to 0),
-/// `bootstrap`, and `abbas: [{"n", "kappa", "ed"}]` with --abbas-n.
+/// `bootstrap`, the Fisher rank (`rankFields`), and `abbas: [{"n", "kappa", "ed"}]` with --abbas-n.
 struct NetworkReport {
     var json: JSONValue
     var human: String
@@ -83,6 +83,26 @@ struct NetworkReport {
         return "the stage-\(m + 2) weights have an effective sample size of \(Fmt.num(worst, 3)) of K = \(paths) paths at some ε: "
             + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
             + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
+    }
+
+    /// JSON fields of the Fisher rank: `rank` (total, the largest over the draws), `rank_min`,
+    /// `rank_draws`, `rank_blocks` (per layer block: layer, parameters, rank, rank_min, rank_mean),
+    /// `rank_threshold` and `d_zeta_limit` = ζd + (1 − ζ)·rank, the ε → 0 limit of the 2sED.
+    static func rankFields(_ rank: FisherRank, zeta: Double, dimension: Int) -> [(String, JSONValue)] {
+        [
+            ("rank", .int(rank.rank)), ("rank_min", .int(rank.rankMin)), ("rank_draws", .int(rank.draws)),
+            ("rank_blocks", .array(rank.blocks.map { b in
+                .object([("layer", .int(b.layer)), ("parameters", .int(b.parameters)), ("rank", .int(b.rank)),
+                         ("rank_min", .int(b.rankMin)), ("rank_mean", .double(b.rankMean))])
+            })),
+            ("rank_threshold", .string(FisherRank.thresholdNote)),
+            ("d_zeta_limit", .double(rank.limit(zeta: zeta, dimension: dimension))),
+        ]
+    }
+
+    /// The table header's rank line.
+    static func rankLine(_ rank: FisherRank, zeta: Double, dimension: Int) -> String {
+        rank.summary(dimension: dimension) + "; ε → 0 limit ζd + (1 − ζ)r = \(Fmt.num(rank.limit(zeta: zeta, dimension: dimension)))\n"
     }
 
     static func compute(spectra: LayeredSpectra, meta: StoreMeta, request r: AnalysisRequest, seconds: Double) async throws -> NetworkReport {
@@ -143,18 +163,21 @@ struct NetworkReport {
             ("clamped", .int(spectra.clampedCount)),
             ("bootstrap", .int(r.bootstrap)),
         ]
+        let fisher = meta.setting("fisher")?.stringValue ?? "?"
+        let rank = try FisherRank(spectra: spectra, wholeNetwork: fisher == "output")
+        top.append(contentsOf: Self.rankFields(rank, zeta: r.zeta, dimension: spectra.dimension))
         if !r.abbasN.isEmpty {
             top.append(("gamma", .double(r.gamma)))
             top.append(("abbas", .array(abbas)))
         }
 
-        let fisher = meta.setting("fisher")?.stringValue ?? "?"
         let arch = meta.setting("arch")?.stringValue ?? "?"
         var head = "2sED of \(arch) (\(fisher) FIM): d = \(spectra.dimension), layers \(meta.layers), K = \(meta.paths) paths"
         head += meta.inner > 0 ? ", J = \(meta.inner) inner draws\n" : "\n"
         head += "ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue) (c = \(Fmt.num(est.scale))), mean Tr F = \(Fmt.num(spectra.meanTrace))"
         head += ", \(Fmt.num(seconds, 3)) s\n"
         if stages > 0 { head += "ESS per stage (min over ε): " + ess.map { Fmt.num($0, 4) }.joined(separator: ", ") + " of \(meta.paths)\n" }
+        head += Self.rankLine(rank, zeta: r.zeta, dimension: spectra.dimension)
         head += "\n"
         var header = ["eps", "d_zeta", "joint"]
         if r.lower { header.append("lower") }

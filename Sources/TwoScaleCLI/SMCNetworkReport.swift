@@ -44,7 +44,7 @@ struct SMCNetworkReport {
         let stages = Swift.max(0, architecture.layers - 1)
         let ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }
         if let w = NetworkReport.essWarning(ess, paths: paths) { Console.warn(w) }
-        let top: [(String, JSONValue)] = [
+        var top: [(String, JSONValue)] = [
             ("dimension", .int(architecture.parameterCount)),
             ("estimator", .string("smc")),
             ("points", .array(points)),
@@ -61,6 +61,7 @@ struct SMCNetworkReport {
             ("mean_trace", .double(r.trace.meanTrace)),
             ("smc", .object([("stage1", SMCReport.json(r.stage1)), ("islands", SMCReport.json(r.islands))])),
         ]
+        top.append(contentsOf: NetworkReport.rankFields(r.rank, zeta: request.zeta, dimension: architecture.parameterCount))
         json = .object(top)
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(architecture.parameterCount), K = \(paths)"
         head += architecture.layers > 1 ? ", J = \(inner)\n" : "\n"
@@ -69,6 +70,7 @@ struct SMCNetworkReport {
         if stages > 0 {
             head += "islands: \(r.islands.samplers) samplers, \(Fmt.num(r.islands.meanSteps, 3)) steps on average (max \(r.islands.maxSteps)), acceptance \(Fmt.num(r.islands.acceptanceRate, 3))\n"
         }
+        head += NetworkReport.rankLine(r.rank, zeta: request.zeta, dimension: architecture.parameterCount)
         head += "\n"
         var header = ["eps", "d_zeta", "ci95"]
         if request.lower { header += ["lower", "ci95 lower"] }

@@ -24,6 +24,33 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         return .object(kv.filter { $0.0 != "seconds" })
     }
 
+    /// Fisher rank and the ε → 0 limit against closed forms: a linear 2-1-2 network (no bias) on three
+    /// points spanning R². Markov: F_1 = σ⁻²E[x xᵀ] has rank 2 at every θ (w ≠ 0 or not: act' ≡ 1);
+    /// the softmax block is 2×2 with inputs h = w·x (1-d) and rank (K − 1)·1 = 1 unless h ≡ 0.
+    /// Output FIM (K = 2): F = (1/N) Σ_n v_n g_n g_nᵀ with g_n = J_nᵀ(1, −1) = ((c − e)·x_n, w·x_n, −w·x_n),
+    /// linear in x_n ∈ R², so rank 2 (not N(K − 1) = 3). Limit ζd + (1 − ζ)r.
+    func testRankAndTheEpsilonZeroLimit() async throws {
+        try "x1,x2\n1,0\n0,1\n1,1\n".write(toFile: dir + "/X.csv", atomically: true, encoding: .utf8)
+        let common = ["--arch", "2-1-2", "--activation", "linear", "--data", "csv:\(dir)/X.csv", "--samples", "3", "--paths", "3", "--inner", "2",
+                      "--zeta", "0.5", "--eps", "1e-3", "--seed", "5", "--json"]
+        for (estimator, fisher, blocks, total) in [("plain", "markov", [2, 1], 3), ("smc", "markov", [2, 1], 3), ("plain", "output", [2], 2)] {
+            let extra = estimator == "smc" ? ["--paths", "4", "--inner", "4"] : []
+            let (s, out) = await run(["ed"] + common + extra + ["--estimator", estimator, "--fisher", fisher])
+            XCTAssertEqual(s, 0, out)
+            let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+            XCTAssertEqual(j["rank"]?.doubleValue, Double(total), "\(estimator) \(fisher)")
+            XCTAssertEqual(j["rank_blocks"]?.arrayValue?.compactMap { $0["rank"]?.doubleValue }, blocks.map(Double.init))
+            XCTAssertEqual(try XCTUnwrap(j["d_zeta_limit"]?.doubleValue), 0.5 * 4 + 0.5 * Double(total), accuracy: 1e-12)
+        }
+        // analyze reads the same ranks from the store.
+        let store = dir + "/r"
+        let (s1, out1) = await run(["ed"] + common + ["--store", store])
+        XCTAssertEqual(s1, 0, out1)
+        let (s2, out2) = await run(["analyze", store, "--zeta", "0.5", "--eps", "1e-3", "--json"])
+        XCTAssertEqual(s2, 0, out2)
+        XCTAssertEqual(try numbers(out1), try numbers(out2))
+    }
+
     func testEdEndToEndAndAnalyzeReproducesIt() async throws {
         let store = dir + "/s"
         let (s, out) = await run(["ed"] + base + ["--store", store, "--json", "--abbas-n", "1000,10000"])
