@@ -66,9 +66,15 @@ public struct TrialGaps: Sendable {
     /// At the final trained θ̂.
     public var finalGap: Double
     public var finalGap01: Double
-    /// Max over the trajectory's checkpoints and the random draws (a lower estimate of sup_θ).
+    /// Max over the trajectory's checkpoints inside the box Θ and the random draws θ ~ U(Θ) (a lower
+    /// estimate of sup_{θ∈Θ}); checkpoints outside Θ never enter it.
     public var supGap: Double
     public var supGap01: Double
+    /// Max over the checkpoints outside Θ (0 when there are none), reported apart.
+    public var supGapOutside: Double = 0
+    public var supGapOutside01: Double = 0
+    /// Whether the final trained θ̂ lies outside Θ.
+    public var finalOutsideBox: Bool = false
     /// Largest Monte Carlo standard error of R among the θ evaluated.
     public var riskError: Double
     public var riskError01: Double
@@ -129,7 +135,7 @@ public enum EmpiricalGap {
         var g = TrialGaps(n: n, trial: trial, finalGap: 0, finalGap01: 0, supGap: 0, supGap01: 0,
                           riskError: 0, riskError01: 0, checkpoints: 0, checkpointsOutsideBox: 0,
                           finalTrainLoss: 0, finalPopulationRisk: 0)
-        func measure(_ net: MLP) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
+        func measure(_ net: MLP, inBox: Bool) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
             let r = population.risk(of: net)
             let rn = EmpiricalRisk.of(net, on: data)
             let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
@@ -137,25 +143,47 @@ public enum EmpiricalGap {
             guard gap.isFinite, gap01.isFinite else {
                 throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite: training diverged or a random θ from --box overflowed the network; lower --lr or use a smaller --box")
             }
-            g.supGap = Swift.max(g.supGap, gap)
-            g.supGap01 = Swift.max(g.supGap01, gap01)
+            if inBox {
+                g.supGap = Swift.max(g.supGap, gap)
+                g.supGap01 = Swift.max(g.supGap01, gap01)
+            } else {
+                g.supGapOutside = Swift.max(g.supGapOutside, gap)
+                g.supGapOutside01 = Swift.max(g.supGapOutside01, gap01)
+            }
             g.riskError = Swift.max(g.riskError, r.crossEntropyError)
             g.riskError01 = Swift.max(g.riskError01, r.zeroOneError)
             return (gap, gap01, rn.crossEntropy, r.crossEntropy)
         }
         _ = try Trainer(config: cfg).train(data: data) { cp in
-            let m = try measure(cp.network)
+            let inBox = cp.network.parameters.allSatisfy { e.box.contains($0) }
+            let m = try measure(cp.network, inBox: inBox)
             g.checkpoints += 1
-            if !cp.network.parameters.allSatisfy({ e.box.contains($0) }) { g.checkpointsOutsideBox += 1 }
+            if !inBox { g.checkpointsOutsideBox += 1 }
             // The last checkpoint is the trained θ̂.
             (g.finalGap, g.finalGap01, g.finalTrainLoss, g.finalPopulationRisk) = m
+            g.finalOutsideBox = !inBox
         }
         for j in 0..<e.randomDraws {
             var r = Xoshiro256(seed: e.seed, stream: [201, UInt64(n), UInt64(trial), UInt64(j)])
             let net = MLP.uniform(architecture: e.student, activation: e.studentActivation, box: e.box, rng: &r)
-            _ = try measure(net)
+            _ = try measure(net, inBox: true)
         }
         return g
+    }
+}
+
+/// The loss whose gaps are compared with the bound's deviation.
+public enum GapLoss: String, Sendable, CaseIterable {
+    /// 0-1 loss: bounded in [0, 1], as the theorem assumes.
+    case zeroOne = "zero-one"
+    /// Cross-entropy: unbounded, outside the theorem's assumptions (reported for comparison).
+    case crossEntropy = "cross-entropy"
+
+    public var note: String {
+        switch self {
+        case .zeroOne: "0-1 loss (bounded in [0, 1], as the theorem assumes)"
+        case .crossEntropy: "cross-entropy (unbounded: outside the theorem's bounded-loss assumption)"
+        }
     }
 }
 
@@ -175,35 +203,52 @@ public struct GapSummary: Sendable {
     public var supGapMean01: Double
     public var epsN: Double?
     public var deviation: Double?
-    /// Fraction of trials whose sup gap exceeds `C·ε_n`.
+    /// The compared loss: its sup gap over θ ∈ Θ (max over trials) and its noise floor, 2 × the largest
+    /// standard error of R for that loss.
+    public var loss: GapLoss
+    public var supGap: Double
+    public var noiseFloor: Double
+    /// Fraction of trials whose sup gap (compared loss) exceeds `C·ε_n`.
     public var exceedFrequency: Double?
-    /// `supGapEstimate / ε_n`: the smallest C covering every observed gap at this n.
+    /// `supGap / ε_n` (compared loss): the smallest C covering every observed gap at this n.
     public var cFit: Double?
     public var riskError: Double
     public var riskError01: Double
     public var checkpointsOutsideBox: Int
     public var checkpoints: Int
+    /// Largest gap at checkpoints outside Θ (compared loss; excluded from `supGap`), and trials whose
+    /// final θ̂ lies outside Θ.
+    public var supGapOutside: Double
+    public var finalOutsideBox: Int
+
+    /// Whether the sup gap stands above the noise floor.
+    public var resolved: Bool { supGap > noiseFloor }
 
     /// Summaries per n (in the order given), with `ε_n` from `epsilon` (nil where the bound is vacuous).
-    public static func summarize(_ gaps: [TrialGaps], sampleSizes: [Int], C: Double,
+    public static func summarize(_ gaps: [TrialGaps], sampleSizes: [Int], C: Double, loss: GapLoss = .zeroOne,
                                  epsilon: (Int) -> Double?) -> [GapSummary] {
         sampleSizes.map { n in
             let g = gaps.filter { $0.n == n }
             let t = Double(g.count)
-            let sup = g.map(\.supGap).max() ?? 0
+            let lossGap: (TrialGaps) -> Double = loss == .zeroOne ? { $0.supGap01 } : { $0.supGap }
+            let sup = g.map(lossGap).max() ?? 0
+            let floor = 2 * (loss == .zeroOne ? g.map(\.riskError01).max() ?? 0 : g.map(\.riskError).max() ?? 0)
             let e = epsilon(n)
             return GapSummary(
                 n: n, trials: g.count,
                 gapMean: g.reduce(0) { $0 + $1.finalGap } / t, gapMax: g.map(\.finalGap).max() ?? 0,
-                supGapEstimate: sup, supGapMean: g.reduce(0) { $0 + $1.supGap } / t,
+                supGapEstimate: g.map(\.supGap).max() ?? 0, supGapMean: g.reduce(0) { $0 + $1.supGap } / t,
                 gapMean01: g.reduce(0) { $0 + $1.finalGap01 } / t, gapMax01: g.map(\.finalGap01).max() ?? 0,
                 supGapEstimate01: g.map(\.supGap01).max() ?? 0, supGapMean01: g.reduce(0) { $0 + $1.supGap01 } / t,
                 epsN: e, deviation: e.map { C * $0 },
-                exceedFrequency: e.map { eps in Double(g.filter { $0.supGap > C * eps }.count) / t },
+                loss: loss, supGap: sup, noiseFloor: floor,
+                exceedFrequency: e.map { eps in Double(g.filter { lossGap($0) > C * eps }.count) / t },
                 cFit: e.map { sup / $0 },
                 riskError: g.map(\.riskError).max() ?? 0, riskError01: g.map(\.riskError01).max() ?? 0,
                 checkpointsOutsideBox: g.reduce(0) { $0 + $1.checkpointsOutsideBox },
-                checkpoints: g.reduce(0) { $0 + $1.checkpoints })
+                checkpoints: g.reduce(0) { $0 + $1.checkpoints },
+                supGapOutside: g.map { loss == .zeroOne ? $0.supGapOutside01 : $0.supGapOutside }.max() ?? 0,
+                finalOutsideBox: g.filter(\.finalOutsideBox).count)
         }
     }
 }

@@ -12,8 +12,12 @@ struct BoundCommand: AsyncParsableCommand {
         discussion: """
         ε_n = (log n/(γn))^(3/8) (natural log), P(sup_θ|R − R_n| ≥ C·ε_n) ≤ H·ε_n^(−d_ζ(ε_n))·n^(−K/γ). \
         The tail is reported as log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n. d_ζ(ε_n) is evaluated \
-        exactly at every ε_n (never interpolated) from a toy model (the flags of `twoscale toy`) or from a \
-        spectra store written by `twoscale ed --store DIR` (--store DIR, with --estimator nested|lower|joint). C, H, K are unknown constants of \
+        exactly at every ε_n (never interpolated) from a toy model (the flags of `twoscale toy`; exact) or from a \
+        spectra store written by `twoscale ed --store DIR` (--store DIR, with --estimator nested|lower|joint). From a store \
+        the tail uses d_zeta_used, a one-sided 95% upper value of d_ζ (the 0.95 quantile of a percentile bootstrap over \
+        the store's paths, --bootstrap resamples, never below the estimate), reported beside the point estimate \
+        d_zeta_estimate; --estimator lower is labelled non-conservative (a lower bound of d_ζ understates the tail). \
+        C, H, K are unknown constants of \
         the theorem: they are user-set (default 1) and labelled so in every output. With --delta, n_for_delta \
         is the smallest integer n in --delta-range whose tail is below δ (exhaustive scan on short ranges, \
         otherwise a log grid of 100 points per decade, integer bisection at the first crossing and a \
@@ -68,10 +72,16 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "With --store: which 2sED estimator gives d_ζ(ε_n): nested (the 2sED), lower, or joint.")
     var estimator: StoreEstimator = .nested
 
+    @Option(help: "With --store: bootstrap resamples over the store's paths for the one-sided 95% upper value of d_ζ that enters the tail (seeded by the store's run seed).")
+    var bootstrap: Int = 200
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "the spectra store's folder")
+        guard (20...100_000).contains(bootstrap) else {
+            throw ValidationError("--bootstrap: '\(bootstrap)' is not allowed; give from 20 to 100000 resamples (a 0.95 quantile needs at least 20)")
+        }
     }
 
     func run() async throws {
@@ -83,9 +93,13 @@ struct BoundCommand: AsyncParsableCommand {
             guard family == nil, lambdas == nil, dim == nil else {
                 throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
             }
-            let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize)
+            let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap)
+            if !s.conservative {
+                Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
+            }
             let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                                 dimension: s.dimension, source: s.source, sourceText: s.description)
+                                                 dimension: s.dimension, source: s.source, sourceText: s.description,
+                                                 estimate: s.estimate, method: s.method, conservative: s.conservative)
             try output.emit(report.json) { report.human }
             return
         }
@@ -103,7 +117,8 @@ struct BoundCommand: AsyncParsableCommand {
         let source: TwoScaleSource = { eps in try model.twoScaleDimension(eps: eps, zeta: z, normalization: norm) }
         let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
         let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                             dimension: model.dimension, source: source, sourceText: sourceText)
+                                             dimension: model.dimension, source: source, sourceText: sourceText,
+                                             estimate: source, method: "exact (toy model quadrature)", conservative: true)
         try output.emit(report.json) { report.human }
     }
 }
@@ -122,17 +137,22 @@ struct BoundReport {
     }
 
     static func compute(bound: GeneralizationBound, ns: [Int], delta: Double?, deltaRange: String,
-                        dimension: Int, source: TwoScaleSource, sourceText: String) throws -> BoundReport {
+                        dimension: Int, source: TwoScaleSource, sourceText: String,
+                        estimate: TwoScaleSource, method: String, conservative: Bool) throws -> BoundReport {
         // Validate every n before any work: an ε_n ≥ 1 names its n.
         for n in ns { _ = try bound.epsilon(n: n) }
         let points = try ns.map { try bound.point(n: $0, source: source) }
+        let estimates = try points.map { try estimate($0.epsN) }
         var top: [(String, JSONValue)] = [
             ("dimension", .int(dimension)),
             ("gamma", .double(bound.gamma)),
             ("zeta", .double(bound.zeta)),
             ("source", .string(sourceText)),
-            ("points", .array(points.map { p in
-                .object([("n", .int(p.n)), ("eps_n", .double(p.epsN)), ("d_zeta", .double(p.dZeta)),
+            ("d_zeta_used_method", .string(method)),
+            ("conservative", .bool(conservative)),
+            ("points", .array(zip(points, estimates).map { p, e in
+                .object([("n", .int(p.n)), ("eps_n", .double(p.epsN)), ("d_zeta_estimate", .double(e)),
+                         ("d_zeta_used", .double(p.dZeta)),
                          ("log_tail", .double(p.logTail)), ("deviation", .double(p.deviation)),
                          ("log10_tail", .double(p.logTail / Foundation.log(10)))])
             })),
@@ -151,10 +171,12 @@ struct BoundReport {
         }
         top.append(("constants", bound.constants.json))
         let c = bound.constants
-        let head = "generalisation bound (SPEC §6): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
+        let head = "generalisation bound (docs/METHOD.md): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
+            + "d_zeta_used (enters the tail): \(method)\n"
             + "C = \(Fmt.num(c.C)), H = \(Fmt.num(c.H)), K = \(Fmt.num(c.K)) — \(BoundConstants.note)\n\n"
-        let table = Fmt.table(["n", "eps_n", "d_zeta", "log_tail", "log10_tail", "deviation C·eps_n"], points.map { p in
-            [String(p.n), Fmt.num(p.epsN), Fmt.num(p.dZeta), Fmt.num(p.logTail), Fmt.num(p.logTail / Foundation.log(10)), Fmt.num(p.deviation)]
+        let table = Fmt.table(["n", "eps_n", "d_zeta_estimate", "d_zeta_used", "log_tail", "log10_tail", "deviation C·eps_n"],
+                              zip(points, estimates).map { p, e in
+            [String(p.n), Fmt.num(p.epsN), Fmt.num(e), Fmt.num(p.dZeta), Fmt.num(p.logTail), Fmt.num(p.logTail / Foundation.log(10)), Fmt.num(p.deviation)]
         })
         return BoundReport(json: .object(top), human: head + table + (deltaLine.isEmpty ? "" : "\n" + deltaLine))
     }

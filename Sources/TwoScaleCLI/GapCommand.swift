@@ -15,13 +15,19 @@ struct GapCommand: AsyncParsableCommand {
         random streams) n samples are drawn and the student is trained; at θ₀, after every epoch (and every \
         --checkpoint-every steps) and at --random-draws θ ~ U(--box), gap = |R(θ) − R_n(θ)| for cross-entropy \
         and 0-1 loss, with R over --population fresh inputs and the exact label distribution (its Monte Carlo \
-        standard error is reported). Per n: gap_mean/gap_max = mean/max over trials of the trained student's \
-        gap; sup_gap_estimate = max over trials of max over checkpoints and random draws (a lower estimate \
-        of sup_θ|R − R_n|); exceed_frequency = fraction of trials whose sup gap > C·ε_n; c_fit_per_n = \
-        sup_gap_estimate/ε_n; c_fit = the largest, the smallest C covering every observed gap. \
+        standard error is reported). The theorem speaks of θ ∈ Θ = --box only: checkpoints outside Θ are \
+        counted (checkpoints_outside_box) and their largest gap reported apart (sup_gap_outside_box), never \
+        included in a sup gap. Per n: gap_mean/gap_max = mean/max over trials of the trained student's \
+        gap (final_outside_box trials end outside Θ); sup_gap_estimate (cross-entropy) and sup_gap_estimate_01 \
+        = max over trials of max over in-box checkpoints and random draws (lower estimates of sup_{θ∈Θ}|R − R_n|). \
+        The comparison with the bound uses --loss (default zero-one, bounded as the theorem assumes): sup_gap, \
+        noise_floor = 2 × the largest standard error of R for that loss, resolved = sup_gap > noise_floor, \
+        exceed_frequency = fraction of trials whose sup gap > C·ε_n; c_fit_per_n = sup_gap/ε_n; c_fit = the \
+        largest, the smallest C covering every observed gap (only meaningful where resolved). \
         With --store DIR (a spectra store of the student, from `twoscale ed --arch STUDENT --store DIR`), each \
-        point also gets d_zeta = d_ζ(ε_n) and the bound's log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n \
-        (SPEC §6; H and K are user-set constants of the theorem, default 1).
+        point also gets d_zeta_estimate and d_zeta_used (the one-sided 95% upper value, as in `twoscale bound`) \
+        at ε_n and the bound's log_tail = log H − d_zeta_used·log ε_n − (K/γ)·log n (docs/METHOD.md; H and K \
+        are user-set constants of the theorem, default 1).
         """)
 
     @Option(help: "Teacher layer sizes, e.g. 10-8-3.")
@@ -99,6 +105,9 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: "Training runs at once (default: the active cores, at most 2). Results do not depend on it.")
     var threads: Int?
 
+    @Option(help: "Loss compared with the bound's deviation: zero-one (bounded in [0, 1], as the theorem assumes) or cross-entropy (unbounded; for comparison). Both losses' gaps are always reported.")
+    var loss: GapLoss = .zeroOne
+
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
@@ -136,14 +145,14 @@ struct GapCommand: AsyncParsableCommand {
             if showProgress { Console.error("gap: \(done)/\(total) runs") }
         }
         let g = gamma
-        let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C) {
+        let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C, loss: loss) {
             GeneralizationBound.epsilonIfValid(n: Double($0), gamma: g)
         }
-        var tails: [Int: (dZeta: Double, logTail: Double)] = [:]
+        var tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)] = [:]
         if let tail {
             for s in summaries where s.epsN != nil {
                 let p = try tail.bound.point(n: s.n, source: tail.source.source)
-                tails[s.n] = (p.dZeta, p.logTail)
+                tails[s.n] = (try tail.source.estimate(p.epsN), p.dZeta, p.logTail)
             }
         }
         let report = GapReport(summaries: summaries, tails: tails, tailSource: tail?.source.description, constants: constants, gamma: gamma,
@@ -158,7 +167,7 @@ struct GapReport {
     var json: JSONValue
     var human: String
 
-    init(summaries: [GapSummary], tails: [Int: (dZeta: Double, logTail: Double)], tailSource: String?, constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
+    init(summaries: [GapSummary], tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)], tailSource: String?, constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
          teacher: Architecture, student: Architecture) {
         let fits = summaries.compactMap { s in s.cFit.map { (s.n, $0) } }
         let cFit = fits.map(\.1).max()
@@ -170,7 +179,7 @@ struct GapReport {
             let meaning = last.1 > first.1 ? "the observed sup gap shrinks more slowly than ε_n"
                 : "the observed sup gap shrinks at least as fast as ε_n"
             trend = "c_fit_per_n \(direction) from \(Fmt.num(first.1, 4)) at n = \(first.0) to \(Fmt.num(last.1, 4)) at n = \(last.0): \(meaning)"
-            let pts = summaries.filter { $0.supGapEstimate > 0 }.map { (Foundation.log(Double($0.n)), Foundation.log($0.supGapEstimate)) }
+            let pts = summaries.filter { $0.supGap > 0 }.map { (Foundation.log(Double($0.n)), Foundation.log($0.supGap)) }
             if pts.count >= 2 {
                 let mx = pts.map(\.0).reduce(0, +) / Double(pts.count), my = pts.map(\.1).reduce(0, +) / Double(pts.count)
                 let sxx = pts.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
@@ -194,10 +203,15 @@ struct GapReport {
                     ("exceed_frequency", .number(s.exceedFrequency)),
                     ("gap_mean_01", .double(s.gapMean01)), ("gap_max_01", .double(s.gapMax01)),
                     ("sup_gap_estimate_01", .double(s.supGapEstimate01)), ("sup_gap_mean_01", .double(s.supGapMean01)),
+                    ("sup_gap", .double(s.supGap)), ("noise_floor", .double(s.noiseFloor)), ("resolved", .bool(s.resolved)),
                     ("c_fit", .number(s.cFit)),
                     ("checkpoints", .int(s.checkpoints)), ("checkpoints_outside_box", .int(s.checkpointsOutsideBox)),
-                ] + (tails[s.n].map { [("d_zeta", JSONValue.double($0.dZeta)), ("log_tail", .double($0.logTail))] } ?? []))
+                    ("sup_gap_outside_box", .double(s.supGapOutside)), ("final_outside_box", .int(s.finalOutsideBox)),
+                ] + (tails[s.n].map { [("d_zeta_estimate", JSONValue.double($0.estimate)), ("d_zeta_used", .double($0.dZeta)),
+                                       ("log_tail", .double($0.logTail))] } ?? []))
             })),
+            ("loss", .string(summaries.first?.loss.rawValue ?? GapLoss.zeroOne.rawValue)),
+            ("loss_note", .string((summaries.first?.loss ?? .zeroOne).note)),
             ("c_fit", .number(cFit)),
             ("c_fit_per_n", .array(summaries.map { .number($0.cFit) })),
             ("c_fit_trend", .string(trend)),
@@ -212,17 +226,19 @@ struct GapReport {
         ])
         let head = "empirical gaps: teacher \(teacher), student \(student) (\(student.parameterCount) parameters), γ = \(Fmt.num(gamma)), "
             + "C = \(Fmt.num(constants.C)) (\(BoundConstants.note))\n"
-            + "R over \(population) fresh inputs with exact labels (standard error ≤ \(Fmt.num(riskSE, 3)) cross-entropy, \(Fmt.num(riskSE01, 3)) 0-1)\n\n"
-        let table = Fmt.table(["n", "trials", "gap_mean", "gap_max", "sup_gap", "sup_gap_01", "eps_n", "C·eps_n", "exceed", "c_fit"],
+            + "R over \(population) fresh inputs with exact labels (standard error ≤ \(Fmt.num(riskSE, 3)) cross-entropy, \(Fmt.num(riskSE01, 3)) 0-1)\n"
+            + "sup gaps over θ ∈ Θ only (checkpoints outside the box are counted and excluded); compared loss: \((summaries.first?.loss ?? .zeroOne).note)\n\n"
+        let table = Fmt.table(["n", "trials", "gap_mean", "gap_max", "sup_gap_ce", "sup_gap_01", "sup_gap", "noise_floor", "eps_n", "C·eps_n", "exceed", "c_fit", "outside Θ"],
                               summaries.map { s in
             [String(s.n), String(s.trials), Fmt.num(s.gapMean, 4), Fmt.num(s.gapMax, 4), Fmt.num(s.supGapEstimate, 4),
-             Fmt.num(s.supGapEstimate01, 4), Fmt.num(s.epsN, 4), Fmt.num(s.deviation, 4), Fmt.num(s.exceedFrequency, 3), Fmt.num(s.cFit, 4)]
+             Fmt.num(s.supGapEstimate01, 4), Fmt.num(s.supGap, 4), Fmt.num(s.noiseFloor, 3), Fmt.num(s.epsN, 4), Fmt.num(s.deviation, 4),
+             Fmt.num(s.exceedFrequency, 3), Fmt.num(s.cFit, 4), "\(s.checkpointsOutsideBox)/\(s.checkpoints)"]
         })
-        let resolved = summaries.filter { $0.supGapEstimate < 2 * riskSE }.map { String($0.n) }
-        let noise = resolved.isEmpty ? "" : "note: at n = \(resolved.joined(separator: ", ")) the sup gap is below 2 × the standard error of R; raise --population to resolve it\n"
+        let unresolved = summaries.filter { !$0.resolved }.map { String($0.n) }
+        let noise = unresolved.isEmpty ? "" : "note: at n = \(unresolved.joined(separator: ", ")) the sup gap is not above its noise floor (2 × the standard error of R): it and its c_fit are within noise; raise --population to resolve it\n"
         let tailText = tails.isEmpty ? "" : "\nbound's log tail from \(tailSource ?? "a store") (H = \(Fmt.num(constants.H)), K = \(Fmt.num(constants.K)), \(BoundConstants.note)):\n"
-            + Fmt.table(["n", "d_zeta(eps_n)", "log_tail"], summaries.compactMap { s in
-                tails[s.n].map { [String(s.n), Fmt.num($0.dZeta), Fmt.num($0.logTail)] } })
+            + Fmt.table(["n", "d_zeta_estimate", "d_zeta_used", "log_tail"], summaries.compactMap { s in
+                tails[s.n].map { [String(s.n), Fmt.num($0.estimate), Fmt.num($0.dZeta), Fmt.num($0.logTail)] } })
         human = head + table + noise + tailText + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
             + (slope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
     }

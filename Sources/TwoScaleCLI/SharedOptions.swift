@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TwoScaleCore
+import Training
 
 /// `--eps` and `--zeta`, shared by every command that evaluates the 2sED.
 struct ScaleOptions: ParsableArguments {
@@ -51,6 +52,7 @@ struct OutputOptions: ParsableArguments {
 }
 
 extension Normalization: ExpressibleByArgument {}
+extension GapLoss: ExpressibleByArgument {}
 
 /// Fixed-width number formatting for readable tables.
 enum Fmt {

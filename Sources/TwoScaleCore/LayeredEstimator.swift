@@ -116,8 +116,47 @@ public struct LayeredEstimator: Sendable {
         return out.compactMap { $0 }
     }
 
+    /// Which of the layered estimators.
+    public enum Estimate: String, Sendable, CaseIterable {
+        case nested, joint, lower
+    }
+
+    /// The point estimate at one ε and a one-sided upper value: the `level` quantile of the percentile
+    /// bootstrap over paths (`bootstrap` resamples, seeded), never below the estimate. Used where d_ζ
+    /// enters an upper bound (the generalisation bound's tail). It is only as good as the bootstrap:
+    /// it does not see the low bias of plain Monte Carlo in high dimension (docs/ESTIMATORS.md).
+    public func oneSided(eps e: Double, zeta: Double, estimate which: Estimate, bootstrap: Int, seed: UInt64,
+                         level: Double = 0.95) throws -> (estimate: Double, upper: Double) {
+        guard bootstrap >= 2 else {
+            throw TwoScaleError.failure("a one-sided bootstrap bound needs ≥ 2 resamples (got \(bootstrap))")
+        }
+        guard level > 0.5, level < 1 else { throw TwoScaleError.failure("one-sided level must lie in (0.5, 1) (got \(level))") }
+        let (p, bn, bj, bl) = try bootstrapped(eps: e, zeta: zeta, resamples: resamples(bootstrap, seed: seed))
+        let (est, samples): (Double, [Double]) = switch which {
+        case .nested: (p.dZeta, bn)
+        case .joint: (p.dZetaJoint, bj)
+        case .lower: (p.dZetaLower, bl)
+        }
+        let q = Quantiles.quantile(samples.sorted(), level)
+        guard q.isFinite else { throw TwoScaleError.failure("bootstrap of d_ζ at ε = \(e) is not finite") }
+        return (est, Swift.max(est, q))
+    }
+
     /// All estimators at one ε (the bootstrap intervals need ≥ 2 resamples).
     func point(eps e: Double, zeta: Double, resamples: [[Int]]) throws -> TwoScalePoint {
+        var p = try bootstrapped(eps: e, zeta: zeta, resamples: resamples)
+        if resamples.count > 1 {
+            p.0.ci95 = Quantiles.interval95(p.1)
+            p.0.ci95Joint = Quantiles.interval95(p.2)
+            p.0.ci95Lower = Quantiles.interval95(p.3)
+        }
+        return p.0
+    }
+
+    /// The point at one ε (no intervals) and the bootstrap replicates of nested, joint and lower.
+    func bootstrapped(eps e: Double, zeta: Double, resamples: [[Int]]) throws
+        -> (TwoScalePoint, [Double], [Double], [Double])
+    {
         try ScaleParameters.checkEpsilon(e)
         let d = spectra.dimension
         let all = Array(0..<spectra.paths)
@@ -126,22 +165,19 @@ public struct LayeredEstimator: Sendable {
         let lim = ld.b.map { layer in layer.map { LogSpace.logMeanExp($0) } }
         let r = Self.estimate(ld, logInnerMeans: lim, paths: all)
         let f = { (x: Double) in TwoScale.dimension(logMeanDet: x, dimension: d, zeta: zeta, eps: e) }
-        var p = TwoScalePoint(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint),
+        let p = TwoScalePoint(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint),
                               dZetaLower: f(r.lower), ess: r.ess, ci95: nil, ci95Joint: nil, ci95Lower: nil)
+        var bn: [Double] = [], bj: [Double] = [], bl: [Double] = []
         if resamples.count > 1 {
-            var bn: [Double] = [], bj: [Double] = [], bl: [Double] = []
             for idx in resamples {
                 let q = Self.estimate(ld, logInnerMeans: lim, paths: idx)
                 bn.append(f(q.nested)); bj.append(f(q.joint)); bl.append(f(q.lower))
             }
-            p.ci95 = Quantiles.interval95(bn)
-            p.ci95Joint = Quantiles.interval95(bj)
-            p.ci95Lower = Quantiles.interval95(bl)
         }
         for v in [p.dZeta, p.dZetaJoint, p.dZetaLower] where !v.isFinite {
             throw TwoScaleError.failure("2sED at ε = \(e) is not finite (\(v)); the spectra hold infinite or invalid values")
         }
-        return p
+        return (p, bn, bj, bl)
     }
 }
 

@@ -20,15 +20,22 @@ import TwoScaleCore
             let b = try await runJSON(["bound", "--n", "1000,100000", "--gamma", "0.5", "--store", store, "--estimator", est, "--json"])
             let pts = try #require(b["points"]?.arrayValue)
             #expect(pts.count == 2)
+            #expect(b["conservative"] == .bool(est != "lower"))
+            #expect(b["d_zeta_used_method"]?.stringValue?.contains("one-sided 95%") == true)
             for p in pts {
                 let e = try #require(p["eps_n"]?.doubleValue)
                 let n = try #require(p["n"]?.doubleValue)
                 #expect(abs(e - pow(log(n) / (0.5 * n), 3.0 / 8)) < 1e-15)
-                let a = try await runJSON(["analyze", store, "--eps", "\(e)", "--lower", "--bootstrap", "0", "--json"])
+                // The same 200 bootstrap resamples (seeded by the run's seed) as analyze's intervals: the 0.95
+                // quantile lies between the estimate and the two-sided interval's 0.975 end.
+                let a = try await runJSON(["analyze", store, "--eps", "\(e)", "--lower", "--bootstrap", "200", "--json"])
                 let ap = try #require(a["points"]?.arrayValue?.first)
                 let key = est == "nested" ? "d_zeta" : (est == "lower" ? "d_zeta_lower" : "d_zeta_joint")
-                #expect(p["d_zeta"]?.doubleValue == ap[key]?.doubleValue, "\(est) at n = \(n)")
-                let d = try #require(p["d_zeta"]?.doubleValue)
+                let ci = est == "nested" ? "ci95" : (est == "lower" ? "ci95_lower" : "ci95_joint")
+                #expect(p["d_zeta_estimate"]?.doubleValue == ap[key]?.doubleValue, "\(est) at n = \(n)")
+                let d = try #require(p["d_zeta_used"]?.doubleValue)
+                let upper975 = try #require(ap[ci]?.arrayValue?.last?.doubleValue)
+                #expect(d >= (try #require(ap[key]?.doubleValue)) && d <= upper975, "\(est): used \(d), 0.975 end \(upper975)")
                 let tail = -d * log(e) - 1 / 0.5 * log(n)  // log H = 0, K = 1
                 #expect(abs(try #require(p["log_tail"]?.doubleValue) - tail) < 1e-9 * abs(tail))
             }
@@ -62,7 +69,8 @@ import TwoScaleCore
         let gp = try #require(g["points"]?.arrayValue), bp = try #require(b["points"]?.arrayValue)
         #expect(gp.count == 2)
         for (x, y) in zip(gp, bp) {
-            #expect(x["d_zeta"]?.doubleValue == y["d_zeta"]?.doubleValue)
+            #expect(x["d_zeta_used"]?.doubleValue == y["d_zeta_used"]?.doubleValue)
+            #expect(x["d_zeta_estimate"]?.doubleValue == y["d_zeta_estimate"]?.doubleValue)
             #expect(x["log_tail"]?.doubleValue == y["log_tail"]?.doubleValue)
         }
         // a store of another network is refused

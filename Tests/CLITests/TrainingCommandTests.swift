@@ -120,11 +120,38 @@ final class TrainingCommandTests: XCTestCase {
         }
         let perN = try XCTUnwrap(j["c_fit_per_n"]?.arrayValue?.compactMap(\.doubleValue))
         XCTAssertEqual(j["c_fit"]?.doubleValue, perN.max())
+        XCTAssertEqual(j["loss"]?.stringValue, "zero-one")
         for (p, c) in zip(pts, perN) {
-            XCTAssertEqual(c, p["sup_gap_estimate"]!.doubleValue! / p["eps_n"]!.doubleValue!, accuracy: 1e-12)
+            XCTAssertEqual(p["sup_gap"]?.doubleValue, p["sup_gap_estimate_01"]?.doubleValue)
+            XCTAssertEqual(c, p["sup_gap"]!.doubleValue! / p["eps_n"]!.doubleValue!, accuracy: 1e-12)
+            let floor = try XCTUnwrap(p["noise_floor"]?.doubleValue)
+            XCTAssertLessThanOrEqual(floor, 2 * j["risk_standard_error_01"]!.doubleValue!)
+            XCTAssertEqual(p["resolved"], .bool(p["sup_gap"]!.doubleValue! > floor))
         }
         XCTAssertNotNil(j["c_fit_trend"]?.stringValue)
         XCTAssertGreaterThan(j["risk_standard_error"]!.doubleValue!, 0)
+        // Cross-entropy as the compared loss: its sup gap and c_fit.
+        let ce = try await runJSON(["gap", "--teacher", "6-5-3", "--student", "6-8-3", "--n", "40,2000", "--trials", "3",
+                                    "--epochs", "6", "--population", "4000", "--random-draws", "4", "--seed", "3", "--loss", "cross-entropy"])
+        XCTAssertEqual(ce["loss"]?.stringValue, "cross-entropy")
+        for p in try XCTUnwrap(ce["points"]?.arrayValue) {
+            XCTAssertEqual(p["sup_gap"]?.doubleValue, p["sup_gap_estimate"]?.doubleValue)
+        }
+    }
+
+    /// θ ∈ Θ only: with a box far smaller than the trajectory and no random draws, every checkpoint lies
+    /// outside Θ, so no gap enters a sup (all zero) and the outside gaps are reported apart.
+    func testGapExcludesCheckpointsOutsideTheBox() async throws {
+        let j = try await runJSON(["gap", "--teacher", "6-5-3", "--student", "6-8-3", "--n", "200", "--trials", "2",
+                                   "--epochs", "3", "--population", "2000", "--random-draws", "0", "--seed", "4", "--box", "-1e-6:1e-6"])
+        let p = try XCTUnwrap(j["points"]?.arrayValue?.first)
+        XCTAssertEqual(p["checkpoints"]?.doubleValue, 2 * 4)
+        XCTAssertEqual(p["checkpoints_outside_box"]?.doubleValue, 2 * 4)
+        XCTAssertEqual(p["final_outside_box"]?.doubleValue, 2)
+        XCTAssertEqual(p["sup_gap"]?.doubleValue, 0)
+        XCTAssertEqual(p["sup_gap_estimate"]?.doubleValue, 0)
+        XCTAssertGreaterThan(try XCTUnwrap(p["sup_gap_outside_box"]?.doubleValue), 0)
+        XCTAssertEqual(p["resolved"], .bool(false))
     }
 
     func testBenchTrainRuns() async throws {

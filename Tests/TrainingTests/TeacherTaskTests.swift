@@ -87,10 +87,15 @@ final class TeacherTaskTests: XCTestCase {
         XCTAssertGreaterThan(s[0].supGapEstimate, 2 * s[1].supGapEstimate)
         XCTAssertGreaterThan(s[0].supGapEstimate01, s[1].supGapEstimate01)
         for p in s {
-            XCTAssertGreaterThanOrEqual(p.supGapEstimate, p.gapMax)
-            XCTAssertEqual(p.cFit!, p.supGapEstimate / p.epsN!, accuracy: 1e-15)
+            if p.finalOutsideBox == 0 { XCTAssertGreaterThanOrEqual(p.supGapEstimate, p.gapMax) }
+            XCTAssertEqual(p.loss, .zeroOne)
+            XCTAssertEqual(p.supGap, p.supGapEstimate01)
+            XCTAssertEqual(p.cFit!, p.supGap / p.epsN!, accuracy: 1e-15)
             XCTAssertEqual(p.checkpoints, 4 * 9)
         }
+        let ce = GapSummary.summarize(g, sampleSizes: [40, 2000], C: 1, loss: .crossEntropy) { n in pow(log(Double(n)) / Double(n), 0.375) }
+        XCTAssertEqual(ce.map(\.supGap), s.map(\.supGapEstimate))
+        XCTAssertEqual(ce.map(\.noiseFloor), s.map { 2 * $0.riskError })
         let again = try await EmpiricalGap.run(e)
         XCTAssertEqual(again.map(\.supGap), g.map(\.supGap))
         XCTAssertEqual(again.map(\.finalGap01), g.map(\.finalGap01))
