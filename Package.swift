@@ -46,8 +46,10 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "TwoScaleCore", "TwoScaleNumerics",
             .product(name: "PropertyBased", package: "swift-property-based")]),
+        // Fixtures/ (weights files written by scripts/make-weight-fixtures.py) is read from the source tree
+        // through #filePath, by NetworkTests and CLITests alike.
         .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics",
-            .product(name: "PropertyBased", package: "swift-property-based")]),
+            .product(name: "PropertyBased", package: "swift-property-based")], exclude: ["Fixtures"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "Networks", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),

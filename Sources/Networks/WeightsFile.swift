@@ -2,17 +2,62 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// Network parameters as JSON (INTERFACE.md): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`,
-/// each `W_m` a list of `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases`
-/// is optional (zeros) and only allowed when the architecture has biases. Errors name the file and
-/// which matrix and row has the wrong shape.
+/// Network parameters from a file, in one of three formats, told apart by their first bytes
+/// (`format(of:path:)`):
+///
+/// * JSON (INTERFACE.md): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`, each `W_m` a list of
+///   `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases` is optional (zeros)
+///   and only allowed when the architecture has biases. Errors name the file and which matrix and row
+///   has the wrong shape.
+/// * NumPy `.npz` (`NPZ`, zip magic `PK\x03\x04`) and `.safetensors` (`SafeTensors`, an 8-byte
+///   little-endian header length, then a JSON header): float32 or float64 tensors, positional
+///   (`np.savez(f, W_1, …)`) or named like a PyTorch `nn.Sequential` state dict (`0.weight`, `0.bias`,
+///   `2.weight`, …); `network(from:…)` (TensorWeights.swift) states the rules.
 public enum WeightsFile {
+    /// The formats `load` reads.
+    public enum Format: String, Sendable {
+        case json, npz, safetensors
+    }
+
     public static func load(path: String, architecture: Architecture, activation: Activation) throws -> MLP {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw TwoScaleError.file(path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")
         }
-        return try parse(try JSONValue.parse(data, source: path), path: path, architecture: architecture, activation: activation)
+        return try decode(data, path: path, architecture: architecture, activation: activation)
+    }
+
+    /// The network in `data`, the bytes of the weights file `path` (which names it in errors), in
+    /// whichever format `format(of:path:)` finds.
+    public static func decode(_ data: Data, path: String, architecture: Architecture, activation: Activation) throws -> MLP {
+        switch try format(of: data, path: path) {
+        case .json:
+            return try parse(try JSONValue.parse(data, source: path), path: path, architecture: architecture, activation: activation)
+        case .npz:
+            return try network(from: try NPZ.tensors([UInt8](data), source: path), path: path,
+                               architecture: architecture, activation: activation)
+        case .safetensors:
+            return try network(from: try SafeTensors.tensors([UInt8](data), source: path), path: path,
+                               architecture: architecture, activation: activation)
+        }
+    }
+
+    /// The format of a weights file: by content — the zip magic is `.npz`, a plausible safetensors
+    /// header length followed by `{` is `.safetensors` — else by the name's extension (`.npz`,
+    /// `.safetensors`, so that a damaged file gets that format's error), else JSON. A lone `.npy`
+    /// array is refused with a hint to save an `.npz`.
+    public static func format(of data: Data, path: String) throws -> Format {
+        let head = [UInt8](data.prefix(9))
+        if NPZ.looksLike(head) { return .npz }
+        if SafeTensors.looksLike(head) { return .safetensors }
+        if head.count >= 6 && Array(head[0..<6]) == NPYArray.magic {
+            throw TwoScaleError.file(path, "is a single .npy array; save every layer in one .npz file: np.savez(f, W_1, …, W_L)")
+        }
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "npz": return .npz
+        case "safetensors": return .safetensors
+        default: return .json
+        }
     }
 
     public static func parse(_ json: JSONValue, path: String, architecture a: Architecture, activation: Activation) throws -> MLP {

@@ -14,15 +14,18 @@ struct FisherCommand: AsyncParsableCommand {
         v_m ~ N(0, σ²I), softmax output), one block per layer: F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ] for hidden \
         layers, F_L = E[(diag p − p pᵀ) ⊗ x xᵀ] for the output; E averages over the data and R noise draws. \
         output: the FIM of the deterministic network, F = (1/N) Σ_n J_nᵀ(diag p_n − p_n p_nᵀ)J_n, one block \
-        (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights W.json \
-        ({"weights": [W_1, …], "biases": [b_1, …]}) or, without it, is drawn from U(--box) with --seed. \
+        (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights FILE — JSON \
+        ({"weights": [W_1, …], "biases": [b_1, …]}), a NumPy .npz (np.savez(f, W_1, …, W_L), or with biases \
+        W_1, b_1, …, W_L, b_L; or a PyTorch nn.Sequential state dict: 0.weight, 0.bias, 2.weight, …) or a \
+        .safetensors file (safetensors.torch.save_file(model.state_dict(), f)), float32 or float64, each W_m \
+        n_m × n_{m-1} as nn.Linear.weight is — or, without it, is drawn from U(--box) with --seed. \
         Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
         """)
 
     @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Parameters θ as JSON: {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\".", valueName: "W.json"))
+    @Option(help: ArgumentHelp("Parameters θ: JSON {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\"; or a NumPy .npz or .safetensors file (float32/float64; positional arr_0, arr_1, … or PyTorch nn.Sequential names 0.weight, 0.bias, …; W_m is n_m×n_{m-1}, as nn.Linear.weight). Format chosen by content.", valueName: "FILE"))
     var weights: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))

@@ -5,7 +5,7 @@ import Testing
 import TwoScaleCore
 
 /// Thousands of generated and mutated inputs per file reader — CSV, IDX (raw and gzip, random bytes and
-/// random truncations of a valid file), weights JSON, .npy, meta.json, partial path files. Each returns a
+/// random truncations of a valid file), weights JSON, .npz and .safetensors, .npy, meta.json, partial path files. Each returns a
 /// well-formed value or throws a `TwoScaleError` naming the file; never traps, never yields NaN.
 @Suite struct FileFormatFuzzTests {
     static let dir: String = {
@@ -117,6 +117,34 @@ import TwoScaleCore
             let n = shape.reduce(1, *)
             let a = try! NPYArray(shape: shape, data: (0..<n).map { x / Double($0 + 1) })
             #expect(try! NPYArray.decode(a.encoded(), source: "rt.npy") == a)
+        }
+    }
+
+    /// `.npz` and `.safetensors` weights files (the committed fixtures), truncated, overwritten with junk
+    /// or followed by junk, and junk behind each format's magic: a network or a named error.
+    @Test func weightsNPZAndSafetensors() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/weights").path
+        let files = try ["positional-compressed-bias-f64.npz", "sequential-bias-f32.safetensors", "zip64-f64.npz"].map {
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixtures + "/" + $0)))
+        }
+        let arch = try Architecture(parsing: "3-4-2", bias: true)
+        let magics: [[UInt8]] = [[0x50, 0x4B, 3, 4], [0x50, 0x4B, 5, 6], [16, 0, 0, 0, 0, 0, 0, 0, 0x7B]]
+        await propertyCheck(count: 3000, input: Gen.int(in: 0...3), Gen.int(in: 0...2), Gen.double(in: 0...1), Self.bytes) { kind, which, cut, junk in
+            let valid = files[which]
+            var b: [UInt8]
+            switch kind {
+            case 0: b = Array(valid.prefix(Int(cut * Double(valid.count))))
+            case 1:
+                b = valid
+                let at = Int(cut * Double(b.count))
+                b.replaceSubrange(at..<Swift.min(b.count, at + junk.count), with: junk)
+            case 2: b = valid + junk
+            default: b = magics[which] + junk
+            }
+            do {
+                let net = try WeightsFile.decode(Data(b), path: "w.bin", architecture: arch, activation: .relu)
+                #expect(net.weights.allSatisfy { w in w.data.allSatisfy { $0.isFinite } })
+            } catch { Self.expectNamed(error, "w.bin") }
         }
     }
 

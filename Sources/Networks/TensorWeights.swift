@@ -1,0 +1,143 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// How the tensors of an `.npz` or `.safetensors` file become an MLP's `W_1, b_1, …, W_L, b_L`.
+///
+/// **Positional** — every tensor named `arr_K` (what `np.savez(f, A, B, …)` writes), taken in the order
+/// of K, which must run 0, 1, …, n−1; the count decides what they are:
+/// * n = L: `W_1, …, W_L` (weights only; with `--bias` the biases are zero, as in a JSON file without
+///   `"biases"`);
+/// * n = 2L: `W_1, b_1, W_2, b_2, …, W_L, b_L` (interleaved, as `model.parameters()` of an
+///   `nn.Sequential` lists them) — only with `--bias`;
+/// * anything else is an error.
+///
+/// **Named** — every tensor named `PREFIX<K>.weight` or `PREFIX<K>.bias`, as a PyTorch state dict of an
+/// `nn.Sequential` names them (`0.weight`, `0.bias`, `2.weight`, …: the activation modules between the
+/// Linear layers take indices too, so K need not be contiguous). The layers are the distinct K in
+/// increasing order, and there must be L of them. `PREFIX` is whatever comes before the final run of
+/// digits (`""` for `0.weight`, `layers.` for `layers.0.weight`, `model.net.` for a nested
+/// Sequential, `fc` for `fc1.weight`) and must be the same for every tensor. Biases: all layers or
+/// none; none means zero biases under `--bias`, and bias tensors without `--bias` are an error.
+///
+/// Every `W_m` must have shape n_m × n_{m−1} — PyTorch's `nn.Linear.weight` layout (out, in) — and
+/// every `b_m` shape n_m; all values must be finite. A file mixing the two naming schemes, or holding a
+/// tensor of neither form (a BatchNorm's running mean, say), is an error that names the tensor.
+extension WeightsFile {
+    public static func network(from tensors: [NamedTensor], path: String, architecture a: Architecture,
+                               activation: Activation) throws -> MLP {
+        let L = a.layers
+        func fail(_ message: String) -> TwoScaleError { TwoScaleError.file(path, message) }
+        guard !tensors.isEmpty else { throw fail("holds no tensors; the architecture \(a) needs \(L) weight matrices") }
+        let positional = tensors.map { positionalIndex($0.name) }
+        let layers: [(weight: NamedTensor, bias: NamedTensor?)]
+        if positional.allSatisfy({ $0 != nil }) {
+            let sorted = zip(positional.compactMap { $0 }, tensors).sorted { $0.0 < $1.0 }
+            for (k, t) in sorted.enumerated() where t.0 != k {
+                throw fail("positional arrays must be arr_0 … arr_\(tensors.count - 1); found '\(t.1.name)' where arr_\(k) belongs")
+            }
+            let ts = sorted.map(\.1)
+            if ts.count == L {
+                layers = ts.map { ($0, nil) }
+            } else if ts.count == 2 * L {
+                guard a.bias else {
+                    throw fail("has \(ts.count) positional arrays, read as W_1, b_1, …, W_\(L), b_\(L), but the network has no biases (pass --bias)")
+                }
+                layers = (0..<L).map { (ts[2 * $0], ts[2 * $0 + 1]) }
+            } else {
+                throw fail("has \(ts.count) positional arrays (arr_0 …); the architecture \(a) needs \(L) (W_1, …, W_\(L))"
+                           + (a.bias ? " or \(2 * L) (W_1, b_1, …, W_\(L), b_\(L))" : ""))
+            }
+        } else {
+            if let k = positional.firstIndex(where: { $0 != nil }) {
+                let other = tensors.indices.first { positional[$0] == nil }.map { tensors[$0].name } ?? ""
+                throw fail("mixes positional arrays ('\(tensors[k].name)') with named ones ('\(other)'); use one naming or the other")
+            }
+            layers = try namedLayers(tensors, architecture: a, fail: fail)
+        }
+
+        var weights: [Matrix] = []
+        var biases: [[Double]] = []
+        for (m, layer) in layers.enumerated() {
+            let rows = a.sizes[m + 1], cols = a.sizes[m]
+            let w = layer.weight
+            guard w.shape == [rows, cols] else {
+                let transposed = w.shape == [cols, rows] && rows != cols
+                throw fail("W_\(m + 1) (tensor '\(w.name)') has shape \(w.shapeText), the architecture \(a) needs \(rows)×\(cols)"
+                           + (transposed ? " (it looks transposed: twoscale wants (out, in), the layout of PyTorch's nn.Linear.weight; "
+                              + "transpose (in, out) kernels such as JAX/Flax or Keras ones)" : ""))
+            }
+            try checkFinite(w, what: "W_\(m + 1)", cols: cols, fail: fail)
+            weights.append(Matrix(rows: rows, cols: cols, data: w.values))
+            if let b = layer.bias {
+                guard b.shape == [rows] else {
+                    throw fail("b_\(m + 1) (tensor '\(b.name)') has shape \(b.shapeText), the architecture \(a) needs \(rows)")
+                }
+                try checkFinite(b, what: "b_\(m + 1)", cols: nil, fail: fail)
+                biases.append(b.values)
+            }
+        }
+        return try MLP(architecture: a, activation: activation, weights: weights, biases: biases.isEmpty ? nil : biases)
+    }
+
+    /// K for a name `arr_K` (K written in plain decimal digits), else nil.
+    static func positionalIndex(_ name: String) -> Int? {
+        guard name.hasPrefix("arr_") else { return nil }
+        let digits = name.dropFirst(4)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(digits)
+    }
+
+    /// The layers of a state dict named `PREFIX<K>.weight` / `PREFIX<K>.bias`, in increasing K.
+    static func namedLayers(_ tensors: [NamedTensor], architecture a: Architecture,
+                            fail: (String) -> TwoScaleError) throws -> [(weight: NamedTensor, bias: NamedTensor?)] {
+        var prefix: (text: String, example: String)? = nil
+        var weights: [Int: NamedTensor] = [:], biases: [Int: NamedTensor] = [:]
+        for t in tensors {
+            let isWeight = t.name.hasSuffix(".weight"), isBias = t.name.hasSuffix(".bias")
+            let stem = t.name.dropLast(isWeight ? 7 : isBias ? 5 : 0)
+            let digits = stem.reversed().prefix { $0.isASCII && $0.isNumber }.count
+            guard isWeight || isBias, digits > 0, let k = Int(stem.suffix(digits)) else {
+                throw fail("tensor '\(t.name)' is not a layer's weight or bias: expected PyTorch nn.Sequential names "
+                           + "'0.weight', '0.bias', '2.weight', … (a common prefix such as 'layers.' is allowed) "
+                           + "or NumPy's positional arr_0, arr_1, …")
+            }
+            let p = String(stem.dropLast(digits))
+            if let q = prefix, q.text != p {
+                throw fail("tensor names have different prefixes before the layer index ('\(q.example)' and '\(t.name)'); "
+                           + "every tensor must be named PREFIX<index>.weight or PREFIX<index>.bias with one PREFIX")
+            }
+            prefix = prefix ?? (p, t.name)
+            if isWeight {
+                if let other = weights.updateValue(t, forKey: k) {
+                    throw fail("tensors '\(other.name)' and '\(t.name)' are both the weight of layer index \(k)")
+                }
+            } else if let other = biases.updateValue(t, forKey: k) {
+                throw fail("tensors '\(other.name)' and '\(t.name)' are both the bias of layer index \(k)")
+            }
+        }
+        let indices = Set(weights.keys).union(biases.keys).sorted()
+        let L = a.layers
+        guard indices.count == L else {
+            let shown = indices.prefix(8).map(String.init).joined(separator: ", ") + (indices.count > 8 ? ", …" : "")
+            throw fail("has \(indices.count) layer\(indices.count == 1 ? "" : "s") (indices \(shown)), the architecture \(a) needs \(L)")
+        }
+        for k in indices where weights[k] == nil {
+            throw fail("has '\(biases[k]?.name ?? "")' but no weight for layer index \(k)")
+        }
+        if let any = biases.values.min(by: { $0.name < $1.name }) {
+            guard a.bias else { throw fail("has bias tensors ('\(any.name)', …) but the network has none (pass --bias)") }
+            if let k = indices.first(where: { biases[$0] == nil }), let w = weights[k] {
+                throw fail("has '\(any.name)' but no bias for '\(w.name)'; give every layer a bias, or none (zero biases)")
+            }
+        }
+        return indices.compactMap { k in weights[k].map { ($0, biases[k]) } }
+    }
+
+    /// Refuses NaN and ±∞ (`cols` set: a matrix, reported by row and entry).
+    static func checkFinite(_ t: NamedTensor, what: String, cols: Int?, fail: (String) -> TwoScaleError) throws {
+        guard let i = t.values.firstIndex(where: { !$0.isFinite }) else { return }
+        let place = cols.map { "row \(i / $0 + 1), entry \(i % $0 + 1)" } ?? "entry \(i + 1)"
+        throw fail("\(what) (tensor '\(t.name)'), \(place) is not a finite number (\(t.values[i]))")
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import TwoScaleCLI
+import TwoScaleCore
+import XCTest
+
+/// `fisher --weights` with NumPy `.npz` and `.safetensors` files (the fixtures of NetworkTests, written by
+/// scripts/make-weight-fixtures.py): the same θ in float64 gives the same JSON, byte for byte, as the
+/// equivalent JSON weights file.
+final class WeightsFileCommandTests: XCTestCase {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("NetworkTests/Fixtures/weights").path
+
+    func fisher(_ weights: String, bias: Bool, kind: String) async -> (status: Int32, out: String, err: String) {
+        var args = ["fisher", "--arch", "3-4-2", "--weights", Self.fixtures + "/" + weights, "--data", "synthetic:gaussian",
+                    "--samples", "6", "--seed", "3", "--activation", "tanh", "--fisher", kind, "--json"]
+        if bias { args.append("--bias") }
+        if kind == "markov" { args += ["--sigma2", "0.1", "--noise-samples", "2"] }
+        return await runCLICapturingErrors(args)
+    }
+
+    func testNPZAndSafetensorsGiveTheSameJSONAsTheJSONFile() async throws {
+        let cases: [(String, String, Bool)] = [
+            ("positional-f64.npz", "expected-nobias.json", false),
+            ("layers-f64.safetensors", "expected-nobias.json", false),
+            ("sequential-bias-f64.npz", "expected.json", true),
+            ("positional-compressed-bias-f64.npz", "expected.json", true),
+        ]
+        for kind in ["output", "markov"] {
+            for (file, json, bias) in cases {
+                let a = await fisher(file, bias: bias, kind: kind)
+                let b = await fisher(json, bias: bias, kind: kind)
+                XCTAssertEqual(a.status, 0, "\(file): \(a.err)")
+                XCTAssertEqual(b.status, 0, "\(json): \(b.err)")
+                XCTAssertFalse(a.out.isEmpty)
+                let ja = try JSONValue.parse(Data(a.out.utf8), source: file)
+                let jb = try JSONValue.parse(Data(b.out.utf8), source: json)
+                XCTAssertEqual(try withoutTimingKeys(ja).serialized(), try withoutTimingKeys(jb).serialized(), "\(kind) \(file)")
+            }
+        }
+        // A float32 file is a different θ (rounded): the spectra differ.
+        let f32 = await fisher("positional-compressed-f32.npz", bias: false, kind: "output")
+        let f64 = await fisher("positional-f64.npz", bias: false, kind: "output")
+        XCTAssertEqual(f32.status, 0)
+        XCTAssertNotEqual(f32.out, f64.out)
+    }
+
+    func testErrorsNameTheFileAndExitWithStatus1() async {
+        let cases: [(String, Bool, String)] = [
+            ("f16.safetensors", false, "f16.safetensors: tensor '0.weight' has dtype F16; only F32 and F64"),
+            ("int64.npz", false, "int64.npz: tensor 'arr_0' has dtype '<i8' (int64)"),
+            ("sequential-bias-f64.npz", false, "sequential-bias-f64.npz: has bias tensors ('0.bias', …) but the network has none (pass --bias)"),
+        ]
+        for (file, bias, needle) in cases {
+            let r = await fisher(file, bias: bias, kind: "output")
+            XCTAssertEqual(r.status, 1, file)
+            XCTAssertEqual(r.out, "")
+            XCTAssertTrue(r.err.contains(needle), r.err)
+        }
+        let r = await runCLICapturingErrors(["fisher", "--arch", "3-5-2", "--weights", Self.fixtures + "/layers-f64.safetensors",
+                                             "--data", "synthetic:gaussian", "--samples", "4", "--fisher", "output", "--json"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.err.contains("W_1 (tensor 'layers.0.weight') has shape 4×3, the architecture 3-5-2 needs 5×3"), r.err)
+    }
+}
