@@ -87,8 +87,8 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Spectra store of the student (twoscale ed --store) for d_ζ(ε_n) and the bound's log tail.", valueName: "DIR"))
     var store: String?
 
-    @Option(help: "With --store: the estimator giving d_ζ(ε_n): nested, lower or joint.")
-    var estimator: StoreEstimator = .lower
+    @Option(help: "With --store: the estimator giving d_ζ(ε_n): nested (the 2sED, default), lower (a lower bound of d_ζ: its tail is not conservative) or joint.")
+    var estimator: StoreEstimator = .nested
 
     @Option(help: "With --store: ζ ∈ [0, 1) of d_ζ (the bound needs ζ ≥ 2/3).")
     var zeta: Double = 2.0 / 3.0
@@ -121,6 +121,9 @@ struct GapCommand: AsyncParsableCommand {
             let bound = try GeneralizationBound(gamma: gamma, zeta: zeta, constants: constants)
             if let w = bound.zetaWarning { Console.warn(w) }
             let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace)
+            if !s.conservative {
+                Console.warn("gap --estimator lower: the lower 2sED is a lower bound of d_ζ, so the bound's tail beside the gaps is not conservative (use --estimator nested)")
+            }
             guard s.dimension == sArch.parameterCount else {
                 throw TwoScaleError.invalid("--store", store, allowed: "the store is for d = \(s.dimension) parameters but the student \(sArch) has \(sArch.parameterCount); give the student's store")
             }

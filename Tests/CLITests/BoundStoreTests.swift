@@ -65,7 +65,7 @@ import TwoScaleCore
         let g = try await runJSON(["gap", "--teacher", "4-3-3", "--student", "4-5-3", "--n", "100,300", "--trials", "1",
                                    "--epochs", "2", "--population", "500", "--random-draws", "2", "--store", store,
                                    "--K", "2", "--json"])
-        let b = try await runJSON(["bound", "--n", "100,300", "--store", store, "--estimator", "lower", "--K", "2", "--json"])
+        let b = try await runJSON(["bound", "--n", "100,300", "--store", store, "--estimator", "nested", "--K", "2", "--json"])
         let gp = try #require(g["points"]?.arrayValue), bp = try #require(b["points"]?.arrayValue)
         #expect(gp.count == 2)
         for (x, y) in zip(gp, bp) {
