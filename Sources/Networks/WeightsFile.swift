@@ -2,7 +2,7 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// Network parameters as JSON (INTERFACE.md): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`,
+/// Network parameters as JSON (README, "Input files and JSON output"): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`,
 /// each `W_m` a list of `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases`
 /// is optional (zeros) and only allowed when the architecture has biases. Errors name the file and
 /// which matrix and row has the wrong shape.

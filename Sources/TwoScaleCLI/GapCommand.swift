@@ -21,7 +21,7 @@ struct GapCommand: AsyncParsableCommand {
         sup_gap_estimate/ε_n; c_fit = the largest, the smallest C covering every observed gap. \
         With --store DIR (a spectra store of the student, from `twoscale ed --arch STUDENT --store DIR`), each \
         point also gets d_zeta = d_ζ(ε_n) and the bound's log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n \
-        (SPEC §6; H and K are user-set constants of the theorem, default 1).
+        (docs/METHOD.md §15; H and K are user-set constants of the theorem, default 1).
         """)
 
     @Option(help: "Teacher layer sizes, e.g. 10-8-3.")

@@ -8,7 +8,7 @@ enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
     case nested, lower, joint
 }
 
-/// d_ζ(ε) evaluated exactly at any ε from a spectra store (SPEC §5 estimators, no interpolation).
+/// d_ζ(ε) evaluated exactly at any ε from a spectra store (docs/METHOD.md §13 estimators, no interpolation).
 struct StoreSource {
     let source: TwoScaleSource
     let dimension: Int
