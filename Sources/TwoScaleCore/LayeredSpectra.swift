@@ -42,7 +42,8 @@ public struct LayeredSpectra: Sendable {
     public var layers: Int { own.count }
     public var innerDraws: Int { layers > 1 ? inner[1][0].count : 0 }
 
-    /// `mean_k Σ_m Tr F_m(θ^k)` over the uniform paths (inner draws are not uniform in θ).
+    /// `mean_k Σ_m Tr F_m(θ^k)` over the K uniform paths (docs/METHOD.md §3). The inner draws are not
+    /// used: each holds one block at a partly redrawn θ, not the whole trace at one θ.
     public var meanTrace: Double {
         var s = 0.0
         for m in 0..<layers { for sp in own[m] { s += sp.trace } }
