@@ -5,7 +5,7 @@ import TwoScaleCore
 /// The Bounds module only needs the number; it never looks inside the model.
 public typealias TwoScaleSource = (_ eps: Double) throws -> Double
 
-/// The constants `C, H, K` of the generalisation theorem (SPEC §6). They are unknown: the user sets
+/// The constants `C, H, K` of the generalisation theorem (docs/METHOD.md §15). They are unknown: the user sets
 /// them (default 1) and every output labels them as such.
 public struct BoundConstants: Sendable, Equatable {
     public var C: Double
@@ -45,7 +45,7 @@ public struct BoundPoint: Sendable, Equatable {
     public let deviation: Double
 }
 
-/// The generalisation bound of SPEC §6:
+/// The generalisation bound of docs/METHOD.md §15:
 ///
 ///     ε_n = (log n / (γ n))^(3/8)                       (natural log; γ ∈ (0,1]; needs ε_n < 1)
 ///     P( sup_θ |R(θ) − R_n(θ)| ≥ C ε_n ) ≤ H · ε_n^(−d_ζ(ε_n)) · n^(−K/γ)

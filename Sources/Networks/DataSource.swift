@@ -10,7 +10,7 @@ public enum LabelColumn: String, Sendable, CaseIterable {
     case last
 }
 
-/// Data sources named on the command line (`--data`, INTERFACE.md):
+/// Data sources named on the command line (`--data`; README, "Input files and JSON output"):
 ///
 /// * `csv:PATH` — numeric CSV, one input per row (optional header line); with `labels: .last` the last
 ///   column is an integer class label ≥ 0.

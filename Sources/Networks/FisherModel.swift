@@ -2,7 +2,7 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// Which Fisher information matrix a measurement uses (SPEC §4).
+/// Which Fisher information matrix a measurement uses (docs/METHOD.md §11–12).
 public enum FisherKind: String, Sendable, CaseIterable {
     /// The Markov (joint) FIM of the stochastic network: block diagonal over layers.
     case markov
@@ -10,7 +10,7 @@ public enum FisherKind: String, Sendable, CaseIterable {
     case output
 }
 
-/// The contract between Fisher estimators and the Monte Carlo design (SPEC §4–5).
+/// The contract between Fisher estimators and the Monte Carlo design (docs/METHOD.md §11–13).
 ///
 /// A model has `blockCount` blocks (L for `markov`, 1 for `output`). Block m's Fisher matrix depends
 /// on the parameters of layers `0...m` only, through the distribution of the block's input. The Monte

@@ -3,7 +3,7 @@ import TwoScaleCore
 import TwoScaleNumerics
 
 /// A multilayer perceptron: weights `W_m ∈ R^(n_m × n_{m−1})` (row-major, `θ_m = vec(W_m)`), optional
-/// biases, a hidden activation and a softmax output (SPEC §4). Inputs are batches stored as rows of a
+/// biases, a hidden activation and a softmax output (docs/METHOD.md §10). Inputs are batches stored as rows of a
 /// `Matrix` (N × n_0); every layer is one BLAS `gemm`.
 public struct MLP: Sendable, Equatable {
     public let architecture: Architecture

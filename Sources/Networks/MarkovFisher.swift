@@ -3,7 +3,7 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// The Markov (joint) Fisher information of the stochastic network (SPEC §4), block diagonal over
+/// The Markov (joint) Fisher information of the stochastic network (docs/METHOD.md §11), block diagonal over
 /// layers. Hidden layers are Gaussian, `x_m = act(W_m x_{m−1} (+ b_m)) + v_m`, `v_m ~ N(0, σ²I)`;
 /// the output is `y ~ softmax(W_L x_{L−1} (+ b_L))`. Blocks are 0-based here (block m = layer m + 1).
 ///

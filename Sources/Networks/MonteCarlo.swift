@@ -2,7 +2,7 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// The Monte Carlo sampling design of SPEC §5.
+/// The Monte Carlo sampling design of docs/METHOD.md §13.
 ///
 /// * `K` paths `θ^k ~ U(box^d)`: every weight (and bias) uniform on `[lo, hi]`.
 /// * For each block `m ≥ 2` (1-based; `m ≥ 1` 0-based) and path `k`, `J` inner draws: fresh uniform
@@ -150,7 +150,7 @@ public enum MonteCarlo {
         return done
     }
 
-    /// `LayeredSpectra` from raw path spectra (in path order), clamping round-off negatives (SPEC §2).
+    /// `LayeredSpectra` from raw path spectra (in path order), clamping round-off negatives (docs/METHOD.md §2).
     /// Round-off is judged against the largest eigenvalue of the path's whole Fisher matrix (all its
     /// blocks; for an inner draw, the path's blocks and the drawn block), not of the block alone.
     public static func layeredSpectra(_ paths: [PathSpectra], blockDimensions: [Int]) throws -> LayeredSpectra {

@@ -3,7 +3,7 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// The output Fisher information of the deterministic network (σ = 0, SPEC §4), one block of size d:
+/// The output Fisher information of the deterministic network (σ = 0, docs/METHOD.md §12), one block of size d:
 ///
 ///     F = (1/N) Σ_n J_nᵀ (diag p_n − p_n p_nᵀ) J_n,   J_n = ∂ logits(x_n) / ∂θ   (K × d).
 ///

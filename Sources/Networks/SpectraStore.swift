@@ -1,7 +1,7 @@
 import Foundation
 import TwoScaleCore
 
-/// The spectra store (INTERFACE.md "Spectra store"): a folder holding the raw eigenvalues of a Monte
+/// The spectra store (docs/METHOD.md §14): a folder holding the raw eigenvalues of a Monte
 /// Carlo run, from which any ε grid, ζ, normalisation or Abbas ED is a cheap pass.
 ///
 ///     DIR/meta.json          settings (`StoreMeta`), written once at creation

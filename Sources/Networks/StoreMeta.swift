@@ -47,7 +47,7 @@ public struct StoreSetting: Sendable, Equatable {
     }
 }
 
-/// `DIR/meta.json` of a spectra store (INTERFACE.md):
+/// `DIR/meta.json` of a spectra store (docs/METHOD.md §14):
 ///
 ///     {"format": "twoscale-spectra/1", "dimension": d, "layers": [d_1, …], "paths": K, "inner": J,
 ///      …settings…, "shard": {"index": i, "count": n}  (shard stores only)}

@@ -5,7 +5,7 @@ import TwoScaleNumerics
 /// Network parameters from a file, in one of three formats, told apart by their first bytes
 /// (`format(of:path:)`):
 ///
-/// * JSON (INTERFACE.md): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`, each `W_m` a list of
+/// * JSON (README, "Weights files"): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`, each `W_m` a list of
 ///   `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases` is optional (zeros)
 ///   and only allowed when the architecture has biases. Errors name the file and which matrix and row
 ///   has the wrong shape.

@@ -33,7 +33,7 @@ public struct BoxCount: Sendable, Equatable {
     init(log: Double, exact: Double?) { self.log = log; self.exact = exact }
 }
 
-/// Box-covering counts in the raw Fisher metric (c = 1), SPEC §3. A Fisher box of size ε at θ is the
+/// Box-covering counts in the raw Fisher metric (c = 1), docs/METHOD.md §9. A Fisher box of size ε at θ is the
 /// axis box with side `ε/√λ_i(θ)` on axis i.
 public enum BoxCover {
     /// `⌈x⌉`, forgiving round-off: a value within 1e-12 (relative) of an integer counts as that integer,
@@ -81,7 +81,7 @@ public enum BoxCover {
         return Double(model.dimension) * LogSpace.log1pProduct(L * model.meanSqrtLambda[0], 1 / eps)
     }
 
-    /// The two-scale cover (SPEC §3): tile each axis by meso-intervals of side `ε^ζ` (the last one
+    /// The two-scale cover (docs/METHOD.md §9): tile each axis by meso-intervals of side `ε^ζ` (the last one
     /// shorter), cover each by boxes sized by the largest λ on it: `⌈ℓ_j √max λ / ε⌉` boxes. The
     /// meso-cubes are products of meso-intervals and λ_i depends on θ_i alone, so
     /// `N₂ = Π_i Σ_j ⌈ℓ_j √max_{I_j} λ_i / ε⌉`.

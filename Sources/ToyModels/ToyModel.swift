@@ -4,7 +4,7 @@ import TwoScaleNumerics
 
 /// A separable toy model: `F(θ) = diag(λ_1(θ_1), …, λ_d(θ_d))` on the box `[lo, hi]^d`, θ ~ U(box).
 ///
-/// The 2sED is exact (SPEC §3):
+/// The 2sED is exact (docs/METHOD.md §8):
 ///
 ///     E_θ det(I + t F̂^{1/2}) = Π_i (1 + t·√c·⟨√λ_i⟩),   c = d / Σ_i ⟨λ_i⟩ (trace) or 1 (none),
 ///
@@ -114,7 +114,7 @@ public struct ToyModel: Sendable {
         return LogSpace.logDetSqrt(roots: meanSqrtLambda, scale: s)
     }
 
-    /// Exact `d_ζ(ε)` (SPEC §2–3).
+    /// Exact `d_ζ(ε)` (docs/METHOD.md §4, §8).
     public func twoScaleDimension(eps: Double, zeta: Double, normalization: Normalization) throws -> Double {
         try ScaleParameters.checkEpsilon(eps)
         try ScaleParameters.checkZeta(zeta)

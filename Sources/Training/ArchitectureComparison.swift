@@ -4,7 +4,7 @@ import TwoScaleCore
 import TwoScaleNumerics
 
 /// Model selection before training, tested after it: for each architecture, the 2sED and lower 2sED
-/// at one ε (typically ε_n for the training-set size n, SPEC §6) from the Monte Carlo design of SPEC §5,
+/// at one ε (typically ε_n for the training-set size n, docs/METHOD.md §15) from the Monte Carlo design of §13,
 /// and the training loss after training with the same optimizer, data and budget. The paper's claim is
 /// that the (lower) 2sED ranks architectures of equal size like their training loss does; the rank
 /// correlation is left to the caller (`KendallTau`).

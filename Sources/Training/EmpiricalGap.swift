@@ -85,7 +85,7 @@ public struct TrialGaps: Sendable {
     public var finalPopulationRisk: Double
 }
 
-/// The empirical side of SPEC §6. For each n and trial, with the streams `(seed, 200, n, trial)` for
+/// The empirical side of the bound (docs/METHOD.md §16). For each n and trial, with the streams `(seed, 200, n, trial)` for
 /// the sample and the student's training seed, and `(seed, 201, n, trial, j)` for the j-th random θ:
 ///
 /// 1. draw n samples from the teacher; train the student (every-epoch checkpoints, θ₀ included);

@@ -7,7 +7,7 @@ import TwoScaleNumerics
 public enum Initialization: Sendable, Equatable {
     /// Glorot (Xavier) uniform: `W_m ~ U(−a_m, a_m)`, `a_m = √(6/(n_{m−1} + n_m))`, biases 0.
     case glorot
-    /// The parameter box of SPEC §1: every weight and bias `~ U(lo, hi)` (default `[-1, 1]`).
+    /// The parameter box Θ of docs/METHOD.md §2: every weight and bias `~ U(lo, hi)` (default `[-1, 1]`).
     case box(lo: Double, hi: Double)
 
     /// Draws the network; the same generator state gives the same network.

@@ -3,7 +3,7 @@ import Networks
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// A classification task with a known data distribution (SPEC §6, empirical side):
+/// A classification task with a known data distribution (docs/METHOD.md §16):
 ///
 ///     x ~ N(0, I_{n_0}),   y | x ~ p*(·|x) = softmax(f_teacher(x) / T)
 ///

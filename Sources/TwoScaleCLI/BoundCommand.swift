@@ -4,7 +4,7 @@ import Foundation
 import ToyModels
 import TwoScaleCore
 
-/// `twoscale bound`: the generalisation bound of SPEC §6 at a grid of sample sizes.
+/// `twoscale bound`: the generalisation bound of docs/METHOD.md §15 at a grid of sample sizes.
 struct BoundCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bound",
@@ -171,7 +171,7 @@ struct BoundReport {
         }
         top.append(("constants", bound.constants.json))
         let c = bound.constants
-        let head = "generalisation bound (docs/METHOD.md): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
+        let head = "generalisation bound (docs/METHOD.md §15): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
             + "d_zeta_used (enters the tail): \(method)\n"
             + "C = \(Fmt.num(c.C)), H = \(Fmt.num(c.H)), K = \(Fmt.num(c.K)) — \(BoundConstants.note)\n\n"
         let table = Fmt.table(["n", "eps_n", "d_zeta_estimate", "d_zeta_used", "log_tail", "log10_tail", "deviation C·eps_n"],

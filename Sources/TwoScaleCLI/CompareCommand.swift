@@ -12,8 +12,8 @@ struct CompareCommand: AsyncParsableCommand {
         abstract: "Rank architectures by lower 2sED at ε_n and by training loss; Kendall τ between them.",
         discussion: """
         For each architecture in --archs: the Markov-FIM 2sED, lower 2sED and joint 2sED at ε = ε_n \
-        (SPEC §6, n = --bound-n or the training-set size) from K paths and J inner draws on the first \
-        --fisher-samples training inputs (SPEC §5); then training from scratch with the same optimizer, \
+        (docs/METHOD.md §15, n = --bound-n or the training-set size) from K paths and J inner draws on the first \
+        --fisher-samples training inputs (docs/METHOD.md §13); then training from scratch with the same optimizer, \
         data and budget (default Adam, lr 1e-3, batch 64), recording the final training loss (and \
         holdout loss/accuracy with --holdout). Reports Kendall's τ_b between the lower 2sED and the \
         training loss with its two-sided p-value (exact without ties for up to 50 architectures, \

@@ -4,13 +4,13 @@ import Foundation
 import Networks
 import TwoScaleCore
 
-/// `twoscale ed`: the 2sED of a stochastic network by the Monte Carlo design of SPEC §5.
+/// `twoscale ed`: the 2sED of a stochastic network by the Monte Carlo design of docs/METHOD.md §13.
 struct EdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ed",
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
-        K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (SPEC §5). \
+        K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (docs/METHOD.md §13). \
         The eigenvalues per (path, layer, draw) go to the spectra store (--store DIR), written path by path: \
         a run stopped at any moment continues with --resume (same settings required), and \
         twoscale analyze DIR recomputes any ε grid, ζ, normalisation or Abbas ED from it. \

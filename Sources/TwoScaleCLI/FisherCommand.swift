@@ -4,7 +4,7 @@ import Networks
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// `twoscale fisher`: the spectrum of a network's Fisher information at one θ (SPEC §4).
+/// `twoscale fisher`: the spectrum of a network's Fisher information at one θ (docs/METHOD.md §11–12).
 struct FisherCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fisher",
@@ -148,7 +148,7 @@ struct FisherCommand: AsyncParsableCommand {
     }
 }
 
-/// One `fisher` run's numbers, as JSON (INTERFACE.md) and as a readable summary.
+/// One `fisher` run's numbers, as JSON (README, "Input files and JSON output") and as a readable summary.
 struct FisherReport {
     struct Block {
         var layer: Int

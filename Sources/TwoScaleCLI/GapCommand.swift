@@ -26,7 +26,7 @@ struct GapCommand: AsyncParsableCommand {
         largest, the smallest C covering every observed gap (only meaningful where resolved). \
         With --store DIR (a spectra store of the student, from `twoscale ed --arch STUDENT --store DIR`), each \
         point also gets d_zeta_estimate and d_zeta_used (the one-sided 95% upper value, as in `twoscale bound`) \
-        at ε_n and the bound's log_tail = log H − d_zeta_used·log ε_n − (K/γ)·log n (docs/METHOD.md; H and K \
+        at ε_n and the bound's log_tail = log H − d_zeta_used·log ε_n − (K/γ)·log n (docs/METHOD.md §15; H and K \
         are user-set constants of the theorem, default 1).
         """)
 

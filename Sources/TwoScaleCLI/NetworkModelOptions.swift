@@ -6,7 +6,7 @@ import TwoScaleCore
 extension FisherKind: ExpressibleByArgument {}
 extension Activation: ExpressibleByArgument {}
 
-/// The flags that define a stochastic network, its data and its Fisher matrix (SPEC §4), shared by the
+/// The flags that define a stochastic network, its data and its Fisher matrix (docs/METHOD.md §10–12), shared by the
 /// commands that compute network spectra (`ed`, `bench`).
 struct NetworkModelOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
@@ -33,7 +33,7 @@ struct NetworkModelOptions: ParsableArguments {
     @Option(help: "Hidden activation: relu, tanh, sigmoid or linear.")
     var activation: Activation = .relu
 
-    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; SPEC §4). The default 0.1 is the reference setting of the benchmarks and INTERFACE.md.")
+    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; docs/METHOD.md §10). The default 0.1 is the reference setting of the benchmarks and the README's examples.")
     var sigma2: Double = 0.1
 
     @Option(name: .customLong("noise-samples"), help: "R: noise draws per input for the hidden states (markov; common random numbers).")

@@ -38,7 +38,7 @@ enum PathFlags {
 
 /// `--json`.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .customLong("json"), help: "Print JSON (INTERFACE.md) instead of a readable summary.")
+    @Flag(name: .customLong("json"), help: "Print JSON (its keys are listed in the README) instead of a readable summary.")
     var json = false
 
     /// Prints `value` as JSON, or `human()` as text.

@@ -16,7 +16,7 @@ enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// d_ζ(ε) evaluated exactly at any ε from a spectra store (the layered estimators of docs/METHOD.md, no
+/// d_ζ(ε) evaluated exactly at any ε from a spectra store (the layered estimators of docs/METHOD.md §13, no
 /// interpolation): the point estimate, and the value that enters the bound's tail — the one-sided 95%
 /// upper value of a percentile bootstrap over the store's paths (`LayeredEstimator.oneSided`), never
 /// below the estimate.

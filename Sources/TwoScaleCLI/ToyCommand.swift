@@ -41,7 +41,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
 }
 
-/// `twoscale toy`: exact 2sED and box-covering counts of diagonal toy models (SPEC §3).
+/// `twoscale toy`: exact 2sED and box-covering counts of diagonal toy models (docs/METHOD.md §8–9).
 struct ToyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "toy",

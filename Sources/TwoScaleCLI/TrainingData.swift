@@ -8,7 +8,7 @@ import TwoScaleNumerics
 enum TrainingData {
     static let allowed = "csv:PATH (with --labels last), idx:IMAGES,LABELS, fashion-mnist[:train|:test] or synthetic:teacher:ARCH[:ACTIVATION]"
 
-    /// Loads a labelled data set for training through `DataSource.load` (INTERFACE.md sources).
+    /// Loads a labelled data set for training through `DataSource.load` (the `--data` sources of the README).
     static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
                      inputSize: Int, flag: String = "--data") throws -> Dataset {
         try DataSource.load(spec, samples: samples, labels: labels, standardize: standardize, seed: seed,

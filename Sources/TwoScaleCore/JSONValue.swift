@@ -1,8 +1,8 @@
 import Foundation
 
 /// A JSON value with ordered keys and a deterministic writer: the same value gives the same bytes,
-/// numbers in Swift's shortest round-trip form. Non-finite numbers are refused (SPEC: never a NaN in
-/// the output), so a bug surfaces as an error instead of an invalid file.
+/// numbers in Swift's shortest round-trip form. Non-finite numbers are refused (no command ever prints a
+/// NaN: README, "Reliability and reproducibility"), so a bug surfaces as an error instead of an invalid file.
 public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)

@@ -4,7 +4,7 @@ import Foundation
 public struct TwoScalePoint: Sendable, Equatable {
     public var eps: Double
     public var zeta: Double
-    /// Nested estimator (SPEC §5), the 2sED; equals `joint` for a one-layer model.
+    /// Nested estimator (docs/METHOD.md §13), the 2sED; equals `joint` for a one-layer model.
     public var dZeta: Double
     /// Plain joint estimator over the K paths.
     public var dZetaJoint: Double
@@ -18,7 +18,7 @@ public struct TwoScalePoint: Sendable, Equatable {
     public var ci95Lower: ClosedRange<Double>?
 }
 
-/// The estimators of SPEC §5 on stored spectra. With `t = ε^(ζ−1)` and `s = t·√c`:
+/// The estimators of docs/METHOD.md §13 (the staged forms of §6) on stored spectra. With `t = ε^(ζ−1)` and `s = t·√c`:
 ///
 ///     A_m(k)   = log det(I + t F̂_m(θ^k)^{1/2}) = Σ_i log1p(s √λ_i)
 ///     log Î_1  = log mean_k e^{A_1(k)}

@@ -1,9 +1,9 @@
 import Foundation
 
-/// The spectra of a Monte Carlo run over a layered (Markovian) model, SPEC §5: the expensive part of
+/// The spectra of a Monte Carlo run over a layered (Markovian) model, docs/METHOD.md §13: the expensive part of
 /// every network measurement, independent of ε, ζ and the normalisation.
 ///
-/// For paths `k = 0..<K` (θ^k ~ U(Θ)) and layers `m = 0..<L` (0-based here; SPEC numbers them 1..L):
+/// For paths `k = 0..<K` (θ^k ~ U(Θ)) and layers `m = 0..<L` (0-based here; docs/METHOD.md numbers them 1..L):
 /// * `own[m][k]`: the spectrum of `F_m(θ^k)`;
 /// * `inner[m][k][j]` for `m ≥ 1`: the spectrum of `F_m` at the j-th fresh draw of `θ_m` with
 ///   `θ_{<m} = θ^k_{<m}` fixed (`inner[0]` is empty).
@@ -42,7 +42,8 @@ public struct LayeredSpectra: Sendable {
     public var layers: Int { own.count }
     public var innerDraws: Int { layers > 1 ? inner[1][0].count : 0 }
 
-    /// `mean_k Σ_m Tr F_m(θ^k)` over the uniform paths (inner draws are not uniform in θ).
+    /// `mean_k Σ_m Tr F_m(θ^k)` over the K uniform paths (docs/METHOD.md §3). The inner draws are not
+    /// used: each holds one block at a partly redrawn θ, not the whole trace at one θ.
     public var meanTrace: Double {
         var s = 0.0
         for m in 0..<layers { for sp in own[m] { s += sp.trace } }

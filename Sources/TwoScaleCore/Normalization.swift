@@ -1,4 +1,4 @@
-/// How the Fisher matrix is scaled before measuring (SPEC §1).
+/// How the Fisher matrix is scaled before measuring (docs/METHOD.md §3).
 ///
 /// * `trace` (default): `F̂ = c·F` with `c = d / E_θ[Tr F(θ)]`, so that `E_θ Tr F̂ = d`;
 ///   `F̂ ≡ 0` when `E_θ Tr F = 0`.

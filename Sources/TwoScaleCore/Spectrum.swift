@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Round-off can leave eigenvalues of a PSD matrix slightly below zero. Values in
 /// `[-tol·λ_max, 0)` with `tol = 1e-8` are clamped to 0 and counted in `clamped`; anything more
-/// negative means the matrix was not a Fisher matrix and is an error (SPEC §2).
+/// negative means the matrix was not a Fisher matrix and is an error (docs/METHOD.md §2).
 public struct Spectrum: Sendable, Equatable {
     /// √λ for every eigenvalue λ > 0 (order as given).
     public let roots: [Double]
@@ -20,7 +20,7 @@ public struct Spectrum: Sendable, Equatable {
     /// - Parameters:
     ///   - eigenvalues: the eigenvalues of `F(θ)` or of one diagonal block of it.
     ///   - scale: the largest eigenvalue magnitude of the whole matrix `F(θ)` when `eigenvalues` are one
-    ///     block of it (round-off in a block is relative to the whole matrix, SPEC §2); 0 for a whole matrix.
+    ///     block of it (round-off in a block is relative to the whole matrix, docs/METHOD.md §2); 0 for a whole matrix.
     public init(eigenvalues: some Collection<Double>, scale: Double = 0) throws {
         let clamped = try Spectrum.checkRoundOff(eigenvalues, scale: scale)
         var roots: [Double] = []
@@ -35,7 +35,7 @@ public struct Spectrum: Sendable, Equatable {
         self.clamped = clamped
     }
 
-    /// The clamp rule of SPEC §2: every eigenvalue finite, none below `−1e-8·λ_max` with
+    /// The clamp rule of docs/METHOD.md §2: every eigenvalue finite, none below `−1e-8·λ_max` with
     /// `λ_max = max(max|λ_i|, scale)`. Returns how many negatives are round-off (to be clamped to 0).
     public static func checkRoundOff(_ eigenvalues: some Collection<Double>, scale: Double = 0) throws -> Int {
         var lmax = scale.isFinite ? Swift.abs(scale) : 0

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The two-scale effective dimension of SPEC §2 from spectra.
+/// The two-scale effective dimension (docs/METHOD.md §4) from spectra.
 ///
 ///     d_ζ(ε) = ζ·d + log E_θ[ det(I + ε^(ζ−1) F̂(θ)^{1/2}) ] / |log ε|
 ///            = ζ·d + |log ε|⁻¹ · log E_θ Π_i (1 + ε^(ζ−1) √λ̂_i(θ))
@@ -40,7 +40,7 @@ public enum TwoScale {
     }
 }
 
-/// The effective dimension of Abbas et al. (2021) from the same spectra (SPEC §2):
+/// The effective dimension of Abbas et al. (2021) from the same spectra (docs/METHOD.md §7):
 ///
 ///     ED(n) = 2·log E_θ √det(I + κ F̂(θ)) / log κ,   κ = γ n / (2π log n),
 ///

@@ -9,7 +9,7 @@ final class GeneralizationBoundTests: XCTestCase {
         try GeneralizationBound(gamma: gamma, zeta: zeta, constants: BoundConstants(C: C, H: H, K: K))
     }
 
-    /// SPEC §6 reference values.
+    /// The reference values of docs/METHOD.md §15.
     func testEpsilonReferenceValues() throws {
         let cases: [(Double, Double, Double)] = [
             (1e3, 1, 0.154793), (1e4, 1, 0.072712), (1e5, 1, 0.033338), (1e6, 1, 0.015054), (1e4, 0.5, 0.094295),

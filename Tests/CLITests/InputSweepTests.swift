@@ -3,7 +3,7 @@ import TwoScaleCLI
 import TwoScaleCore
 import XCTest
 
-/// Every command of INTERFACE.md and every file format fed invalid values and malformed files. Each case
+/// Every command and every file format fed invalid values and malformed files. Each case
 /// must give exit status 2 (usage) or 1 (failure), one message on stderr containing the expected text
 /// (the flag or file, and what is allowed), nothing on stdout, and no output file left behind.
 ///

@@ -3,7 +3,7 @@ import Testing
 import TwoScaleCore
 
 @Suite struct ToyCommandTests {
-    @Test func specExampleThroughTheCLI() async throws {
+    @Test func workedExampleThroughTheCLI() async throws {
         let j = try await runJSON(["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps", "0.1", "--zeta", "0", "--json"])
         #expect(j["dimension"] == .int(2))
         #expect(j["zeta"]?.doubleValue == 0)

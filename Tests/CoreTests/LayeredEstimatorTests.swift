@@ -28,7 +28,7 @@ func randomLayered(seed: UInt64, sizes: [Int], K: Int, J: Int, shareInner: Bool 
     }
 
     @Test func nestedAndLowerMatchBruteForce() throws {
-        // Direct (linear-space) evaluation of SPEC §5's formulas on a small design.
+        // Direct (linear-space) evaluation of the formulas of docs/METHOD.md §13 on a small design.
         let ls = try randomLayered(seed: 3, sizes: [3, 2, 4], K: 5, J: 4)
         let est = try LayeredEstimator(spectra: ls, normalization: .trace)
         let e = 0.1, z = 2.0 / 3.0

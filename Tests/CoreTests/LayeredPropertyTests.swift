@@ -3,7 +3,7 @@ import PropertyBased
 import Testing
 @testable import TwoScaleCore
 
-/// SPEC §2/§5 invariants of the layered estimators on thousands of random designs (1–3 layers, K paths,
+/// docs/METHOD.md §5/§13 invariants of the layered estimators on thousands of random designs (1–3 layers, K paths,
 /// J inner draws, eigenvalues spread over 24 decades with zeros, ε over (10⁻³⁰⁰, 1 − 10⁻¹²), ζ over [0, 1)):
 /// finite outputs, `ζd ≤ lower ≤ nested`, `ζd ≤ joint`, invariance under F ↦ sF (trace
 /// normalisation), and monotone increase in ζ (nested and joint). (The single-spectrum estimator has its own properties in

@@ -7,24 +7,24 @@ func identitySpectra(d: Int, draws: Int = 3) throws -> [Spectrum] {
     try (0..<draws).map { _ in try Spectrum(eigenvalues: [Double](repeating: 1, count: d)) }
 }
 
-/// Closed form for `F̂ = I` (SPEC §2): `d(1 + log(1+ε^(1−ζ))/|log ε|)`... written with ζd + d·log(1+ε^(ζ−1))/|log ε|.
+/// Closed form for `F̂ = I` (docs/METHOD.md §5): `d(1 + log(1+ε^(1−ζ))/|log ε|)`... written with ζd + d·log(1+ε^(ζ−1))/|log ε|.
 func identityClosedForm(d: Int, zeta: Double, eps: Double) -> Double {
     Double(d) * zeta + Double(d) * log1p(pow(eps, zeta - 1)) / abs(log(eps))
 }
 
 @Suite struct TwoScaleReferenceTests {
-    @Test func specReferenceValues() throws {
+    @Test func referenceValues() throws {
         let a = try TwoScale.dimension(spectra: identitySpectra(d: 1), dimension: 1, eps: [0.01], zeta: 2.0 / 3.0)
         #expect(abs(a[0] - 1.0423674) < 5e-8)
         let b = try TwoScale.dimension(spectra: identitySpectra(d: 10), dimension: 10, eps: [0.05], zeta: 0.8)
         #expect(abs(b[0] - 11.461381) < 5e-7)
     }
 
-    @Test func specFormOfIdentityMatchesPaperForm() {
-        // SPEC: F̂ = I gives d(1 + log(1+ε^(1−ζ))/|log ε|); check it against ζd + d log(1+ε^(ζ−1))/|log ε|.
+    @Test func identityClosedFormMatchesPaperForm() {
+        // docs/METHOD.md §5: F̂ = I gives d(1 + log(1+ε^(1−ζ))/|log ε|); check it against ζd + d log(1+ε^(ζ−1))/|log ε|.
         for (d, z, e) in [(1, 2.0 / 3.0, 0.01), (10, 0.8, 0.05), (7, 0.3, 0.4)] {
-            let spec = Double(d) * (1 + log1p(pow(e, 1 - z)) / abs(log(e)))
-            #expect(abs(spec - identityClosedForm(d: d, zeta: z, eps: e)) < 1e-12)
+            let method = Double(d) * (1 + log1p(pow(e, 1 - z)) / abs(log(e)))
+            #expect(abs(method - identityClosedForm(d: d, zeta: z, eps: e)) < 1e-12)
         }
     }
 
@@ -37,13 +37,13 @@ func identityClosedForm(d: Int, zeta: Double, eps: Double) -> Double {
     }
 
     @Test func dimensionAboveDIsPossible() throws {
-        // SPEC: d_ζ ≤ d is NOT true. F̂ = I, ε = 0.5, ζ = 2/3 gives more than d.
+        // docs/METHOD.md §5: d_ζ ≤ d is NOT true. F̂ = I, ε = 0.5, ζ = 2/3 gives more than d.
         let v = try TwoScale.dimension(spectra: identitySpectra(d: 3), dimension: 3, eps: [0.5], zeta: 2.0 / 3.0)
         #expect(v[0] > 3)
     }
 
     @Test func notMonotoneInEpsilon() throws {
-        // SPEC: d_ζ is not monotone in ε. Spectrum (1e-6, 1), ζ = 0: it falls, then rises towards ε → 1.
+        // docs/METHOD.md §5: d_ζ is not monotone in ε. Spectrum (1e-6, 1), ζ = 0: it falls, then rises towards ε → 1.
         let grid = try Grid.parse("1e-5:0.99:300", flag: "--eps")
         let sp = [try Spectrum(eigenvalues: [1e-6, 1])]
         let v = try TwoScale.dimension(spectra: sp, dimension: 2, eps: grid, zeta: 0)

@@ -8,7 +8,7 @@ final class MonteCarloTests: XCTestCase {
     let eps = [0.003, 0.05, 0.2, 0.6]
     let zeta = 2.0 / 3.0
 
-    /// The estimators of SPEC §5 recomputed directly (plain exponentials, plain loops) from networks
+    /// The estimators of docs/METHOD.md §13 recomputed directly (plain exponentials, plain loops) from networks
     /// drawn with the design's streams, against the driver + LayeredEstimator.
     func testDriverMatchesDirectComputation() async throws {
         let model = WeightFisher([2, 3, 2, 2], coupling: 0.7)

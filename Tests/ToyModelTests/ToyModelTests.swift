@@ -84,7 +84,7 @@ func closedForm(_ f: Family, _ a: Double, _ b: Double) -> (sqrt: Double, lambda:
 }
 
 @Suite struct BoxCoverTests {
-    @Test func specExample() throws {
+    @Test func workedExample() throws {
         let m = try ToyModel(family: .constant, lambdas: [4, 0.01])
         let n = BoxCover.constantMinimal(m, eps: 0.1)
         #expect(n.exact == 20)

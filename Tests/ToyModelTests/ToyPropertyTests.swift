@@ -5,7 +5,7 @@ import Testing
 @testable import TwoScaleCore
 
 /// Random toy models (every family, random d, box, ε, ζ, normalisation): either a finite answer with the
-/// SPEC §2 invariants or a `TwoScaleError` — never a trap, a NaN or an infinity.
+/// invariants of docs/METHOD.md §5 or a `TwoScaleError` — never a trap, a NaN or an infinity.
 @Suite struct ToyPropertyTests {
     static let eps = Gen.double(in: 0...1).map { u in u < 0.9 ? Foundation.pow(10, -300 * u / 0.9 - 0.31) : 1 - Foundation.pow(10, -12 * (u - 0.9) / 0.1) }
 
