@@ -172,11 +172,17 @@ struct ToyReport {
             + Fmt.table(columns, rows)
     }
 
+    /// The metric of each column, stated once per report.
+    static let metricNote = "metric: d_zeta uses the chosen --normalize; the box counts, log_det_bound, d_zeta_raw, log_eps_pow_minus_d_zeta and log_cover_ratio all use the raw Fisher metric (c = 1), so a count is compared with ε^(−d_ζ) of the same metric"
+    static let greedyNote = "greedy 1-D cover^d: the greedy cover is computed axis by axis and is left out (\"> --greedy-max\", null in JSON) where one axis would need more than --greedy-max boxes"
+
     static func compute(model: ToyModel, eps: [Double], zeta: Double, normalization: Normalization,
                         greedyMax: Int) throws -> ToyReport {
         var points: [JSONValue] = []
         var rows: [[String]] = []
         var exact: [Double] = []
+        var logConstant = -Double.infinity  // max over ε of log(N(ε)·ε^(d_ζ,raw))
+        var greedyCapped = false
         for e in eps {
             let dz = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: normalization)
             exact.append(dz)
@@ -196,8 +202,11 @@ struct ToyReport {
                 ("log_det_bound", detBound.isFinite ? .double(detBound) : .null),
                 ("d_zeta_raw", .double(dzRaw)),
                 ("cover_dimension", count.log.isFinite ? .double(count.log / absLogEps) : .null),
-                ("log_eps_pow_minus_d_zeta", .double(dz * absLogEps)),
+                ("log_eps_pow_minus_d_zeta", .double(dzRaw * absLogEps)),
+                ("log_cover_ratio", count.log.isFinite ? .double(count.log - dzRaw * absLogEps) : .null),
             ]
+            if count.log.isFinite { logConstant = Swift.max(logConstant, count.log - dzRaw * absLogEps) }
+            if greedyMax > 0, model.family != .constant, greedy == nil { greedyCapped = true }
             if model.family == .constant {
                 kv.append(("log_lower_bound", .double(BoxCover.constantLowerBound(model, eps: e))))
             } else {
@@ -206,7 +215,7 @@ struct ToyReport {
             }
             points.append(.object(kv))
             var row = [Fmt.num(e), Fmt.num(dz), Fmt.num(dzRaw), countCell(count),
-                       Fmt.num(count.log.isFinite ? count.log : nil), Fmt.num(detBound)]
+                       Fmt.num(count.log.isFinite ? count.log : nil), Fmt.num(dzRaw * absLogEps), Fmt.num(detBound)]
             if model.family != .constant {
                 row.append(greedyMax == 0 ? "off" : greedy.map(countCell) ?? "> --greedy-max")
             }
@@ -225,13 +234,21 @@ struct ToyReport {
             top.append(("mean_lambda", .number(model.meanLambda?[0])))
             top.append(("quadrature_error", .numbers([model.quadratureError.sqrt, model.quadratureError.lambda].filter(\.isFinite))))
         }
+        top.append(("metric_note", .string(Self.metricNote)))
+        top.append(("log_covering_constant", logConstant.isFinite ? .double(logConstant) : .null))
+        top.append(("covering_constant", logConstant.isFinite && logConstant < 700 ? .double(Foundation.exp(logConstant)) : .null))
+        if model.family != .constant { top.append(("greedy_note", .string(Self.greedyNote))) }
         top.append(("points", .array(points)))
         let head = "toy model: family \(model.family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(zeta)), normalisation \(normalization.rawValue)\n"
-            + "box counts: \(model.family == .constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)"), raw metric\n\n"
-        var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count", "log count", "log det bound"]
+            + "box counts: \(model.family == .constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)")\n"
+            + Self.metricNote + "\n"
+            + (logConstant.isFinite ? "covering constant max_ε N(ε)·ε^(d_ζ(c=1)) over this grid: \(Fmt.num(Foundation.exp(Swift.min(logConstant, 700)))) (log \(Fmt.num(logConstant)))\n" : "")
+            + "\n"
+        var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count (c=1)", "log count", "log ε^-d_zeta(c=1)", "log det bound (c=1)"]
         if model.family != .constant { columns.append("greedy 1-D cover^d") }
         let table = Fmt.table(columns, rows)
-        return ToyReport(json: .object(top), human: head + table, exact: exact)
+        let foot = greedyCapped ? "\n" + Self.greedyNote + "\n" : ""
+        return ToyReport(json: .object(top), human: head + table + foot, exact: exact)
     }
 }
 

@@ -17,6 +17,28 @@ import TwoScaleCore
         let c = 2 / 4.01
         let expected = (log1p((4 * c).squareRoot() / 0.1) + log1p((0.01 * c).squareRoot() / 0.1)) / log(10)
         #expect(abs(try #require(p["d_zeta"]?.doubleValue) - expected) < 1e-12)
+        // One metric for the covering comparison: with ζ = 0 and c = 1, ε^(−d_ζ) is the determinant
+        // bound (1 + 20)(1 + 1) = 42, so N·ε^(d_ζ) = 20/42 whatever --normalize says for d_zeta.
+        #expect(abs(exp(try #require(p["log_eps_pow_minus_d_zeta"]?.doubleValue)) - 42) < 1e-9)
+        #expect(abs(exp(try #require(p["log_cover_ratio"]?.doubleValue)) - 20.0 / 42) < 1e-12)
+        #expect(abs(try #require(j["covering_constant"]?.doubleValue) - 20.0 / 42) < 1e-12)
+        #expect(j["metric_note"]?.stringValue?.contains("raw Fisher metric") == true)
+    }
+
+    /// The covering constant is the largest N·ε^(d_ζ(c = 1)) over the grid.
+    @Test func coveringConstantIsTheLargestRatio() async throws {
+        let j = try await runJSON(["toy", "--family", "bernoulli", "--dim", "2", "--box", "0.05:0.95",
+                                   "--eps", "1e-4:0.5:16", "--zeta", "0.6667", "--json"])
+        let pts = try #require(j["points"]?.arrayValue)
+        var best = -Double.infinity
+        for p in pts {
+            let e = try #require(p["eps"]?.doubleValue), raw = try #require(p["d_zeta_raw"]?.doubleValue)
+            let r = try #require(p["log_box_count"]?.doubleValue) + raw * log(e)
+            #expect(abs(try #require(p["log_cover_ratio"]?.doubleValue) - r) < 1e-12)
+            best = max(best, r)
+        }
+        #expect(abs(try #require(j["log_covering_constant"]?.doubleValue) - best) < 1e-12)
+        #expect(j["greedy_note"]?.stringValue != nil)
     }
 
     @Test func bernoulliGridHasEveryKey() async throws {
