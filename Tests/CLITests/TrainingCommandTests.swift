@@ -27,14 +27,16 @@ final class TrainingCommandTests: XCTestCase {
             XCTAssertEqual(p["eps_n"]!.doubleValue!, e, accuracy: 6e-7)
             XCTAssertEqual(p["deviation"]!.doubleValue!, 2 * p["eps_n"]!.doubleValue!, accuracy: 1e-15)
             // Tail by hand from the reported d_ζ.
-            let n = p["n"]!.doubleValue!, dz = p["d_zeta"]!.doubleValue!, eps = p["eps_n"]!.doubleValue!
+            let n = p["n"]!.doubleValue!, dz = p["d_zeta_used"]!.doubleValue!, eps = p["eps_n"]!.doubleValue!
+            XCTAssertEqual(p["d_zeta_estimate"]?.doubleValue, dz)  // a toy model is exact: nothing to widen
             XCTAssertEqual(p["log_tail"]!.doubleValue!, log(3) - dz * log(eps) - 1.5 * log(n), accuracy: 1e-10)
         }
         // d_ζ for λ = (4, 0.01), trace normalisation: c = 2/4.01, closed form.
         let eps = pts[0]["eps_n"]!.doubleValue!, z = 0.6667, c = 2 / 4.01
         let t = pow(eps, z - 1)
         let dz = 2 * z + (log1p(t * (c * 4).squareRoot()) + log1p(t * (c * 0.01).squareRoot())) / abs(log(eps))
-        XCTAssertEqual(pts[0]["d_zeta"]!.doubleValue!, dz, accuracy: 1e-10)
+        XCTAssertEqual(pts[0]["d_zeta_used"]!.doubleValue!, dz, accuracy: 1e-10)
+        XCTAssertEqual(j["conservative"], .bool(true))
         XCTAssertNotNil(j["n_for_delta"]?.doubleValue)
         XCTAssertEqual(j["constants"]?["note"]?.stringValue, "user-set constants of the theorem")
         XCTAssertEqual(j["constants"]?["H"]?.doubleValue, 3)
@@ -167,6 +169,6 @@ final class TrainingCommandTests: XCTestCase {
         let j = try await runJSON(["bound", "--n", "5000", "--zeta", "0.5", "--family", "constant", "--lambdas", "2"])
         let p = try XCTUnwrap(j["points"]?.arrayValue?.first)
         let eps = pow(log(5000.0) / 5000, 0.375)
-        XCTAssertEqual(p["d_zeta"]!.doubleValue!, 1 + log(1 + pow(eps, 0.5)) / abs(log(eps)), accuracy: 1e-12)
+        XCTAssertEqual(p["d_zeta_used"]!.doubleValue!, 1 + log(1 + pow(eps, 0.5)) / abs(log(eps)), accuracy: 1e-12)
     }
 }
