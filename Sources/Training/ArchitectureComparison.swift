@@ -87,3 +87,34 @@ public struct ArchitectureComparison: Sendable {
                      holdoutAccuracy: ho?.accuracy, spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
     }
 }
+
+/// One measure of an architecture set against the training loss: its values and Kendall's τ_b with the
+/// loss (nil where τ is undefined because the measure is constant over the set).
+public struct ComparisonMeasure: Sendable {
+    public var name: String
+    public var description: String
+    public var values: [Double]
+    public var tau: KendallTau?
+
+    /// The 2sED measures beside simple baselines that need no Fisher matrix, each ranked against the
+    /// final training loss. Baselines: parameter count, depth (weight layers), the narrowest hidden width
+    /// and the last hidden width (0 for a network without hidden layers). A 2sED ranking is only
+    /// informative where it does better than these.
+    public static func all(_ entries: [ArchitectureComparison.Entry]) -> [ComparisonMeasure] {
+        let loss = entries.map(\.trainLoss)
+        func hidden(_ a: Architecture) -> [Int] { Array(a.sizes.dropFirst().dropLast()) }
+        let columns: [(String, String, (ArchitectureComparison.Entry) -> Double)] = [
+            ("d_zeta_lower", "lower 2sED at ε_n", { $0.dZetaLower }),
+            ("d_zeta", "2sED (nested) at ε_n", { $0.dZeta }),
+            ("lower_per_parameter", "lower 2sED / parameter count", { $0.dZetaLower / Double($0.architecture.parameterCount) }),
+            ("parameters", "parameter count (baseline)", { Double($0.architecture.parameterCount) }),
+            ("depth", "weight layers (baseline)", { Double($0.architecture.layers) }),
+            ("min_hidden_width", "narrowest hidden layer (baseline)", { Double(hidden($0.architecture).min() ?? 0) }),
+            ("last_hidden_width", "last hidden layer's width (baseline)", { Double(hidden($0.architecture).last ?? 0) }),
+        ]
+        return columns.map { name, text, f in
+            let v = entries.map(f)
+            return ComparisonMeasure(name: name, description: text, values: v, tau: try? KendallTau(v, loss))
+        }
+    }
+}

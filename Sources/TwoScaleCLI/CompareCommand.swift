@@ -179,6 +179,7 @@ struct CompareCommand: AsyncParsableCommand {
 
     static func report(entries: [ArchitectureComparison.Entry], epsN: Double, n: Int, tauLower: KendallTau,
                        tauNested: KendallTau, settings: ArchitectureComparison.Settings) -> (json: JSONValue, human: String) {
+        let measures = ComparisonMeasure.all(entries)
         let pts: [JSONValue] = entries.map { e in
             var kv: [(String, JSONValue)] = [
                 ("arch", .string(e.architecture.sizes.map(String.init).joined(separator: "-"))),
@@ -211,6 +212,12 @@ struct CompareCommand: AsyncParsableCommand {
             ("kendall_tau_nested_vs_train_loss", .double(tauNested.tau)),
             ("p_value_nested", .double(tauNested.pValue)),
             ("p_value_method", .string(tauLower.exact ? "exact" : "normal approximation (ties or n > 50)")),
+            ("measures", .array(measures.map { m in
+                .object([("name", .string(m.name)), ("description", .string(m.description)),
+                         ("kendall_tau_vs_train_loss", .number(m.tau?.tau)), ("p_value", .number(m.tau?.pValue)),
+                         ("p_value_method", m.tau.map { .string($0.exact ? "exact" : "normal approximation (ties or n > 50)") }
+                             ?? .string("undefined: the measure is constant over these architectures"))])
+            })),
             ("points", .array(pts)),
         ])
         var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs\n\n"
@@ -220,6 +227,10 @@ struct CompareCommand: AsyncParsableCommand {
         })
         human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(tauLower.tau)), p = \(Fmt.num(tauLower.pValue))"
         human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(tauNested.tau)), p = \(Fmt.num(tauNested.pValue))\n"
+        human += "\nevery measure against the training loss (baselines beside the 2sED):\n"
+        human += Fmt.table(["measure", "Kendall τ", "p"], measures.map { m in
+            [m.description, m.tau.map { Fmt.num($0.tau) } ?? "undefined (constant)", m.tau.map { Fmt.num($0.pValue) } ?? "—"]
+        })
         return (json, human)
     }
 }

@@ -156,6 +156,51 @@ final class TrainingCommandTests: XCTestCase {
         XCTAssertEqual(p["resolved"], .bool(false))
     }
 
+    /// `compare` ranks every measure — the 2sEDs and the baselines — against the training loss: each τ_b
+    /// equals a brute-force count of concordant and discordant pairs on the printed values.
+    func testCompareReportsEveryMeasureWithItsTau() async throws {
+        // Three equal-size (45-parameter) networks of depth 2, 3, 4.
+        let j = try await runJSON(["compare", "--archs", "6-5-3,6-4-3-3,6-3-3-3-3", "--data", "synthetic:teacher:6-5-3",
+                                   "--samples", "200", "--epochs", "2", "--paths", "4", "--inner", "3", "--fisher-samples", "20",
+                                   "--seed", "2"])
+        let pts = try XCTUnwrap(j["points"]?.arrayValue)
+        let loss = pts.compactMap { $0["train_loss"]?.doubleValue }
+        XCTAssertEqual(loss.count, 3)
+        func tauB(_ x: [Double], _ y: [Double]) -> Double? {
+            var c = 0.0, d = 0.0, tx = 0.0, ty = 0.0
+            for i in 0..<x.count { for k in (i + 1)..<x.count {
+                let a = x[i] - x[k], b = y[i] - y[k]
+                if a == 0 && b == 0 { continue }
+                if a == 0 { tx += 1 } else if b == 0 { ty += 1 } else if a * b > 0 { c += 1 } else { d += 1 }
+            } }
+            let den = ((c + d + tx) * (c + d + ty)).squareRoot()
+            return den > 0 && c + d + tx > 0 && c + d + ty > 0 ? (c - d) / den : nil
+        }
+        let widths = [[5], [4, 3], [3, 3, 3]]
+        let expected: [String: [Double]] = [
+            "d_zeta_lower": pts.compactMap { $0["d_zeta_lower"]?.doubleValue },
+            "d_zeta": pts.compactMap { $0["d_zeta"]?.doubleValue },
+            "lower_per_parameter": pts.compactMap { $0["lower_per_parameter"]?.doubleValue },
+            "parameters": [45, 45, 45], "depth": [2, 3, 4],
+            "min_hidden_width": widths.map { Double($0.min()!) }, "last_hidden_width": widths.map { Double($0.last!) },
+        ]
+        let measures = try XCTUnwrap(j["measures"]?.arrayValue)
+        XCTAssertEqual(measures.compactMap { $0["name"]?.stringValue },
+                       ["d_zeta_lower", "d_zeta", "lower_per_parameter", "parameters", "depth", "min_hidden_width", "last_hidden_width"])
+        for m in measures {
+            let name = try XCTUnwrap(m["name"]?.stringValue)
+            let values = try XCTUnwrap(expected[name])
+            if let t = tauB(values, loss) {
+                XCTAssertEqual(try XCTUnwrap(m["kendall_tau_vs_train_loss"]?.doubleValue), t, accuracy: 1e-12, name)
+                let p = try XCTUnwrap(m["p_value"]?.doubleValue)
+                XCTAssertTrue(p > 0 && p <= 1, name)
+            } else {
+                XCTAssertEqual(m["kendall_tau_vs_train_loss"], .null, name)  // the parameter count is constant here
+            }
+        }
+        XCTAssertEqual(measures[0]["kendall_tau_vs_train_loss"]?.doubleValue, j["kendall_tau_lower_vs_train_loss"]?.doubleValue)
+    }
+
     func testBenchTrainRuns() async throws {
         let j = try await runJSON(["bench-train", "--arch", "4-3-2,5-2", "--samples", "64", "--epochs", "1", "--repeats", "1"])
         let rows = try XCTUnwrap(j["benchmarks"]?.arrayValue)
