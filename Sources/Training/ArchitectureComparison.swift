@@ -41,9 +41,11 @@ public struct ArchitectureComparison: Sendable {
         }
     }
 
-    /// One architecture's measurements.
+    /// One architecture's measurements with one seed.
     public struct Entry: Sendable {
         public var architecture: Architecture
+        /// Replicate index (0 keeps the run's own seed; r ≥ 1 derives the Monte Carlo and training seeds).
+        public var replicate: Int
         public var dZeta: Double
         public var dZetaLower: Double
         public var dZetaJoint: Double
@@ -53,39 +55,143 @@ public struct ArchitectureComparison: Sendable {
         public var trainAccuracy: Double?
         public var holdoutLoss: Double?
         public var holdoutAccuracy: Double?
+        /// Training loss (whole training set) after each epoch, epoch 0 = θ₀.
+        public var lossHistory: [Double]
+        /// Baselines at initialisation: ‖W‖₂ over all weights of θ₀, and its ℓ₂ path norm
+        /// `√(1ᵀ (W_L∘W_L)⋯(W_1∘W_1) 1)` (biases left out).
+        public var initialWeightNorm: Double
+        public var initialPathNorm: Double
+        /// Trained-model measures: `‖θ̂ − θ₀‖₂`, and the sharpness `mean_j L(θ̂ + u_j) − L(θ̂)` on the
+        /// training set over `sharpnessDraws` perturbations `u_j ~ N(0, (α·rms(θ̂))² I)`, α = `sharpnessScale`.
+        public var distanceFromInit: Double
+        public var sharpness: Double
         public var spectraSeconds: Double
         public var trainingSeconds: Double
+
+        /// `(L_{E−1} − L_E)/(L_0 − L_E)`: the last epoch's share of the whole decrease of the training loss
+        /// since θ₀ (+∞ when the loss did not decrease at all, so an untrained run never counts as flat).
+        public var lastEpochShare: Double {
+            guard lossHistory.count >= 2, let last = lossHistory.last, let first = lossHistory.first else { return .infinity }
+            let prev = lossHistory[lossHistory.count - 2]
+            let total = first - last
+            return total > 0 ? Swift.abs(prev - last) / total : .infinity
+        }
     }
+
+    /// Relative perturbation size α and the number of draws of the sharpness measure.
+    public static let sharpnessScale = 0.05
+    public static let sharpnessDraws = 10
 
     public let settings: Settings
 
     public init(settings: Settings) { self.settings = settings }
 
-    /// Measures one architecture: spectra on `fisherInputs` (N × n_0), then training on `train`.
-    public func measure(_ a: Architecture, fisherInputs: Matrix, train: Dataset, holdout: Dataset?) async throws -> Entry {
+    /// The seed of replicate r: the run's seed for r = 0, otherwise a draw from the stream (seed, "CMPR", r).
+    public func seed(replicate r: Int) -> UInt64 {
+        guard r > 0 else { return settings.seed }
+        var rng = Xoshiro256(seed: settings.seed, stream: [0x434D_5052, UInt64(r)])
+        return rng.next()
+    }
+
+    /// Measures one architecture with replicate r's seeds: spectra on `fisherInputs` (N × n_0), then
+    /// training on `train` (every epoch evaluated, θ₀ kept for the distance), then the trained measures.
+    public func measure(_ a: Architecture, replicate r: Int = 0, fisherInputs: Matrix, train: Dataset,
+                        holdout: Dataset?) async throws -> Entry {
         let s = settings
+        let seed = self.seed(replicate: r)
         let clock = ContinuousClock()
         let t0 = clock.now
         let model = try MarkovFisher(architecture: a, activation: s.activation, data: fisherInputs,
-                                     sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: s.seed)
-        let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: s.seed, activation: s.activation)
+                                     sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: seed)
+        let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: seed, activation: s.activation)
         let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
         let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
         let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
         let t1 = clock.now
         var config = s.training
         config = try TrainingConfig(architecture: a, activation: s.activation, optimizer: config.optimizer,
-                                    batchSize: config.batchSize, epochs: config.epochs, seed: config.seed,
-                                    initialization: config.initialization, evaluateEpochs: false)
-        let result = try Trainer(config: config).train(data: train, holdout: holdout)
-        let final = result.network.crossEntropy(inputs: train.inputs, labels: train.labels ?? [])
+                                    batchSize: config.batchSize, epochs: config.epochs,
+                                    seed: r == 0 ? config.seed : seed &+ 0x9E37_79B9_7F4A_7C15,
+                                    initialization: config.initialization, evaluateEpochs: true)
+        var initial: MLP?
+        let result = try Trainer(config: config).train(data: train, holdout: holdout) { cp in
+            if initial == nil { initial = cp.network }
+        }
+        let labels = train.labels ?? []
+        let final = result.network.crossEntropy(inputs: train.inputs, labels: labels)
         let ho = holdout.map { result.network.crossEntropy(inputs: $0.inputs, labels: $0.labels ?? []) }
+        let theta0 = initial ?? result.network
         let t2 = clock.now
+        let w = result.network.parameters, w0 = theta0.parameters
+        var dist = 0.0
+        for i in w.indices { let d = w[i] - w0[i]; dist += d * d }
+        let sharp = Self.sharpness(result.network, inputs: train.inputs, labels: labels, base: final.loss,
+                                   seed: seed)
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-        return Entry(architecture: a, dZeta: p.dZeta, dZetaLower: p.dZetaLower, dZetaJoint: p.dZetaJoint, ess: p.ess,
-                     trainLoss: final.loss, trainAccuracy: final.accuracy, holdoutLoss: ho?.loss,
-                     holdoutAccuracy: ho?.accuracy, spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
+        return Entry(architecture: a, replicate: r, dZeta: p.dZeta, dZetaLower: p.dZetaLower, dZetaJoint: p.dZetaJoint,
+                     ess: p.ess, trainLoss: final.loss, trainAccuracy: final.accuracy, holdoutLoss: ho?.loss,
+                     holdoutAccuracy: ho?.accuracy, lossHistory: result.epochs.map(\.trainLoss),
+                     initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
+                     distanceFromInit: dist.squareRoot(), sharpness: sharp,
+                     spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
     }
+
+    /// `‖W‖₂` over every weight matrix (biases left out).
+    public static func weightNorm(_ net: MLP) -> Double {
+        net.weights.reduce(0) { acc, m in m.data.reduce(acc) { $0 + $1 * $1 } }.squareRoot()
+    }
+
+    /// The ℓ₂ path norm `√(Σ_paths Π_m w²)` = `√(1ᵀ (W_L∘W_L)⋯(W_1∘W_1) 1)` (biases left out).
+    public static func pathNorm(_ net: MLP) -> Double {
+        var v = [Double](repeating: 1, count: net.architecture.inputSize)
+        for m in net.weights {
+            var u = [Double](repeating: 0, count: m.rows)
+            for i in 0..<m.rows { var t = 0.0; for j in 0..<m.cols { let x = m.data[i * m.cols + j]; t += x * x * v[j] }; u[i] = t }
+            v = u
+        }
+        return v.reduce(0, +).squareRoot()
+    }
+
+    /// Mean increase of the training loss under `sharpnessDraws` Gaussian perturbations of every
+    /// parameter with standard deviation `sharpnessScale·rms(θ)` (seeded stream "SHRP").
+    public static func sharpness(_ net: MLP, inputs: Matrix, labels: [Int], base: Double, seed: UInt64) -> Double {
+        let w = net.parameters
+        let rms = (w.reduce(0) { $0 + $1 * $1 } / Double(Swift.max(1, w.count))).squareRoot()
+        var rng = Xoshiro256(seed: seed, stream: [0x5348_5250])
+        var total = 0.0
+        for _ in 0..<sharpnessDraws {
+            var p = net
+            p.setParameters(w.map { $0 + sharpnessScale * rms * rng.normal() })
+            total += p.crossEntropy(inputs: inputs, labels: labels).loss - base
+        }
+        return total / Double(sharpnessDraws)
+    }
+}
+
+/// One architecture over its replicate seeds: the mean and the spread of every quantity.
+public struct ArchitectureSummary: Sendable {
+    public var architecture: Architecture
+    public var entries: [ArchitectureComparison.Entry]
+
+    public init(architecture: Architecture, entries: [ArchitectureComparison.Entry]) {
+        self.architecture = architecture
+        self.entries = entries
+    }
+
+    public func mean(_ f: (ArchitectureComparison.Entry) -> Double) -> Double {
+        entries.reduce(0) { $0 + f($1) } / Double(entries.count)
+    }
+
+    /// Sample standard deviation over the seeds (0 for one seed).
+    public func sd(_ f: (ArchitectureComparison.Entry) -> Double) -> Double {
+        guard entries.count >= 2 else { return 0 }
+        let m = mean(f)
+        return (entries.reduce(0) { $0 + (f($1) - m) * (f($1) - m) } / Double(entries.count - 1)).squareRoot()
+    }
+
+    /// Whether training flattened by the criterion: for every seed the last epoch brought less than
+    /// `tolerance` of the whole decrease of the training loss since θ₀.
+    public func flat(tolerance: Double) -> Bool { entries.allSatisfy { $0.lastEpochShare < tolerance } }
 }
 
 /// One measure of an architecture set against the training loss: its values and Kendall's τ_b with the
@@ -93,17 +199,21 @@ public struct ArchitectureComparison: Sendable {
 public struct ComparisonMeasure: Sendable {
     public var name: String
     public var description: String
+    /// Per architecture: the mean over seeds, and the standard deviation.
     public var values: [Double]
+    public var spreads: [Double]
     public var tau: KendallTau?
 
-    /// The 2sED measures beside simple baselines that need no Fisher matrix, each ranked against the
-    /// final training loss. Baselines: parameter count, depth (weight layers), the narrowest hidden width
-    /// and the last hidden width (0 for a network without hidden layers). A 2sED ranking is only
-    /// informative where it does better than these.
-    public static func all(_ entries: [ArchitectureComparison.Entry]) -> [ComparisonMeasure] {
-        let loss = entries.map(\.trainLoss)
+    /// The measures, each as its mean over seeds per architecture, ranked against the mean final
+    /// training loss: the 2sEDs; baselines that need no Fisher matrix — parameter count, depth (weight
+    /// layers), the narrowest and the last hidden width, the weight norm and the ℓ₂ path norm at
+    /// initialisation; and two trained-model measures, the distance from initialisation and the
+    /// sharpness. A 2sED ranking is informative only where it does better than the baselines.
+    public static func all(_ summaries: [ArchitectureSummary]) -> [ComparisonMeasure] {
+        typealias E = ArchitectureComparison.Entry
+        let loss = summaries.map { $0.mean(\.trainLoss) }
         func hidden(_ a: Architecture) -> [Int] { Array(a.sizes.dropFirst().dropLast()) }
-        let columns: [(String, String, (ArchitectureComparison.Entry) -> Double)] = [
+        let columns: [(String, String, (E) -> Double)] = [
             ("d_zeta_lower", "lower 2sED at ε_n", { $0.dZetaLower }),
             ("d_zeta", "2sED (nested) at ε_n", { $0.dZeta }),
             ("lower_per_parameter", "lower 2sED / parameter count", { $0.dZetaLower / Double($0.architecture.parameterCount) }),
@@ -111,10 +221,15 @@ public struct ComparisonMeasure: Sendable {
             ("depth", "weight layers (baseline)", { Double($0.architecture.layers) }),
             ("min_hidden_width", "narrowest hidden layer (baseline)", { Double(hidden($0.architecture).min() ?? 0) }),
             ("last_hidden_width", "last hidden layer's width (baseline)", { Double(hidden($0.architecture).last ?? 0) }),
+            ("initial_weight_norm", "‖W‖₂ at initialisation (baseline)", { $0.initialWeightNorm }),
+            ("initial_path_norm", "ℓ₂ path norm at initialisation (baseline)", { $0.initialPathNorm }),
+            ("distance_from_init", "‖θ̂ − θ₀‖₂ after training (trained measure)", { $0.distanceFromInit }),
+            ("sharpness", "sharpness: mean loss increase under 5% random perturbations (trained measure)", { $0.sharpness }),
         ]
         return columns.map { name, text, f in
-            let v = entries.map(f)
-            return ComparisonMeasure(name: name, description: text, values: v, tau: try? KendallTau(v, loss))
+            let v = summaries.map { $0.mean(f) }
+            return ComparisonMeasure(name: name, description: text, values: v, spreads: summaries.map { $0.sd(f) },
+                                     tau: try? KendallTau(v, loss))
         }
     }
 }

@@ -88,6 +88,12 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "Seed of every random draw (data, paths, noise, initialisation, shuffling).")
     var seed: UInt64 = 1
 
+    @Option(help: "Replicate seeds per architecture (≥ 1): each redraws the Monte Carlo paths, the noise, the initialisation and the shuffling (the first uses --seed itself); measures are averaged over them and their spread reported.")
+    var seeds: Int = 3
+
+    @Option(name: .customLong("flat-tolerance"), help: "Training counts as flattened when the last epoch brought less than this fraction of the whole decrease of the training loss since initialisation, for every seed (reported per architecture, not used to stop).")
+    var flatTolerance: Double = 0.05
+
     @Option(help: "Parallel Monte Carlo tasks (default: active cores); results do not depend on it.")
     var threads: Int?
 
@@ -124,6 +130,10 @@ struct CompareCommand: AsyncParsableCommand {
         let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
         guard epochs >= 1 else { throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch") }
         guard batch >= 1 else { throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must be ≥ 1") }
+        guard (1...100).contains(seeds) else { throw TwoScaleError.invalid("--seeds", "\(seeds)", allowed: "give from 1 to 100 replicate seeds") }
+        guard flatTolerance > 0, flatTolerance < 1 else {
+            throw TwoScaleError.invalid("--flat-tolerance", "\(flatTolerance)", allowed: "give a fraction in (0, 1)")
+        }
 
         let loaded = try TrainingData.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .last,
                                            standardize: standardize, seed: seed, inputSize: architectures[0].inputSize)
@@ -163,42 +173,57 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let comparison = ArchitectureComparison(settings: settings)
-        var entries: [ArchitectureComparison.Entry] = []
+        var summaries: [ArchitectureSummary] = []
         for (i, a) in architectures.enumerated() {
-            if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters)") }
-            let e = try await comparison.measure(a, fisherInputs: fisherInputs, train: train, holdout: held)
-            if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(a): " + w) }
-            entries.append(e)
+            var entries: [ArchitectureComparison.Entry] = []
+            for r in 0..<seeds {
+                if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)") }
+                let e = try await comparison.measure(a, replicate: r, fisherInputs: fisherInputs, train: train, holdout: held)
+                if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(a): " + w) }
+                entries.append(e)
+            }
+            summaries.append(ArchitectureSummary(architecture: a, entries: entries))
         }
-        let lossKey = entries.map(\.trainLoss)
-        let tauLower = try KendallTau(entries.map(\.dZetaLower), lossKey)
-        let tauNested = try KendallTau(entries.map(\.dZeta), lossKey)
-        let report = Self.report(entries: entries, epsN: epsN, n: n, tauLower: tauLower, tauNested: tauNested, settings: settings)
+        let lossKey = summaries.map { $0.mean(\.trainLoss) }
+        let tauLower = try KendallTau(summaries.map { $0.mean(\.dZetaLower) }, lossKey)
+        let tauNested = try KendallTau(summaries.map { $0.mean(\.dZeta) }, lossKey)
+        let report = Self.report(summaries: summaries, epsN: epsN, n: n, tauLower: tauLower, tauNested: tauNested,
+                                 settings: settings, flatTolerance: flatTolerance)
         try output.emit(report.json) { report.human }
     }
 
-    static func report(entries: [ArchitectureComparison.Entry], epsN: Double, n: Int, tauLower: KendallTau,
-                       tauNested: KendallTau, settings: ArchitectureComparison.Settings) -> (json: JSONValue, human: String) {
-        let measures = ComparisonMeasure.all(entries)
-        let pts: [JSONValue] = entries.map { e in
+    static func report(summaries: [ArchitectureSummary], epsN: Double, n: Int, tauLower: KendallTau, tauNested: KendallTau,
+                       settings: ArchitectureComparison.Settings, flatTolerance: Double) -> (json: JSONValue, human: String) {
+        typealias E = ArchitectureComparison.Entry
+        let measures = ComparisonMeasure.all(summaries)
+        let pts: [JSONValue] = summaries.map { m in
+            let a = m.architecture
+            func both(_ key: String, _ f: (E) -> Double) -> [(String, JSONValue)] {
+                [(key, .double(m.mean(f))), (key + "_sd", .double(m.sd(f)))]
+            }
             var kv: [(String, JSONValue)] = [
-                ("arch", .string(e.architecture.sizes.map(String.init).joined(separator: "-"))),
-                ("parameters", .int(e.architecture.parameterCount)),
-                ("layers", .int(e.architecture.layers)),
-                ("d_zeta_lower", .double(e.dZetaLower)),
-                ("d_zeta", .double(e.dZeta)),
-                ("d_zeta_joint", .double(e.dZetaJoint)),
-                ("lower_per_parameter", .double(e.dZetaLower / Double(e.architecture.parameterCount))),
-                ("ess", .numbers(e.ess)),
-                ("train_loss", .double(e.trainLoss)),
-                ("train_accuracy", .number(e.trainAccuracy)),
+                ("arch", .string(a.sizes.map(String.init).joined(separator: "-"))),
+                ("parameters", .int(a.parameterCount)),
+                ("layers", .int(a.layers)),
+                ("seeds", .int(m.entries.count)),
             ]
-            if let h = e.holdoutLoss { kv.append(("holdout_loss", .double(h))) }
-            if let h = e.holdoutAccuracy { kv.append(("holdout_accuracy", .double(h))) }
-            kv.append(("spectra_seconds", .double(e.spectraSeconds)))
-            kv.append(("training_seconds", .double(e.trainingSeconds)))
+            kv += both("d_zeta_lower", \.dZetaLower) + both("d_zeta", \.dZeta) + both("d_zeta_joint", \.dZetaJoint)
+            kv.append(("lower_per_parameter", .double(m.mean(\.dZetaLower) / Double(a.parameterCount))))
+            kv.append(("ess", .numbers(m.entries.flatMap(\.ess))))
+            kv += both("train_loss", \.trainLoss)
+            if m.entries.allSatisfy({ $0.trainAccuracy != nil }) { kv += both("train_accuracy") { $0.trainAccuracy ?? .nan } }
+            if m.entries.allSatisfy({ $0.holdoutLoss != nil }) {
+                kv += both("holdout_loss") { $0.holdoutLoss ?? .nan } + both("holdout_accuracy") { $0.holdoutAccuracy ?? .nan }
+            }
+            kv += both("initial_weight_norm", \.initialWeightNorm) + both("initial_path_norm", \.initialPathNorm)
+            kv += both("distance_from_init", \.distanceFromInit) + both("sharpness", \.sharpness)
+            kv.append(("last_epoch_share", .array(m.entries.map { $0.lastEpochShare.isFinite ? .double($0.lastEpochShare) : .null })))
+            kv.append(("training_flat", .bool(m.flat(tolerance: flatTolerance))))
+            kv.append(("spectra_seconds", .double(m.entries.reduce(0) { $0 + $1.spectraSeconds })))
+            kv.append(("training_seconds", .double(m.entries.reduce(0) { $0 + $1.trainingSeconds })))
             return .object(kv)
         }
+        let allFlat = summaries.allSatisfy { $0.flat(tolerance: flatTolerance) }
         let json = JSONValue.object([
             ("n", .int(n)),
             ("eps_n", .double(epsN)),
@@ -207,6 +232,11 @@ struct CompareCommand: AsyncParsableCommand {
             ("inner", .int(settings.inner)),
             ("sigma2", .double(settings.sigma2)),
             ("epochs", .int(settings.training.epochs)),
+            ("seeds", .int(summaries.first?.entries.count ?? 0)),
+            ("flat_criterion", .string("the last epoch brought less than \(Fmt.num(flatTolerance)) of the whole decrease of the training loss since initialisation, for every seed")),
+            ("all_training_flat", .bool(allFlat)),
+            ("sharpness_definition", .string("mean over \(ArchitectureComparison.sharpnessDraws) draws of L(θ̂ + u) − L(θ̂) on the training set, u ~ N(0, (\(ArchitectureComparison.sharpnessScale)·rms(θ̂))² I)")),
+            ("rank_note", .string("every τ compares the per-architecture means over the seeds")),
             ("kendall_tau_lower_vs_train_loss", .double(tauLower.tau)),
             ("p_value_lower", .double(tauLower.pValue)),
             ("kendall_tau_nested_vs_train_loss", .double(tauNested.tau)),
@@ -220,10 +250,13 @@ struct CompareCommand: AsyncParsableCommand {
             })),
             ("points", .array(pts)),
         ])
-        var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs\n\n"
-        human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "train acc"], entries.map { e in
-            [e.architecture.sizes.map(String.init).joined(separator: "-"), String(e.architecture.parameterCount),
-             Fmt.num(e.dZetaLower), Fmt.num(e.dZeta), Fmt.num(e.trainLoss), Fmt.num(e.trainAccuracy)]
+        let seedCount = summaries.first?.entries.count ?? 0
+        var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
+        human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(allFlat ? "yes" : "no")\n\n"
+        human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "flat"], summaries.map { m in
+            [m.architecture.sizes.map(String.init).joined(separator: "-"), String(m.architecture.parameterCount),
+             "\(Fmt.num(m.mean(\.dZetaLower))) ± \(Fmt.num(m.sd(\.dZetaLower), 3))", "\(Fmt.num(m.mean(\.dZeta))) ± \(Fmt.num(m.sd(\.dZeta), 3))",
+             "\(Fmt.num(m.mean(\.trainLoss))) ± \(Fmt.num(m.sd(\.trainLoss), 3))", m.flat(tolerance: flatTolerance) ? "yes" : "no"]
         })
         human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(tauLower.tau)), p = \(Fmt.num(tauLower.pValue))"
         human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(tauNested.tau)), p = \(Fmt.num(tauNested.pValue))\n"

@@ -183,10 +183,25 @@ final class TrainingCommandTests: XCTestCase {
             "lower_per_parameter": pts.compactMap { $0["lower_per_parameter"]?.doubleValue },
             "parameters": [45, 45, 45], "depth": [2, 3, 4],
             "min_hidden_width": widths.map { Double($0.min()!) }, "last_hidden_width": widths.map { Double($0.last!) },
+            "initial_weight_norm": pts.compactMap { $0["initial_weight_norm"]?.doubleValue },
+            "initial_path_norm": pts.compactMap { $0["initial_path_norm"]?.doubleValue },
+            "distance_from_init": pts.compactMap { $0["distance_from_init"]?.doubleValue },
+            "sharpness": pts.compactMap { $0["sharpness"]?.doubleValue },
         ]
         let measures = try XCTUnwrap(j["measures"]?.arrayValue)
         XCTAssertEqual(measures.compactMap { $0["name"]?.stringValue },
-                       ["d_zeta_lower", "d_zeta", "lower_per_parameter", "parameters", "depth", "min_hidden_width", "last_hidden_width"])
+                       ["d_zeta_lower", "d_zeta", "lower_per_parameter", "parameters", "depth", "min_hidden_width", "last_hidden_width",
+                        "initial_weight_norm", "initial_path_norm", "distance_from_init", "sharpness"])
+        XCTAssertEqual(j["seeds"]?.doubleValue, 3)
+        for p in pts {
+            XCTAssertEqual(p["seeds"]?.doubleValue, 3)
+            XCTAssertGreaterThan(try XCTUnwrap(p["train_loss_sd"]?.doubleValue), 0)  // seeds differ
+        }
+        // One seed reproduces the first replicate: --seeds 1 gives replicate 0 alone.
+        let one = try await runJSON(["compare", "--archs", "6-5-3,6-4-3-3,6-3-3-3-3", "--data", "synthetic:teacher:6-5-3",
+                                     "--samples", "200", "--epochs", "2", "--paths", "4", "--inner", "3", "--fisher-samples", "20",
+                                     "--seed", "2", "--seeds", "1"])
+        for p in try XCTUnwrap(one["points"]?.arrayValue) { XCTAssertEqual(p["train_loss_sd"]?.doubleValue, 0) }
         for m in measures {
             let name = try XCTUnwrap(m["name"]?.stringValue)
             let values = try XCTUnwrap(expected[name])

@@ -1,0 +1,60 @@
+import Foundation
+import Networks
+@testable import Training
+import TwoScaleCore
+import TwoScaleNumerics
+import XCTest
+
+/// The baselines and trained measures of `compare` against closed forms.
+final class ComparisonMeasureTests: XCTestCase {
+    /// 2-2-1 … as a 2-2-2 network: W_1 = [[1, 2], [3, 4]], W_2 = [[1, 1], [0, 2]].
+    /// ‖W‖² = 1 + 4 + 9 + 16 + 1 + 1 + 0 + 4 = 36. Path norm² = Σ_{paths j→i→k} (W_1[i][j]·W_2[k][i])²
+    /// = Σ_i (Σ_j W_1[i][j]²)(Σ_k W_2[k][i]²) = 5·(1 + 0) + 25·(1 + 4) = 130.
+    func testWeightAndPathNormClosedForms() throws {
+        let net = try MLP(architecture: Architecture(sizes: [2, 2, 2]), activation: .relu,
+                          weights: [Matrix(rows: 2, cols: 2, data: [1, 2, 3, 4]), Matrix(rows: 2, cols: 2, data: [1, 1, 0, 2])])
+        XCTAssertEqual(ArchitectureComparison.weightNorm(net), 6, accuracy: 1e-15)
+        XCTAssertEqual(ArchitectureComparison.pathNorm(net), 130.0.squareRoot(), accuracy: 1e-13)
+    }
+
+    /// Sharpness is the mean loss increase under the seeded perturbations: recomputed by hand with the
+    /// same stream; and zero perturbation scale would give 0 (checked through the definition).
+    func testSharpnessMatchesItsDefinition() throws {
+        var rng = Xoshiro256(seed: 4)
+        let a = try Architecture(sizes: [3, 4, 2])
+        let net = MLP.uniform(architecture: a, activation: .relu, box: -1...1, rng: &rng)
+        let x = Matrix(rows: 5, cols: 3, data: (0..<15).map { _ in rng.uniform(-1, 1) })
+        let y = [0, 1, 1, 0, 1]
+        let base = net.crossEntropy(inputs: x, labels: y).loss
+        let got = ArchitectureComparison.sharpness(net, inputs: x, labels: y, base: base, seed: 9)
+        let w = net.parameters
+        let rms = (w.reduce(0) { $0 + $1 * $1 } / Double(w.count)).squareRoot()
+        var r = Xoshiro256(seed: 9, stream: [0x5348_5250])
+        var total = 0.0
+        for _ in 0..<ArchitectureComparison.sharpnessDraws {
+            var p = net
+            p.setParameters(w.map { $0 + ArchitectureComparison.sharpnessScale * rms * r.normal() })
+            total += p.crossEntropy(inputs: x, labels: y).loss - base
+        }
+        XCTAssertEqual(got, total / Double(ArchitectureComparison.sharpnessDraws), accuracy: 1e-15)
+    }
+
+    /// Means, spreads and the flatness criterion of a summary, from hand-made entries.
+    func testSummaryStatisticsAndFlatness() throws {
+        let a = try Architecture(sizes: [2, 2, 2])
+        func entry(_ loss: Double, _ history: [Double]) -> ArchitectureComparison.Entry {
+            .init(architecture: a, replicate: 0, dZeta: loss * 10, dZetaLower: loss * 9, dZetaJoint: 0, ess: [], trainLoss: loss,
+                  trainAccuracy: nil, holdoutLoss: nil, holdoutAccuracy: nil, lossHistory: history, initialWeightNorm: 0,
+                  initialPathNorm: 0, distanceFromInit: 0, sharpness: 0, spectraSeconds: 0, trainingSeconds: 0)
+        }
+        let s = ArchitectureSummary(architecture: a, entries: [entry(1, [2, 1.1, 1.0]), entry(3, [4, 3.02, 3.0])])
+        XCTAssertEqual(s.mean(\.trainLoss), 2)
+        XCTAssertEqual(s.sd(\.trainLoss), 2.0.squareRoot(), accuracy: 1e-15)
+        // Last-epoch shares: 0.1/1.0 = 0.1 and 0.02/1.0 = 0.02.
+        XCTAssertEqual(s.entries[0].lastEpochShare, 0.1, accuracy: 1e-12)
+        XCTAssertFalse(s.flat(tolerance: 0.05))
+        XCTAssertTrue(s.flat(tolerance: 0.2))
+        // No decrease at all never counts as flat.
+        XCTAssertEqual(entry(1, [1, 1, 1]).lastEpochShare, .infinity)
+    }
+}
