@@ -2,7 +2,7 @@
 /// eighth reuse the colours with a dash pattern so every series stays distinguishable.
 public enum Palette {
     public static let colors = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
-    static let dashes = ["", "6 3", "2 3", "8 3 2 3"]
+    public static let dashes = ["", "6 3", "2 3", "8 3 2 3"]
 
     /// Colour of series `i` (0-based).
     public static func color(_ i: Int) -> String { colors[((i % colors.count) + colors.count) % colors.count] }

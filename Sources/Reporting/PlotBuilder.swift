@@ -32,8 +32,23 @@ public enum PlotBuilder {
             let xs = try column(d.x)
             let suffix = chosen.count > 1 ? " (cmd \(c))" : ""
             let first = series.count
-            for y in d.y {
-                series.append(PlotSeries(label: y + suffix, x: xs, y: try column(y), style: d.style))
+            let pointLabels: [String]? = try d.pointLabels.map { key throws(PlotDirective.Problem) -> [String] in
+                _ = try column(key)  // names the missing key
+                return rows.map { r in
+                    switch r[key] {
+                    case let .string(t)?: t
+                    case let v?: v.doubleValue.map(ReportNumber.format) ?? ""
+                    case nil: ""
+                    }
+                }
+            }
+            let yErr = try d.yErr.map { k throws(PlotDirective.Problem) in try column(k) }
+            let xErr = try d.xErr.map { k throws(PlotDirective.Problem) in try column(k) }
+            let cmdIndex = chosen.firstIndex(of: c) ?? 0
+            for (yi, y) in d.y.enumerated() {
+                series.append(PlotSeries(label: y + suffix, x: xs, y: try column(y), style: d.style, pointLabels: pointLabels,
+                                         yErr: yErr, xErr: xErr,
+                                         colorIndex: d.colorByCommand ? cmdIndex : nil, dashIndex: d.colorByCommand ? yi : nil))
             }
             switch d.band {
             case nil: break

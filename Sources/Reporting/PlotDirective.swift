@@ -5,8 +5,8 @@
 ///     plot-spec := "plot" item*
 ///     item      := KEY "=" VALUE | FLAG
 ///     KEY       := x | y | from | band | cmd | title | xlabel | ylabel | xunit | yunit
-///                | hline | vline | file | style | labels
-///     FLAG      := logx | logy | loglog | scatter | markers
+///                | hline | vline | file | style | labels | pointlabels | yerr | xerr
+///     FLAG      := logx | logy | loglog | scatter | markers | bycmd
 ///
 /// `x=KEY` and `y=KEY[,KEY…]` are required. The module README ("Notebook format") gives the meaning of each.
 public struct PlotDirective: Sendable, Equatable {
@@ -41,11 +41,19 @@ public struct PlotDirective: Sendable, Equatable {
     public var file: String?
     /// Legend labels for the series, in drawing order (commands, then y keys); `;`-separated.
     public var labels: [String]?
+    /// A key whose value (text or number) is written beside each point.
+    public var pointLabels: String?
+    /// Keys of symmetric error bars (± the value), vertical and horizontal.
+    public var yErr: String?
+    public var xErr: String?
+    /// One colour per command, one dash pattern per y key (e.g. one colour per model, solid training and
+    /// dashed holdout curves) instead of one colour per series.
+    public var colorByCommand = false
 
     /// Keys a spec may set, for error messages.
     public static let keys = ["x", "y", "from", "band", "cmd", "title", "xlabel", "ylabel", "xunit", "yunit",
-                              "hline", "vline", "file", "style", "labels"]
-    public static let flags = ["logx", "logy", "loglog", "scatter", "markers"]
+                              "hline", "vline", "file", "style", "labels", "pointlabels", "yerr", "xerr"]
+    public static let flags = ["logx", "logy", "loglog", "scatter", "markers", "bycmd"]
 
     /// A problem in a spec, reported by the notebook parser with the file and line.
     public struct Problem: Error, Equatable {
@@ -65,6 +73,7 @@ public struct PlotDirective: Sendable, Equatable {
                 case "loglog": d.xScale = .log; d.yScale = .log
                 case "scatter": d.style = .scatter
                 case "markers": d.style = .lineMarkers
+                case "bycmd": d.colorByCommand = true
                 default:
                     throw Problem(message: "unknown plot option '\(w)'; allowed flags: \(flags.joined(separator: ", ")); "
                         + "allowed settings: \(keys.map { $0 + "=…" }.joined(separator: ", "))")
@@ -100,6 +109,9 @@ public struct PlotDirective: Sendable, Equatable {
                     return n
                 }
             case "title": d.title = value
+            case "pointlabels": d.pointLabels = try name(value, key)
+            case "yerr": d.yErr = try name(value, key)
+            case "xerr": d.xErr = try name(value, key)
             case "labels": d.labels = value.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
             case "xlabel": d.xLabel = value
             case "ylabel": d.yLabel = value

@@ -18,13 +18,32 @@ public struct PlotSeries: Sendable, Equatable {
     public var x: [Double]
     public var y: [Double]
     public var style: SeriesStyle
+    /// Optional text beside each point (e.g. the architecture of a scatter point).
+    public var pointLabels: [String]?
+    /// Optional symmetric error bars: ± yErr[i] vertically, ± xErr[i] horizontally.
+    public var yErr: [Double]?
+    public var xErr: [Double]?
+    /// Colour and dash slots (default: the series index for both — colour cycles first, then dashes).
+    public var colorIndex: Int?
+    public var dashIndex: Int?
 
-    public init(label: String, x: [Double], y: [Double], style: SeriesStyle = .line) {
+    public init(label: String, x: [Double], y: [Double], style: SeriesStyle = .line, pointLabels: [String]? = nil,
+                yErr: [Double]? = nil, xErr: [Double]? = nil, colorIndex: Int? = nil, dashIndex: Int? = nil) {
         self.label = label
         self.x = x
         self.y = y
         self.style = style
+        self.pointLabels = pointLabels
+        self.yErr = yErr
+        self.xErr = xErr
+        self.colorIndex = colorIndex
+        self.dashIndex = dashIndex
     }
+
+    /// The colour of series number `i` of its plot.
+    func color(_ i: Int) -> String { Palette.color(colorIndex ?? i) }
+    /// Its dash pattern: `dashIndex` picks a pattern directly; otherwise patterns follow the colour cycle.
+    func dash(_ i: Int) -> String { dashIndex.map { Palette.dashes[$0 % Palette.dashes.count] } ?? Palette.dash(i) }
 }
 
 /// An error band: the region between `lo` and `hi` over `x`, filled semi-transparently in the colour of

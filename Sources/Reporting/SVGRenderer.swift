@@ -41,6 +41,19 @@ struct SVGRenderer {
 
         var xs = series.flatMap { $0.map(\.x) } + bands.flatMap { $0.map(\.x) }
         var ys = series.flatMap { $0.map(\.y) } + bands.flatMap { $0.flatMap { [$0.lo, $0.hi] } }
+        // Error bars widen the axes so that no bar is cut off.
+        for s in plot.series {
+            for k in 0..<Swift.min(s.x.count, s.y.count) where usable(s.x[k], plot.xScale) && usable(s.y[k], plot.yScale) {
+                if let e = s.yErr, k < e.count, e[k].isFinite, e[k] > 0 {
+                    ys.append(s.y[k] + e[k])
+                    if usable(s.y[k] - e[k], plot.yScale) { ys.append(s.y[k] - e[k]) }
+                }
+                if let e = s.xErr, k < e.count, e[k].isFinite, e[k] > 0 {
+                    xs.append(s.x[k] + e[k])
+                    if usable(s.x[k] - e[k], plot.xScale) { xs.append(s.x[k] - e[k]) }
+                }
+            }
+        }
         xs += refs.filter { $0.orientation == .vertical }.map(\.value)
         ys += refs.filter { $0.orientation == .horizontal }.map(\.value)
         // xs and ys are non-empty: at least one series has a point.
@@ -81,7 +94,7 @@ struct SVGRenderer {
         out += "<g class=\"bands\" clip-path=\"url(#plot-area)\">\n"
         for (bi, b) in bands.enumerated() where !b.isEmpty {
             let outline = b.map { "\(c(px($0.x))),\(c(py($0.lo)))" } + b.reversed().map { "\(c(px($0.x))),\(c(py($0.hi)))" }
-            out += "<polygon class=\"band\" points=\"\(outline.joined(separator: " "))\" fill=\"\(Palette.color(plot.bands[bi].seriesIndex))\" fill-opacity=\"0.2\" stroke=\"none\"/>\n"
+            out += "<polygon class=\"band\" points=\"\(outline.joined(separator: " "))\" fill=\"\(plot.series.indices.contains(plot.bands[bi].seriesIndex) ? plot.series[plot.bands[bi].seriesIndex].color(plot.bands[bi].seriesIndex) : Palette.color(plot.bands[bi].seriesIndex))\" fill-opacity=\"0.2\" stroke=\"none\"/>\n"
         }
         out += "</g>\n"
 
@@ -108,8 +121,24 @@ struct SVGRenderer {
         out += "<g class=\"data\" clip-path=\"url(#plot-area)\">\n"
         for (i, pts) in series.enumerated() {
             let s = plot.series[i]
-            let color = Palette.color(i), dash = Palette.dash(i)
+            let color = s.color(i), dash = s.dash(i)
             let dashAttr = dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\""
+            // Error bars (drawn under the markers), from the raw arrays so indices match the labels.
+            if s.yErr != nil || s.xErr != nil {
+                out += "<g class=\"error-bars\" stroke=\"\(color)\" stroke-width=\"1\">\n"
+                for k in 0..<Swift.min(s.x.count, s.y.count) where usable(s.x[k], plot.xScale) && usable(s.y[k], plot.yScale) {
+                    let x = s.x[k], y = s.y[k]
+                    if let e = s.yErr, k < e.count, e[k].isFinite, e[k] > 0 {
+                        let lo = usable(y - e[k], plot.yScale) ? y - e[k] : y
+                        out += "<line x1=\"\(c(px(x)))\" y1=\"\(c(py(lo)))\" x2=\"\(c(px(x)))\" y2=\"\(c(py(y + e[k])))\"/>\n"
+                    }
+                    if let e = s.xErr, k < e.count, e[k].isFinite, e[k] > 0 {
+                        let lo = usable(x - e[k], plot.xScale) ? x - e[k] : x
+                        out += "<line x1=\"\(c(px(lo)))\" y1=\"\(c(py(y)))\" x2=\"\(c(px(x + e[k])))\" y2=\"\(c(py(y)))\"/>\n"
+                    }
+                }
+                out += "</g>\n"
+            }
             if s.style != .scatter {
                 let d = pts.enumerated().map { k, p in (k == 0 ? "M" : "L") + "\(c(px(p.x))),\(c(py(p.y)))" }.joined(separator: " ")
                 out += "<path class=\"series\" d=\"\(d)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" stroke-linejoin=\"round\"\(dashAttr)/>\n"
@@ -118,6 +147,16 @@ struct SVGRenderer {
             if s.style != .line || pts.count == 1 {
                 out += "<g class=\"\(s.style == .scatter ? "series" : "markers")\" fill=\"\(color)\">\n"
                 for p in pts { out += "<circle cx=\"\(c(px(p.x)))\" cy=\"\(c(py(p.y)))\" r=\"3\"/>\n" }
+                out += "</g>\n"
+            }
+            if let labels = s.pointLabels {
+                out += "<g class=\"point-labels\" fill=\"#333333\" font-size=\"10\">\n"
+                for k in 0..<Swift.min(s.x.count, s.y.count, labels.count)
+                where usable(s.x[k], plot.xScale) && usable(s.y[k], plot.yScale) && !labels[k].isEmpty {
+                    // Labels of points in the right third of the plot go to their left, so they stay inside.
+                    let right = px(s.x[k]) > x0 + 2 * (x1 - x0) / 3
+                    out += "<text x=\"\(c(px(s.x[k]) + (right ? -5 : 5)))\" y=\"\(c(py(s.y[k]) - 5))\"\(right ? " text-anchor=\"end\"" : "")>\(XMLText.escape(labels[k]))</text>\n"
+                }
                 out += "</g>\n"
             }
         }
@@ -154,14 +193,15 @@ struct SVGRenderer {
             out += "<g class=\"legend\">\n"
             for (k, e) in legend.enumerated() {
                 let y = y0 + 10 + Double(k) * 18
-                let color = Palette.color(e.index)
+                let color = e.kind.isBand ? plot.series.indices.contains(e.index) ? plot.series[e.index].color(e.index) : Palette.color(e.index)
+                                          : plot.series[e.index].color(e.index)
                 out += "<g class=\"legend-entry\">"
                 switch e.kind {
                 case .band:
                     out += "<rect x=\"\(c(lx))\" y=\"\(c(y - 5))\" width=\"24.00\" height=\"10.00\" fill=\"\(color)\" fill-opacity=\"0.2\"/>"
                 case let .series(style):
                     if style != .scatter {
-                        let dash = Palette.dash(e.index)
+                        let dash = plot.series[e.index].dash(e.index)
                         out += "<line x1=\"\(c(lx))\" y1=\"\(c(y))\" x2=\"\(c(lx + 24))\" y2=\"\(c(y))\" stroke=\"\(color)\" stroke-width=\"2\"\(dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\"")/>"
                     }
                     if style != .line { out += "<circle cx=\"\(c(lx + 12))\" cy=\"\(c(y))\" r=\"3\" fill=\"\(color)\"/>" }
@@ -174,7 +214,10 @@ struct SVGRenderer {
         return out
     }
 
-    enum LegendKind { case series(SeriesStyle), band }
+    enum LegendKind {
+        case series(SeriesStyle), band
+        var isBand: Bool { if case .band = self { return true } else { return false } }
+    }
 
     /// Tick label text: plain, or 10 with a raised exponent on log axes.
     static func tickText(_ t: AxisTick) -> String {

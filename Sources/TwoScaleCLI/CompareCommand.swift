@@ -205,6 +205,8 @@ struct CompareCommand: AsyncParsableCommand {
                 ("arch", .string(a.sizes.map(String.init).joined(separator: "-"))),
                 ("parameters", .int(a.parameterCount)),
                 ("layers", .int(a.layers)),
+                ("min_hidden_width", .int(a.sizes.dropFirst().dropLast().min() ?? 0)),
+                ("last_hidden_width", .int(a.sizes.dropFirst().dropLast().last ?? 0)),
                 ("seeds", .int(m.entries.count)),
             ]
             kv += both("d_zeta_lower", \.dZetaLower) + both("d_zeta", \.dZeta) + both("d_zeta_joint", \.dZetaJoint)

@@ -29,6 +29,30 @@ final class SVGPlotTests: XCTestCase {
         XCTAssertFalse(svg.contains("nan") || svg.contains("inf"), "no non-finite numbers")
     }
 
+    /// Point labels, error bars and colour-by-command from a directive, end to end.
+    func testPointLabelsErrorBarsAndColourByCommand() throws {
+        let a = try JSONValue.parse(Data(#"{"points": [{"x": 1, "y": 2, "y_sd": 0.5, "ho": 3, "arch": "4-3-2"}, {"x": 2, "y": 3, "y_sd": 0, "ho": 4, "arch": "4-2-2"}]}"#.utf8), source: "a")
+        let b = try JSONValue.parse(Data(#"{"points": [{"x": 1, "y": 1, "y_sd": 0.1, "ho": 2, "arch": "5-2"}]}"#.utf8), source: "b")
+        let d = try PlotDirective.parse(words: ["x=x", "y=y,ho", "cmd=1,2", "bycmd", "pointlabels=arch", "yerr=y_sd", "style=markers"], line: 1)
+        let p = try PlotBuilder.plot(d, results: [a, b])
+        XCTAssertEqual(p.series.count, 4)
+        // One colour per command, one dash per y key.
+        XCTAssertEqual(p.series[0].color(0), p.series[1].color(1))
+        XCTAssertEqual(p.series[2].color(2), p.series[3].color(3))
+        XCTAssertNotEqual(p.series[0].color(0), p.series[2].color(2))
+        XCTAssertEqual(p.series[0].dash(0), "")
+        XCTAssertNotEqual(p.series[1].dash(1), "")
+        XCTAssertEqual(p.series[0].pointLabels, ["4-3-2", "4-2-2"])
+        let svg = try p.render()
+        let c = try XCTUnwrap(XMLCheck.parse(svg).0)
+        XCTAssertTrue(c.texts.contains("4-3-2") && c.texts.contains("5-2"))
+        // Error bars (yerr applies to every y series of a command): command 1 has y_sd = 0.5 and 0 (no bar
+        // for 0), command 2 has 0.1: one bar per series, four series → four groups of one line each.
+        let groups = svg.components(separatedBy: "<g class=\"error-bars\"").dropFirst()
+        XCTAssertEqual(groups.count, 4)
+        for g in groups { XCTAssertEqual(g.components(separatedBy: "</g>")[0].components(separatedBy: "<line ").count - 1, 1) }
+    }
+
     func testRenderingIsDeterministic() throws {
         XCTAssertEqual(try samplePlot().render(), try samplePlot().render())
     }
