@@ -127,6 +127,7 @@ struct NetworkReport {
             kv.append(("ci95_joint", interval(p.ci95Joint)))
             if r.lower { kv.append(("ci95_lower", interval(p.ci95Lower))) }
             kv.append(("ess", .numbers(p.ess)))
+            kv.append(("ess_min", .number(p.ess.min())))
             points.append(.object(kv))
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), Fmt.num(p.dZetaJoint)]
             if r.lower { row.append(Fmt.num(p.dZetaLower)) }

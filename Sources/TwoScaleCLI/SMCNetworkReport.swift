@@ -6,7 +6,7 @@ import TwoScaleCore
 ///
 /// JSON: `{"dimension", "estimator": "smc", "points": [{"eps", "zeta", "d_zeta", "d_zeta_joint" (the same
 /// estimate: for smc the nested and joint 2sED are one quantity and one estimate), "ci95", "ci95_joint",
-/// "d_zeta_lower", "ci95_lower" (with --lower), "se_log_det", "normalization_share", "stage_ess"}],
+/// "d_zeta_lower", "ci95_lower" (with --lower), "se_log_det", "normalization_share", "stage_ess", "ess_min" (the smallest stage ESS, for plots)}],
 /// "ess" (per stage m ≥ 2: the smallest outer ESS over the grid), "smc": {"stage1": …, "islands": …},
 /// "paths", "inner", "trace_draws", "scale", "mean_trace", "settings", "seconds"}`.
 struct SMCNetworkReport {
@@ -30,6 +30,7 @@ struct SMCNetworkReport {
             kv.append(("se_log_det", .number(p.standardError)))
             kv.append(("normalization_share", .double(p.normalizationShare)))
             kv.append(("stage_ess", .numbers(p.stageESS)))
+            kv.append(("ess_min", .number(p.stageESS.min())))
             kv.append(("stage_log_z", .numbers(p.stages.map(\.value))))
             kv.append(("stage_se", .numbers(p.stages.map { $0.variance.squareRoot() })))
             points.append(.object(kv))
