@@ -252,3 +252,36 @@ public struct GapSummary: Sendable {
         }
     }
 }
+
+/// What the per-n summaries say together: the smallest C covering every observed sup gap (`cFit`, the
+/// largest `c_fit` over n), its first and last values over n, and the least-squares slope of
+/// `log sup_gap` against `log n` (ε_n itself falls like n^(−3/8) up to logarithms).
+public struct GapTrend: Sendable, Equatable {
+    public var cFit: Double?
+    /// (n, c_fit) at the smallest and the largest n with ε_n < 1; nil with fewer than two such n.
+    public var first: (n: Int, cFit: Double)?
+    public var last: (n: Int, cFit: Double)?
+    public var logLogSlope: Double?
+
+    public static func == (a: GapTrend, b: GapTrend) -> Bool {
+        a.cFit == b.cFit && a.first?.n == b.first?.n && a.first?.cFit == b.first?.cFit
+            && a.last?.n == b.last?.n && a.last?.cFit == b.last?.cFit && a.logLogSlope == b.logLogSlope
+    }
+
+    public init(_ summaries: [GapSummary]) {
+        let fits = summaries.compactMap { s in s.cFit.map { (n: s.n, cFit: $0) } }
+        cFit = fits.map(\.cFit).max()
+        guard fits.count >= 2, let f = fits.first, let l = fits.last else { return }
+        first = f
+        last = l
+        let pts = summaries.filter { $0.supGap > 0 }.map { (Foundation.log(Double($0.n)), Foundation.log($0.supGap)) }
+        guard pts.count >= 2 else { return }
+        let mx = pts.map(\.0).reduce(0, +) / Double(pts.count), my = pts.map(\.1).reduce(0, +) / Double(pts.count)
+        let sxx = pts.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
+        let sxy = pts.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
+        if sxx > 0 { logLogSlope = sxy / sxx }
+    }
+
+    /// Whether c_fit rises with n: the observed sup gap then shrinks more slowly than ε_n.
+    public var rises: Bool? { first.flatMap { f in last.map { $0.cFit > f.cFit } } }
+}

@@ -172,23 +172,14 @@ struct GapReport {
 
     init(summaries: [GapSummary], tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)], tailSource: String?, constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
          teacher: Architecture, student: Architecture) {
-        let fits = summaries.compactMap { s in s.cFit.map { (s.n, $0) } }
-        let cFit = fits.map(\.1).max()
-        // Trend of c_fit with n, and the log-log slope of the sup gap (ε_n itself falls like n^(−3/8) up to logs).
+        let t = GapTrend(summaries)
+        let cFit = t.cFit, slope = t.logLogSlope
         var trend = "c_fit needs at least two sample sizes with ε_n < 1 to show a trend"
-        var slope: Double?
-        if fits.count >= 2, let first = fits.first, let last = fits.last {
-            let direction = last.1 > first.1 ? "rises" : (last.1 < first.1 ? "falls" : "stays")
-            let meaning = last.1 > first.1 ? "the observed sup gap shrinks more slowly than ε_n"
+        if let first = t.first, let last = t.last {
+            let direction = last.cFit > first.cFit ? "rises" : (last.cFit < first.cFit ? "falls" : "stays")
+            let meaning = last.cFit > first.cFit ? "the observed sup gap shrinks more slowly than ε_n"
                 : "the observed sup gap shrinks at least as fast as ε_n"
-            trend = "c_fit_per_n \(direction) from \(Fmt.num(first.1, 4)) at n = \(first.0) to \(Fmt.num(last.1, 4)) at n = \(last.0): \(meaning)"
-            let pts = summaries.filter { $0.supGap > 0 }.map { (Foundation.log(Double($0.n)), Foundation.log($0.supGap)) }
-            if pts.count >= 2 {
-                let mx = pts.map(\.0).reduce(0, +) / Double(pts.count), my = pts.map(\.1).reduce(0, +) / Double(pts.count)
-                let sxx = pts.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
-                let sxy = pts.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
-                if sxx > 0 { slope = sxy / sxx }
-            }
+            trend = "c_fit_per_n \(direction) from \(Fmt.num(first.cFit, 4)) at n = \(first.n) to \(Fmt.num(last.cFit, 4)) at n = \(last.n): \(meaning)"
         }
         let riskSE = summaries.map(\.riskError).max() ?? 0
         let riskSE01 = summaries.map(\.riskError01).max() ?? 0

@@ -74,13 +74,10 @@ struct NetworkReport {
     var json: JSONValue
     var human: String
 
-    /// A warning when some stage's weights concentrate on a few paths: with ESS below `max(2, K/20)`
-    /// the θ-average `E det(…)` is carried by those few, so the estimate's Monte Carlo error is larger
-    /// than K suggests and a bootstrap over paths can understate it.
+    /// The warning text for a degenerate stage (`WeightDegeneracy`, the rule lives in TwoScaleCore).
     static func essWarning(_ ess: [Double], paths: Int) -> String? {
-        guard paths >= 2, let worst = ess.min(), worst < Swift.max(2, Double(paths) / 20),
-              let m = ess.firstIndex(of: worst) else { return nil }
-        return "the stage-\(m + 2) weights have an effective sample size of \(Fmt.num(worst, 3)) of K = \(paths) paths at some ε: "
+        guard let d = WeightDegeneracy.check(ess: ess, paths: paths) else { return nil }
+        return "the stage-\(d.stage) weights have an effective sample size of \(Fmt.num(d.ess, 3)) of K = \(d.paths) paths at some ε: "
             + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
             + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
     }

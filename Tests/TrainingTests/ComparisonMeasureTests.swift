@@ -58,3 +58,21 @@ final class ComparisonMeasureTests: XCTestCase {
         XCTAssertEqual(entry(1, [1, 1, 1]).lastEpochShare, .infinity)
     }
 }
+
+/// `GapTrend` against hand-computed values.
+final class GapTrendTests: XCTestCase {
+    func testCFitAndLogLogSlope() {
+        func trial(_ n: Int, _ sup01: Double) -> TrialGaps {
+            TrialGaps(n: n, trial: 0, finalGap: 0, finalGap01: 0, supGap: 0.5, supGap01: sup01, riskError: 0, riskError01: 0.001,
+                      checkpoints: 1, checkpointsOutsideBox: 0, finalTrainLoss: 0, finalPopulationRisk: 0)
+        }
+        let s = GapSummary.summarize([trial(100, 0.4), trial(400, 0.1)], sampleSizes: [100, 400], C: 1) { $0 == 100 ? 0.5 : 0.25 }
+        let t = GapTrend(s)
+        XCTAssertEqual(t.cFit, 0.8)
+        XCTAssertEqual(t.first?.cFit, 0.8)
+        XCTAssertEqual(t.last?.cFit ?? 0, 0.4, accuracy: 1e-15)
+        XCTAssertEqual(t.rises, false)
+        XCTAssertEqual(t.logLogSlope ?? 0, -1, accuracy: 1e-12)  // (log 0.1 − log 0.4)/(log 400 − log 100)
+        XCTAssertNil(GapTrend(Array(s.prefix(1))).logLogSlope)
+    }
+}
