@@ -46,9 +46,7 @@ public struct NetworkSMC: Sendable {
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
-        guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
-            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
-        }
+        try MonteCarloDesign.checkBox(box)
         self.model = model
         self.box = box
         self.seed = seed

@@ -94,7 +94,7 @@ struct SVGRenderer {
         out += "<g class=\"bands\" clip-path=\"url(#plot-area)\">\n"
         for (bi, b) in bands.enumerated() where !b.isEmpty {
             let outline = b.map { "\(c(px($0.x))),\(c(py($0.lo)))" } + b.reversed().map { "\(c(px($0.x))),\(c(py($0.hi)))" }
-            out += "<polygon class=\"band\" points=\"\(outline.joined(separator: " "))\" fill=\"\(plot.series.indices.contains(plot.bands[bi].seriesIndex) ? plot.series[plot.bands[bi].seriesIndex].color(plot.bands[bi].seriesIndex) : Palette.color(plot.bands[bi].seriesIndex))\" fill-opacity=\"0.2\" stroke=\"none\"/>\n"
+            out += "<polygon class=\"band\" points=\"\(outline.joined(separator: " "))\" fill=\"\(seriesColor(plot.bands[bi].seriesIndex))\" fill-opacity=\"0.2\" stroke=\"none\"/>\n"
         }
         out += "</g>\n"
 
@@ -193,8 +193,7 @@ struct SVGRenderer {
             out += "<g class=\"legend\">\n"
             for (k, e) in legend.enumerated() {
                 let y = y0 + 10 + Double(k) * 18
-                let color = e.kind.isBand ? plot.series.indices.contains(e.index) ? plot.series[e.index].color(e.index) : Palette.color(e.index)
-                                          : plot.series[e.index].color(e.index)
+                let color = seriesColor(e.index)
                 out += "<g class=\"legend-entry\">"
                 switch e.kind {
                 case .band:
@@ -214,9 +213,11 @@ struct SVGRenderer {
         return out
     }
 
-    enum LegendKind {
-        case series(SeriesStyle), band
-        var isBand: Bool { if case .band = self { return true } else { return false } }
+    enum LegendKind { case series(SeriesStyle), band }
+
+    /// The colour of series i (bands take their series' colour; an index without a series, the palette's).
+    private func seriesColor(_ i: Int) -> String {
+        plot.series.indices.contains(i) ? plot.series[i].color(i) : Palette.color(i)
     }
 
     /// Tick label text: plain, or 10 with a raised exponent on log axes.

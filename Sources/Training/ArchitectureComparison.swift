@@ -118,19 +118,19 @@ public struct ArchitectureComparison: Sendable {
             if initial == nil { initial = cp.network }
         }
         let labels = train.labels ?? []
-        let final = result.network.crossEntropy(inputs: train.inputs, labels: labels)
-        let ho = holdout.map { result.network.crossEntropy(inputs: $0.inputs, labels: $0.labels ?? []) }
+        // Every epoch is evaluated, so the last record holds θ̂'s training and holdout losses.
+        guard let final = result.epochs.last else { throw TwoScaleError.failure("training of \(a) recorded no epoch") }
         let theta0 = initial ?? result.network
         let t2 = clock.now
         let w = result.network.parameters, w0 = theta0.parameters
         var dist = 0.0
         for i in w.indices { let d = w[i] - w0[i]; dist += d * d }
-        let sharp = Self.sharpness(result.network, inputs: train.inputs, labels: labels, base: final.loss,
+        let sharp = Self.sharpness(result.network, inputs: train.inputs, labels: labels, base: final.trainLoss,
                                    seed: seed)
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: p.dZeta, dZetaLower: p.dZetaLower, dZetaJoint: p.dZetaJoint,
-                     ess: p.ess, trainLoss: final.loss, trainAccuracy: final.accuracy, holdoutLoss: ho?.loss,
-                     holdoutAccuracy: ho?.accuracy, lossHistory: result.epochs.map(\.trainLoss),
+                     ess: p.ess, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
                      spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))

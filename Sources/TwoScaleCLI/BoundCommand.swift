@@ -98,8 +98,8 @@ struct BoundCommand: AsyncParsableCommand {
                 Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
             }
             let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                                 dimension: s.dimension, source: s.source, sourceText: s.description,
-                                                 estimate: s.estimate, method: s.method, conservative: s.conservative)
+                                                 dimension: s.dimension, values: s.values, sourceText: s.description,
+                                                 method: s.method, conservative: s.conservative)
             try output.emit(report.json) { report.human }
             return
         }
@@ -114,11 +114,14 @@ struct BoundCommand: AsyncParsableCommand {
         let model = try ToyModel(family: family, lambdas: lam, dimension: dim, box: try Grid.parseInterval(box, flag: "--box"))
         _ = try model.scale(normalize)
         let z = zeta, norm = normalize
-        let source: TwoScaleSource = { eps in try model.twoScaleDimension(eps: eps, zeta: z, normalization: norm) }
+        let values: DimensionValues = { eps in
+            let d = try model.twoScaleDimension(eps: eps, zeta: z, normalization: norm)
+            return (d, d)  // exact: nothing to widen
+        }
         let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
         let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                             dimension: model.dimension, source: source, sourceText: sourceText,
-                                             estimate: source, method: "exact (toy model quadrature)", conservative: true)
+                                             dimension: model.dimension, values: values, sourceText: sourceText,
+                                             method: "exact (toy model quadrature)", conservative: true)
         try output.emit(report.json) { report.human }
     }
 }
@@ -137,12 +140,18 @@ struct BoundReport {
     }
 
     static func compute(bound: GeneralizationBound, ns: [Int], delta: Double?, deltaRange: String,
-                        dimension: Int, source: TwoScaleSource, sourceText: String,
-                        estimate: TwoScaleSource, method: String, conservative: Bool) throws -> BoundReport {
+                        dimension: Int, values: DimensionValues, sourceText: String,
+                        method: String, conservative: Bool) throws -> BoundReport {
         // Validate every n before any work: an ε_n ≥ 1 names its n.
         for n in ns { _ = try bound.epsilon(n: n) }
-        let points = try ns.map { try bound.point(n: $0, source: source) }
-        let estimates = try points.map { try estimate($0.epsN) }
+        // The tail (and the search for n at δ) uses the value `used`; each point evaluates d_ζ once.
+        let source: TwoScaleSource = { try values($0).used }
+        var points: [BoundPoint] = [], estimates: [Double] = []
+        for n in ns {
+            let v = try values(try bound.epsilon(n: n))
+            points.append(try bound.point(n: n, source: { _ in v.used }))
+            estimates.append(v.estimate)
+        }
         var top: [(String, JSONValue)] = [
             ("dimension", .int(dimension)),
             ("gamma", .double(bound.gamma)),

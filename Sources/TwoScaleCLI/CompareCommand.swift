@@ -184,18 +184,22 @@ struct CompareCommand: AsyncParsableCommand {
             }
             summaries.append(ArchitectureSummary(architecture: a, entries: entries))
         }
-        let lossKey = summaries.map { $0.mean(\.trainLoss) }
-        let tauLower = try KendallTau(summaries.map { $0.mean(\.dZetaLower) }, lossKey)
-        let tauNested = try KendallTau(summaries.map { $0.mean(\.dZeta) }, lossKey)
-        let report = Self.report(summaries: summaries, epsN: epsN, n: n, tauLower: tauLower, tauNested: tauNested,
+        let measures = ComparisonMeasure.all(summaries)
+        // The 2sEDs' τ must exist: where the library left it undefined, recomputing it throws the reason.
+        func tau(_ name: String) throws -> KendallTau {
+            let m = measures.first { $0.name == name }
+            return try m?.tau ?? KendallTau(m?.values ?? [], summaries.map { $0.mean(\.trainLoss) })
+        }
+        let report = Self.report(summaries: summaries, measures: measures, epsN: epsN, n: n,
+                                 tauLower: try tau("d_zeta_lower"), tauNested: try tau("d_zeta"),
                                  settings: settings, flatTolerance: flatTolerance)
         try output.emit(report.json) { report.human }
     }
 
-    static func report(summaries: [ArchitectureSummary], epsN: Double, n: Int, tauLower: KendallTau, tauNested: KendallTau,
+    static func report(summaries: [ArchitectureSummary], measures: [ComparisonMeasure], epsN: Double, n: Int,
+                       tauLower: KendallTau, tauNested: KendallTau,
                        settings: ArchitectureComparison.Settings, flatTolerance: Double) -> (json: JSONValue, human: String) {
         typealias E = ArchitectureComparison.Entry
-        let measures = ComparisonMeasure.all(summaries)
         let pts: [JSONValue] = summaries.map { m in
             let a = m.architecture
             func both(_ key: String, _ f: (E) -> Double) -> [(String, JSONValue)] {

@@ -154,8 +154,9 @@ struct GapCommand: AsyncParsableCommand {
         var tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)] = [:]
         if let tail {
             for s in summaries where s.epsN != nil {
-                let p = try tail.bound.point(n: s.n, source: tail.source.source)
-                tails[s.n] = (try tail.source.estimate(p.epsN), p.dZeta, p.logTail)
+                let v = try tail.source.values(try tail.bound.epsilon(n: s.n))
+                let p = try tail.bound.point(n: s.n, source: { _ in v.used })
+                tails[s.n] = (v.estimate, p.dZeta, p.logTail)
             }
         }
         let report = GapReport(summaries: summaries, tails: tails, tailSource: tail?.source.description, constants: constants, gamma: gamma,

@@ -16,7 +16,10 @@ enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// The CLI's view of a `StoreDimension`: the two sources the bound report takes, and a description.
+/// ε ↦ (estimate of d_ζ(ε), the value that enters the bound's tail).
+typealias DimensionValues = (Double) throws -> (estimate: Double, used: Double)
+
+/// The CLI's view of a `StoreDimension`: the values the bound report takes, and a description.
 struct StoreSource {
     let store: StoreDimension
     let description: String
@@ -27,10 +30,8 @@ struct StoreSource {
         description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), K = \(store.paths), normalisation \(normalization.rawValue))"
     }
 
-    /// ε ↦ the value used in the tail (the one-sided upper value).
-    var source: TwoScaleSource { { [store] eps in try store.values(eps: eps).upper } }
-    /// ε ↦ the point estimate.
-    var estimate: TwoScaleSource { { [store] eps in try store.values(eps: eps).estimate } }
+    /// ε ↦ (the point estimate, the value used in the tail): one bootstrap per ε.
+    var values: DimensionValues { { [store] eps in let v = try store.values(eps: eps); return (v.estimate, v.upper) } }
     var dimension: Int { store.dimension }
     var method: String { store.method }
     var conservative: Bool { store.conservative }

@@ -16,6 +16,17 @@ import TwoScaleCore
 
     static let bytes = Gen.uint8(in: 0...255).array(of: 0...64)
 
+    /// The first fraction `cut` of `b`.
+    static func truncated(_ b: [UInt8], at cut: Double) -> [UInt8] { Array(b.prefix(Int(cut * Double(b.count)))) }
+
+    /// `b` with `junk` written over it from the fraction `cut` on.
+    static func overwritten(_ b: [UInt8], at cut: Double, with junk: [UInt8]) -> [UInt8] {
+        var b = b
+        let at = Int(cut * Double(b.count))
+        b.replaceSubrange(at..<Swift.min(b.count, at + junk.count), with: junk)
+        return b
+    }
+
     /// Fails the property unless `e` is a TwoScaleError whose message starts with `source`.
     static func expectNamed(_ e: Error, _ source: String) {
         if let t = e as? TwoScaleError {
@@ -45,14 +56,11 @@ import TwoScaleCore
         let gz = [UInt8](try Gzip.compress(Data(valid)))
         let path = Self.dir + "/f-\(UUID().uuidString).idx"
         await propertyCheck(count: 1500, input: Gen.int(in: 0...2), Gen.double(in: 0...1), Self.bytes, Gen.int(in: 0...3)) { kind, cut, junk, limit in
-            var b: [UInt8]
+            let b: [UInt8]
             switch kind {
-            case 0: b = Array(valid.prefix(Int(cut * Double(valid.count))))
-            case 1: b = Array(gz.prefix(Int(cut * Double(gz.count))))
-            default:
-                b = cut < 0.5 ? valid : gz
-                let at = Int(cut * Double(b.count))
-                b.replaceSubrange(at..<Swift.min(b.count, at + junk.count), with: junk)
+            case 0: b = Self.truncated(valid, at: cut)
+            case 1: b = Self.truncated(gz, at: cut)
+            default: b = Self.overwritten(cut < 0.5 ? valid : gz, at: cut, with: junk)
             }
             do {
                 try Data(b).write(to: URL(fileURLWithPath: path))
@@ -98,13 +106,10 @@ import TwoScaleCore
     @Test func npyDecoder() async throws {
         let valid = [UInt8](try NPYArray(shape: [2, 3], data: [1, 2, 3, 4, 5, 6]).encoded())
         await propertyCheck(count: 3000, input: Gen.int(in: 0...2), Gen.double(in: 0...1), Self.bytes) { kind, cut, junk in
-            var b: [UInt8]
+            let b: [UInt8]
             switch kind {
-            case 0: b = Array(valid.prefix(Int(cut * Double(valid.count))))
-            case 1:
-                b = valid
-                let at = Int(cut * Double(b.count))
-                b.replaceSubrange(at..<Swift.min(b.count, at + junk.count), with: junk)
+            case 0: b = Self.truncated(valid, at: cut)
+            case 1: b = Self.overwritten(valid, at: cut, with: junk)
             default: b = Array(valid.prefix(10)) + junk
             }
             do {
@@ -131,13 +136,10 @@ import TwoScaleCore
         let magics: [[UInt8]] = [[0x50, 0x4B, 3, 4], [0x50, 0x4B, 5, 6], [16, 0, 0, 0, 0, 0, 0, 0, 0x7B]]
         await propertyCheck(count: 3000, input: Gen.int(in: 0...3), Gen.int(in: 0...2), Gen.double(in: 0...1), Self.bytes) { kind, which, cut, junk in
             let valid = files[which]
-            var b: [UInt8]
+            let b: [UInt8]
             switch kind {
-            case 0: b = Array(valid.prefix(Int(cut * Double(valid.count))))
-            case 1:
-                b = valid
-                let at = Int(cut * Double(b.count))
-                b.replaceSubrange(at..<Swift.min(b.count, at + junk.count), with: junk)
+            case 0: b = Self.truncated(valid, at: cut)
+            case 1: b = Self.overwritten(valid, at: cut, with: junk)
             case 2: b = valid + junk
             default: b = magics[which] + junk
             }
