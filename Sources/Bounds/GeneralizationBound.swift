@@ -148,7 +148,7 @@ public enum SampleSizeGrid {
         var out: [Int] = []
         var seen = Set<Int>()
         for v in values {
-            guard v.isFinite, v < 9e15 else {
+            guard v.isFinite, Swift.abs(v) < 9e15 else {
                 throw TwoScaleError.invalid(flag, text, allowed: "sample sizes must be finite whole numbers below 9·10¹⁵")
             }
             if !text.contains(":"), v != v.rounded() {

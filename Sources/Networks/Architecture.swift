@@ -31,11 +31,21 @@ public enum Activation: String, Sendable, CaseIterable {
     }
 }
 
-/// Layer sizes `n_0-n_1-…-n_L` (e.g. `54-16-7`), with or without biases.
-/// Layer m (1-based) has the weight matrix `W_m ∈ R^(n_m × n_{m−1})` (and a bias `b_m ∈ R^(n_m)`).
+/// Layer sizes `n_0-n_1-…-n_L` (e.g. `54-16-7`), with or without biases, and the layer stack they
+/// describe (`stack`: one `DenseLayer` per weight matrix). Layer m (1-based) has the weight matrix
+/// `W_m ∈ R^(n_m × n_{m−1})` (and a bias `b_m ∈ R^(n_m)`).
 public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     public let sizes: [Int]
     public let bias: Bool
+    /// The layers, in order. Every consumer (the network, the trainer, both Fisher routes) reads the
+    /// model through these.
+    public let stack: [any Layer]
+    /// Which layers the hidden activation follows: the parametric ones but the last.
+    let activated: [Bool]
+    /// The indices of the parametric layers: Markov Fisher block b is layer `parametricLayers[b]`.
+    public let parametricLayers: [Int]
+
+    public static func == (a: Architecture, b: Architecture) -> Bool { a.sizes == b.sizes && a.bias == b.bias }
 
     public init(sizes: [Int], bias: Bool = false) throws {
         guard sizes.count >= 2 else {
@@ -61,6 +71,12 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
         }
         self.sizes = sizes
         self.bias = bias
+        let layers: [any Layer] = (1..<sizes.count).map { DenseLayer(inputs: sizes[$0 - 1], outputs: sizes[$0], bias: bias) }
+        let parametric = layers.indices.filter { layers[$0].structure != nil }
+        let lastParametric = parametric.last ?? layers.count - 1
+        stack = layers
+        parametricLayers = parametric
+        activated = layers.indices.map { layers[$0].structure != nil && $0 < lastParametric }
     }
 
     /// The most parameters d a network may have: 2²⁸ (one copy of θ is 2 GiB).
@@ -82,12 +98,21 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Number of weight layers L.
-    public var layers: Int { sizes.count - 1 }
-    public var inputSize: Int { sizes[0] }
-    public var classes: Int { sizes[layers] }
+    public var layers: Int { stack.count }
+    public var inputSize: Int { stack[0].inputSize }
+    public var classes: Int { stack[stack.count - 1].outputSize }
 
-    /// Parameters of layer m (0-based): `n_m·n_{m−1}` (+ `n_m` with biases).
-    public func parameters(layer m: Int) -> Int { sizes[m + 1] * sizes[m] + (bias ? sizes[m + 1] : 0) }
+    /// Parameters of layer m (0-based): `n_m·n_{m−1}` (+ `n_m` with biases) for a dense layer.
+    public func parameters(layer m: Int) -> Int { stack[m].parameterCount }
+
+    /// The unit structure of parametric layer m.
+    public func structure(layer m: Int) -> LayerStructure {
+        guard let s = stack[m].structure else { preconditionFailure("layer \(m + 1) (\(stack[m])) has no parameters") }
+        return s
+    }
+
+    /// Whether the hidden activation (and, in the stochastic network, the Gaussian noise) follows layer m.
+    public func isActivated(layer m: Int) -> Bool { activated[m] }
     public var layerParameterCounts: [Int] { (0..<layers).map(parameters(layer:)) }
     public var parameterCount: Int { layerParameterCounts.reduce(0, +) }
 

@@ -1,4 +1,3 @@
-import CGSL
 import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
@@ -22,18 +21,9 @@ enum FisherKernels {
         return out
     }
 
-    /// `α·YᵀY` (cols × cols) when `transpose`, else `α·YYᵀ` (rows × rows), upper triangle only, for a
-    /// row-major `rows × cols` buffer.
+    /// `α·YᵀY` (cols × cols) when `transpose`, else `α·YYᵀ` (rows × rows), upper triangle only.
     static func syrk(_ y: UnsafePointer<Double>, rows: Int, cols: Int, transpose: Bool, alpha: Double) -> Matrix {
-        GSL.prepare()
-        let n = transpose ? cols : rows, k = transpose ? rows : cols
-        var c = Matrix(rows: n, cols: n)
-        guard n > 0 && k > 0 else { return c }
-        c.data.withUnsafeMutableBufferPointer { pc in
-            cblas_dsyrk(CblasRowMajor, CblasUpper, transpose ? CblasTrans : CblasNoTrans, Int32(n), Int32(k),
-                        alpha, y, Int32(cols), 0, pc.baseAddress, Int32(n))
-        }
-        return c
+        BLAS.syrk(y, rows: rows, cols: cols, transpose: transpose, alpha: alpha)
     }
 
     /// The eigenvalues of `α·YᵀY`, computed from whichever of `YᵀY` (cols²) and `YYᵀ` (rows²) is

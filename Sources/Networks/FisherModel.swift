@@ -24,11 +24,11 @@ public protocol FisherModel: Sendable {
     /// The samples of the input of block m (rows), given the network (only layers < m are used):
     /// the N data inputs for m = 0; for m ≥ 1, the N·R noisy hidden states `x_{m}` (common random
     /// numbers: the same noise draws for every θ). For `output` this is the data.
-    func blockInputs(_ net: MLP, block m: Int) throws -> Matrix
+    func blockInputs(_ net: Network, block m: Int) throws -> Matrix
     /// The eigenvalues of `F_m`, ascending (clamping of round-off negatives left to the caller), given
     /// the network and the block's input samples. At most `blockDimensions[m]` values: any omitted
     /// ones are zeros (e.g. `OutputFisher` returns `min(d, N(K−1))`, the rank bound of its Gram).
-    func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double]
+    func blockEigenvalues(_ net: Network, block m: Int, inputs: Matrix) throws -> [Double]
 }
 
 extension FisherKind {

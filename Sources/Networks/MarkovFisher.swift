@@ -1,4 +1,3 @@
-import CGSL
 import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
@@ -48,7 +47,7 @@ public struct MarkovFisher: FisherModel {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
         // Hidden states are held for all S = N·R samples: S × n_m values per layer.
-        let widest = architecture.sizes.max() ?? 1
+        let widest = architecture.stack.map { Swift.max($0.inputSize, $0.outputSize) }.max() ?? 1
         let (s, o1) = data.rows.multipliedReportingOverflow(by: noiseSamples)
         let (values, o2) = s.multipliedReportingOverflow(by: widest)
         guard !o1, !o2, values <= 1 << 28 else {
@@ -61,11 +60,12 @@ public struct MarkovFisher: FisherModel {
         self.sigma2 = sigma2
         self.noiseSamples = noiseSamples
         self.noiseSeed = noiseSeed
-        blockDimensions = architecture.layerParameterCounts
+        blockDimensions = architecture.parametricLayers.map { architecture.parameters(layer: $0) }
         let sigma = sigma2.squareRoot()
         let n = data.rows, r = noiseSamples
-        noise = (0..<(architecture.layers - 1)).map { m in
-            let width = architecture.sizes[m + 1]
+        let hidden = architecture.stack.indices.filter { architecture.isActivated(layer: $0) }
+        noise = hidden.indices.map { m in
+            let width = architecture.stack[hidden[m]].outputSize
             var v = Matrix(rows: n * r, cols: width)
             for i in 0..<n {
                 for j in 0..<r {
@@ -79,60 +79,75 @@ public struct MarkovFisher: FisherModel {
         helmert = SoftmaxCovariance.helmert(architecture.classes)
     }
 
-    func check(_ net: MLP, block m: Int) throws {
+    func check(_ net: Network, block m: Int) throws {
         guard net.architecture == architecture, net.activation == activation else {
             throw TwoScaleError.failure("internal error: a \(net.architecture) \(net.activation.rawValue) network given to the Fisher model of \(architecture) \(activation.rawValue)")
         }
-        guard (0..<architecture.layers).contains(m) else {
-            throw TwoScaleError.failure("internal error: block \(m) requested, the Markov model has blocks 0..<\(architecture.layers)")
+        guard blockDimensions.indices.contains(m) else {
+            throw TwoScaleError.failure("internal error: block \(m) requested, the Markov model has blocks 0..<\(blockDimensions.count)")
         }
     }
 
     /// The samples of `x_m` (the input of block m): the data for m = 0; for m ≥ 1 the N·R rows
     /// `x_m = act(W_m x_{m−1} + b_m) + σ v_m` (row `n·R + r`: data input n, noise draw r).
-    public func blockInputs(_ net: MLP, block m: Int) throws -> Matrix {
+    public func blockInputs(_ net: Network, block m: Int) throws -> Matrix {
         try check(net, block: m)
-        if m == 0 { return data }
+        let target = architecture.parametricLayers[m]
         let n = data.rows, r = noiseSamples
-        // Layer 1: the pre-activation is deterministic, computed once per data input, then repeated R times.
-        let z1 = net.activate(net.preActivation(layer: 0, input: data))
-        let w1 = z1.cols
-        var h = noise[0]
-        h.data.withUnsafeMutableBufferPointer { ph in
-            z1.data.withUnsafeBufferPointer { pz in
-                for i in 0..<n { for j in 0..<r { for k in 0..<w1 { ph[(i * r + j) * w1 + k] += pz[i * w1 + k] } } }
+        var h = data
+        var expanded = false
+        var hidden = 0
+        for layer in 0..<target {
+            let z = net.preActivation(layer: layer, input: h)
+            guard architecture.isActivated(layer: layer) else { h = z; continue }
+            let a = net.activate(z)
+            if expanded {
+                var next = a
+                let v = noise[hidden]
+                for i in next.data.indices { next.data[i] += v.data[i] }
+                h = next
+            } else {
+                // The first noisy layer: its input is deterministic (one row per data input), so its
+                // activation is computed once per data input and repeated for the R noise draws.
+                let w = a.cols
+                var next = noise[hidden]
+                next.data.withUnsafeMutableBufferPointer { ph in
+                    a.data.withUnsafeBufferPointer { pz in
+                        for i in 0..<n { for j in 0..<r { for k in 0..<w { ph[(i * r + j) * w + k] += pz[i * w + k] } } }
+                    }
+                }
+                h = next
+                expanded = true
             }
-        }
-        for layer in 1..<m {
-            var next = net.activate(net.preActivation(layer: layer, input: h))
-            let v = noise[layer]
-            for i in next.data.indices { next.data[i] += v.data[i] }
-            h = next
+            hidden += 1
         }
         return h
     }
 
     /// All `blockDimensions[m]` eigenvalues of `F_m`, ascending, zeros included.
-    public func blockEigenvalues(_ net: MLP, block m: Int, inputs x: Matrix) throws -> [Double] {
+    public func blockEigenvalues(_ net: Network, block m: Int, inputs x: Matrix) throws -> [Double] {
         try check(net, block: m)
-        guard x.cols == architecture.sizes[m], x.rows >= 1 else {
-            throw TwoScaleError.failure("internal error: block \(m) inputs are \(x.rows)×\(x.cols), expected S×\(architecture.sizes[m])")
+        let layer = architecture.parametricLayers[m]
+        guard x.cols == architecture.stack[layer].inputSize, x.rows >= 1 else {
+            throw TwoScaleError.failure("internal error: block \(m) inputs are \(x.rows)×\(x.cols), expected S×\(architecture.stack[layer].inputSize)")
         }
-        return m == architecture.layers - 1
+        return m == blockDimensions.count - 1
             ? try softmaxEigenvalues(net, inputs: x)
-            : try gaussianEigenvalues(net, layer: m, inputs: x)
+            : try gaussianEigenvalues(net, layer: layer, inputs: x)
     }
 
     /// Which route the softmax layer takes (exposed for tests): the `(K−1)p` projected Fisher matrix
     /// or the `S(K−1)` Gram.
     enum Route { case automatic, direct, gram }
 
-    /// Gaussian layer m: per neuron k the eigenvalues of `Y_kᵀ Y_k` (see the type's documentation).
-    func gaussianEigenvalues(_ net: MLP, layer m: Int, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
+    /// Gaussian layer m: per unit k the eigenvalues of `Y_kᵀ Y_k` (see the type's documentation); a
+    /// unit shared over P positions has S·P rows, one per (sample, position) patch.
+    func gaussianEigenvalues(_ net: Network, layer m: Int, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
         let z = net.preActivation(layer: m, input: x)
-        let xa = FisherKernels.augmented(x, bias: architecture.bias)
-        let s = x.rows, p = xa.cols, width = z.cols
-        let scale = 1 / (sigma2 * Double(s))
+        let xa = architecture.stack[m].patches(x)
+        let units = architecture.structure(layer: m).units
+        let s = xa.rows, p = xa.cols, width = units
+        let scale = 1 / (sigma2 * Double(x.rows))
         var values: [Double] = []
         values.reserveCapacity(width * p)
         var y = [Double](repeating: 0, count: s * p)
@@ -162,14 +177,14 @@ public struct MarkovFisher: FisherModel {
             }
             values.append(contentsOf: eig)
         }
-        return FisherKernels.padded(values, to: blockDimensions[m])
+        return FisherKernels.padded(values, to: architecture.parameters(layer: m))
     }
 
     /// Softmax layer: the projected Fisher matrix `F'` or the Gram, whichever is smaller.
-    func softmaxEigenvalues(_ net: MLP, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
+    func softmaxEigenvalues(_ net: Network, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
         let last = architecture.layers - 1
         let probs = Softmax.probabilities(net.preActivation(layer: last, input: x))
-        let xa = FisherKernels.augmented(x, bias: architecture.bias)
+        let xa = architecture.stack[last].patches(x)
         let s = x.rows, p = xa.cols, k = architecture.classes
         let useGram = route == .gram || (route == .automatic && s < p)
         // A Gram larger than F' (forced route) carries extra zeros: keep the (K−1)p largest.
@@ -237,12 +252,10 @@ public struct MarkovFisher: FisherModel {
         }
         // C = Xᵀ Y : p × (pairs·p); block t = (a,b) of C is F'[(a,·),(b,·)].
         var c = [Double](repeating: 0, count: p * width)
-        GSL.prepare()
         xa.data.withUnsafeBufferPointer { px in
             y.withUnsafeBufferPointer { py in
                 c.withUnsafeMutableBufferPointer { pc in
-                    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int32(p), Int32(width), Int32(s), 1,
-                                px.baseAddress, Int32(p), py.baseAddress, Int32(width), 0, pc.baseAddress, Int32(width))
+                    BLAS.gemmTransA(px.baseAddress!, py.baseAddress!, k: s, m: p, n: width, into: pc.baseAddress!)
                 }
             }
         }

@@ -9,23 +9,28 @@ import TwoScaleNumerics
 extension MarkovFisher {
     /// Number of units of block m and the parameters of each.
     public func units(block m: Int) -> (count: Int, dimension: Int) {
-        let p = architecture.sizes[m] + (architecture.bias ? 1 : 0)
-        return m == architecture.layers - 1 ? (1, architecture.classes * p) : (architecture.sizes[m + 1], p)
+        let st = architecture.structure(layer: architecture.parametricLayers[m])
+        return m == blockDimensions.count - 1 ? (1, st.parameterCount) : (st.units, st.unitDimension)
     }
 
-    /// The block's input samples with the bias column appended (what every unit of block m reads).
-    public func unitInputs(_ x: Matrix) -> Matrix { FisherKernels.augmented(x, bias: architecture.bias) }
+    /// The block's input patches with the bias column appended (what every unit of block m reads).
+    public func unitInputs(_ x: Matrix, block m: Int) -> Matrix {
+        architecture.stack[architecture.parametricLayers[m]].patches(x)
+    }
 
     /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for block m with
     /// augmented inputs `xa` (from `unitInputs`).
     public func unitRoots(_ w: [Double], block m: Int, inputs xa: Matrix) throws -> [Double] {
-        let eig = m == architecture.layers - 1 ? try softmaxUnitEigenvalues(w, inputs: xa)
-                                               : try neuronEigenvalues(w, inputs: xa)
+        let positions = architecture.structure(layer: architecture.parametricLayers[m]).positions
+        let eig = m == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: xa)
+                                                 : try neuronEigenvalues(w, inputs: xa, samples: xa.rows / positions)
         return try Spectrum(eigenvalues: eig).roots
     }
 
-    /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (its Gram route, as in `gaussianEigenvalues`).
-    func neuronEigenvalues(_ w: [Double], inputs xa: Matrix) throws -> [Double] {
+    /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (its Gram route, as in `gaussianEigenvalues`). The
+    /// samples are the rows of `xa` (a unit shared over positions: use `unitRoots`, which divides by
+    /// the number of samples, not of patches).
+    func neuronEigenvalues(_ w: [Double], inputs xa: Matrix, samples: Int? = nil) throws -> [Double] {
         let s = xa.rows, p = xa.cols
         precondition(w.count == p)
         var y = [Double](repeating: 0, count: s * p)
@@ -45,7 +50,7 @@ extension MarkovFisher {
                 }
             }
         }
-        let scale = 1 / (sigma2 * Double(s))
+        let scale = 1 / (sigma2 * Double(samples ?? s))
         return try y.withUnsafeBufferPointer { try FisherKernels.gramEigenvalues($0.baseAddress!, rows: rows, cols: p, alpha: scale) }
     }
 
@@ -53,6 +58,7 @@ extension MarkovFisher {
     func softmaxUnitEigenvalues(_ w: [Double], inputs xa: Matrix) throws -> [Double] {
         let k = architecture.classes, p = xa.cols
         precondition(w.count == k * p)
+        // The unit's parameters are the rows w_c (each with its bias last): logits = X̃ Wᵀ.
         let logits = BLAS.product(xa, Matrix(rows: k, cols: p, data: w), transB: true)
         let probs = Softmax.probabilities(logits)
         if xa.rows < p {
@@ -63,15 +69,16 @@ extension MarkovFisher {
 
     /// `Tr F_m(θ)` without an eigenproblem: `σ⁻² E[Σ_k act'(w_k·x)² |x|²]` for a Gaussian layer,
     /// `E[(1 − Σ_c p_c²) |x|²]` for the softmax layer (x augmented with the bias input).
-    public func blockTrace(_ net: MLP, block m: Int, inputs x: Matrix) throws -> Double {
+    public func blockTrace(_ net: Network, block m: Int, inputs x: Matrix) throws -> Double {
         try check(net, block: m)
-        let xa = unitInputs(x)
+        let layer = architecture.parametricLayers[m]
+        let xa = unitInputs(x, block: m)
         let s = xa.rows, p = xa.cols
         var norms = [Double](repeating: 0, count: s)
         for i in 0..<s { var q = 0.0; for j in 0..<p { let v = xa.data[i * p + j]; q += v * v }; norms[i] = q }
-        let z = net.preActivation(layer: m, input: x)
+        let z = net.preActivation(layer: layer, input: x)
         var t = 0.0
-        if m == architecture.layers - 1 {
+        if m == blockDimensions.count - 1 {
             let probs = Softmax.probabilities(z)
             let k = probs.cols
             for i in 0..<s {
@@ -81,33 +88,28 @@ extension MarkovFisher {
             }
             return t / Double(s)
         }
-        let width = z.cols
+        // Row i of the patches is (sample, position) i; z read as (S·P) × units has the same rows.
+        let width = architecture.structure(layer: layer).units
         for i in 0..<s {
             var a = 0.0
             for k in 0..<width { let d = activation.derivative(z.data[i * width + k]); a += d * d }
             t += a * norms[i]
         }
-        return t / (sigma2 * Double(s))
+        return t / (sigma2 * Double(x.rows))
     }
 
-    /// Writes unit u's parameters `w` into block m of `net` (the inverse of the layout above).
-    public func setUnit(_ net: inout MLP, block m: Int, unit u: Int, parameters w: [Double]) {
-        let nIn = architecture.sizes[m], bias = architecture.bias, p = nIn + (bias ? 1 : 0)
-        let rows = m == architecture.layers - 1 ? Array(0..<architecture.classes) : [u]
+    /// Writes unit u's parameters `w` into block m of `net` (the inverse of the layout above): a
+    /// Gaussian unit is one weight row and its bias; the softmax unit is every row, each followed by
+    /// its bias.
+    public func setUnit(_ net: inout Network, block m: Int, unit u: Int, parameters w: [Double]) {
+        let layer = architecture.parametricLayers[m]
+        let st = architecture.structure(layer: layer)
+        let rows = m == blockDimensions.count - 1 ? Array(0..<st.units) : [u]
         for (q, r) in rows.enumerated() {
-            for j in 0..<nIn { net.weights[m].data[r * nIn + j] = w[q * p + j] }
-            if bias { net.biases[m][r] = w[q * p + nIn] }
+            for (j, i) in st.unitIndices(r).enumerated() { net.blocks[layer][i] = w[q * st.unitDimension + j] }
         }
     }
 
     /// A network with every parameter 0 (a template whose blocks are filled unit by unit).
-    public func zeroNetwork() -> MLP {
-        var rng = Xoshiro256(seed: 0)
-        var net = MLP.uniform(architecture: architecture, activation: activation, box: 0...0, rng: &rng)
-        for m in 0..<architecture.layers {
-            net.weights[m].data = [Double](repeating: 0, count: net.weights[m].data.count)
-            net.biases[m] = net.biases[m].map { _ in 0 }
-        }
-        return net
-    }
+    public func zeroNetwork() -> Network { Network.zeros(architecture: architecture, activation: activation) }
 }

@@ -48,22 +48,19 @@ public struct MonteCarloDesign: Sendable, Equatable {
     public enum Stream: UInt64 { case path = 1, inner = 2 }
 
     /// The network `θ^k` of path k.
-    public func network(_ a: Architecture, path k: Int) -> MLP {
+    public func network(_ a: Architecture, path k: Int) -> Network {
         var rng = Xoshiro256(seed: seed, stream: [Stream.path.rawValue, UInt64(k)])
-        return MLP.uniform(architecture: a, activation: activation, box: box, rng: &rng)
+        return Network.uniform(architecture: a, activation: activation, box: box, rng: &rng)
     }
 
-    /// `base` with layer m (0-based) redrawn for inner draw j of path k: weights row by row, then the bias.
-    public func innerNetwork(_ base: MLP, layer m: Int, path k: Int, draw j: Int) -> MLP {
+    /// `base` with Fisher block m (0-based; the parametric layer `parametricLayers[m]`) redrawn for
+    /// inner draw j of path k: the layer's flat parameter block, in its layout order.
+    public func innerNetwork(_ base: Network, block m: Int, path k: Int, draw j: Int) -> Network {
         var rng = Xoshiro256(seed: seed, stream: [Stream.inner.rawValue, UInt64(k), UInt64(m), UInt64(j)])
         var net = base
         let lo = box.lowerBound, hi = box.upperBound
-        var w = net.weights[m]
-        for i in w.data.indices { w.data[i] = rng.uniform(lo, hi) }
-        net.weights[m] = w
-        if !net.biases[m].isEmpty {
-            net.biases[m] = net.biases[m].map { _ in rng.uniform(lo, hi) }
-        }
+        let layer = base.architecture.parametricLayers[m]
+        net.blocks[layer] = net.blocks[layer].map { _ in rng.uniform(lo, hi) }
         return net
     }
 }
@@ -86,8 +83,9 @@ public enum MonteCarlo {
     /// one block per layer.
     static func checkBlocks(_ model: any FisherModel) throws -> Int {
         let b = model.blockDimensions.count
-        guard b == 1 || b == model.architecture.layers else {
-            throw TwoScaleError.failure("Fisher model has \(b) blocks; the Monte Carlo design needs 1 or one per layer (\(model.architecture.layers))")
+        let parametric = model.architecture.parametricLayers.count
+        guard b == 1 || b == parametric else {
+            throw TwoScaleError.failure("Fisher model has \(b) blocks; the Monte Carlo design needs 1 or one per parametric layer (\(parametric))")
         }
         return b
     }
@@ -114,7 +112,7 @@ public enum MonteCarlo {
             draws.reserveCapacity(design.inner)
             for j in 0..<design.inner {
                 if Task.isCancelled { throw CancellationError() }
-                let net2 = design.innerNetwork(net, layer: m, path: k, draw: j)
+                let net2 = design.innerNetwork(net, block: m, path: k, draw: j)
                 draws.append(try checked(model.blockEigenvalues(net2, block: m, inputs: x), m))
             }
             inner.append(draws)

@@ -75,7 +75,7 @@ public struct NetworkSMC: Sendable {
         let me = self
         let perDraw: [[Spectrum]] = try await Parallel.map(Self.rankDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 8, UInt64(k)])
-            let net = MLP.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
+            let net = Network.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
             let raw = try (0..<me.model.architecture.layers).map { m in
                 try me.model.blockEigenvalues(net, block: m, inputs: try me.model.blockInputs(net, block: m))
             }
@@ -91,7 +91,7 @@ public struct NetworkSMC: Sendable {
         let me = self
         let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
-            let net = MLP.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
+            let net = Network.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
             var t = 0.0
             for m in 0..<me.model.architecture.layers {
                 t += try me.model.blockTrace(net, block: m, inputs: try me.model.blockInputs(net, block: m))
@@ -121,7 +121,7 @@ public struct NetworkSMC: Sendable {
     /// All units of block m given its inputs, each over `stops`.
     func runUnits(block m: Int, inputs x: Matrix, stops: [Double], settings: SMCSettings, stream: [UInt64],
                   keep: Bool) throws -> [SMCUnitEstimate] {
-        let xa = model.unitInputs(x)
+        let xa = model.unitInputs(x, block: m)
         let u = unit(block: m, inputs: xa)
         return try (0..<model.units(block: m).count).map { k in
             try AnnealedSMC.run(u, stops: stops, settings: settings, seed: seed, stream: stream + [UInt64(k)], keepPopulations: keep)
@@ -145,7 +145,7 @@ public struct NetworkSMC: Sendable {
         let n1 = model.units(block: 0).count
         progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
         let me = self
-        let firstUnit = unit(block: 0, inputs: model.unitInputs(model.data))
+        let firstUnit = unit(block: 0, inputs: model.unitInputs(model.data, block: 0))
         let stage1: [SMCUnitEstimate] = try await Parallel.map(n1, threads: threads) { k in
             try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
                                        stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
@@ -171,7 +171,7 @@ public struct NetworkSMC: Sendable {
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
                 // Outer particles θ_{<2}: one draw from every first-layer unit.
-                var particles: [MLP] = (0..<paths).map { k in
+                var particles: [Network] = (0..<paths).map { k in
                     var rng = Xoshiro256(seed: seed, stream: [Self.stream, 4, UInt64(t), UInt64(k)])
                     var net = model.zeroNetwork()
                     for (u, est) in stage1.enumerated() {
@@ -183,7 +183,7 @@ public struct NetworkSMC: Sendable {
                 for m in 1..<L {
                     let last = m == L - 1
                     let current = particles
-                    let islands: [(logZ: Double, relVar: Double, slope: Double, net: MLP, diag: SMCDiagnostics)] =
+                    let islands: [(logZ: Double, relVar: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)

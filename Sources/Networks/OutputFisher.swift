@@ -1,4 +1,3 @@
-import CGSL
 import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
@@ -42,14 +41,14 @@ public struct OutputFisher: FisherModel {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) at N = \(n) needs a \(side) × \(side) matrix (\(side * side / 134_217_728) GiB); the limit is \(Self.maxSide) (use N(K−1) ≤ \(Self.maxSide), i.e. --samples ≤ \(Self.maxSide / Swift.max(1, q)))")
         }
         // The backward signals are N(K−1) × n_m matrices whatever the route.
-        let widest = architecture.sizes.dropFirst().max() ?? 1
+        let widest = architecture.stack.map(\.outputSize).max() ?? 1
         let (rowsNQ, o1) = n.multipliedReportingOverflow(by: q)
         let (signals, o2) = rowsNQ.multipliedReportingOverflow(by: widest)
         guard !o1, !o2, signals <= 1 << 30 else {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
         }
         // The first layer's data Gram (N × N) serves only the Gram route (N(K−1) < d).
-        dataGram = n * q < d ? Self.activationGram(data, bias: architecture.bias) : Matrix(rows: 0, cols: 0)
+        dataGram = n * q < d && architecture.stack[0].structure != nil ? architecture.stack[0].inputGram(data) : Matrix(rows: 0, cols: 0)
     }
 
     /// The largest matrix side the spectrum may need: 2²⁹ doubles (4 GiB) at most.
@@ -61,20 +60,13 @@ public struct OutputFisher: FisherModel {
     /// Number of eigenvalues `blockEigenvalues` returns: `min(d, N(K−1))`.
     public var rank: Int { Swift.min(architecture.parameterCount, data.rows * (architecture.classes - 1)) }
 
-    /// `A Aᵀ` (upper triangle) of the layer inputs A, augmented with ones when biased.
-    static func activationGram(_ a: Matrix, bias: Bool) -> Matrix {
-        var g = BLAS.gram(a)
-        if bias { for i in g.data.indices { g.data[i] += 1 } }
-        return g
-    }
-
     /// The data (the network's input).
-    public func blockInputs(_ net: MLP, block m: Int) throws -> Matrix {
+    public func blockInputs(_ net: Network, block m: Int) throws -> Matrix {
         try check(net, block: m)
         return data
     }
 
-    func check(_ net: MLP, block m: Int) throws {
+    func check(_ net: Network, block m: Int) throws {
         guard net.architecture == architecture, net.activation == activation else {
             throw TwoScaleError.failure("internal error: a \(net.architecture) \(net.activation.rawValue) network given to the Fisher model of \(architecture) \(activation.rawValue)")
         }
@@ -84,12 +76,12 @@ public struct OutputFisher: FisherModel {
     enum Route { case automatic, direct, gram }
 
     /// The `min(d, N(K−1))` largest-possible-rank eigenvalues of F, ascending (omitted ones are zeros).
-    public func blockEigenvalues(_ net: MLP, block m: Int, inputs x: Matrix) throws -> [Double] {
+    public func blockEigenvalues(_ net: Network, block m: Int, inputs x: Matrix) throws -> [Double] {
         try check(net, block: m)
         return try eigenvalues(net, inputs: x, route: .automatic)
     }
 
-    func eigenvalues(_ net: MLP, inputs x: Matrix, route: Route) throws -> [Double] {
+    func eigenvalues(_ net: Network, inputs x: Matrix, route: Route) throws -> [Double] {
         guard x.cols == architecture.inputSize, x.rows >= 1 else {
             throw TwoScaleError.failure("internal error: inputs are \(x.rows)×\(x.cols), expected N×\(architecture.inputSize)")
         }
@@ -97,20 +89,24 @@ public struct OutputFisher: FisherModel {
         let d = architecture.parameterCount
         let fwd = net.forward(x)
         let probs = Softmax.probabilities(fwd.logits)
-        // Backward signals, last layer first: B_L = the Λ columns; B_m = (B_{m+1} W_{m+1}) ⊙ act'(z_m).
+        let stack = architecture.stack
+        // Backward signals, last layer first: B_L = the Λ columns; B_m = (B_{m+1} ∂Z_{m+1}/∂A_{m+1}) ⊙ act'(Z_m)
+        // (the activation factor only after a layer the activation follows).
         var backward = [Matrix](repeating: Matrix(rows: 0, cols: 0), count: layers)
         backward[layers - 1] = MarkovFisher.factors(probs)
         if layers >= 2 {
             for m in stride(from: layers - 2, through: 0, by: -1) {
-                var b = BLAS.product(backward[m + 1], net.weights[m + 1])
-                let z = fwd.preActivations[m]
-                let w = z.cols
-                let act = activation
-                b.data.withUnsafeMutableBufferPointer { pb in
-                    z.data.withUnsafeBufferPointer { pz in
-                        for r in 0..<(n * q) {
-                            let zr = pz.baseAddress! + (r / q) * w
-                            for j in 0..<w { pb[r * w + j] *= act.derivative(zr[j]) }
+                var b = stack[m + 1].inputGradient(backward[m + 1], input: fwd.inputs[m + 1], parameters: net.blocks[m + 1])
+                if architecture.isActivated(layer: m) {
+                    let z = fwd.preActivations[m]
+                    let w = z.cols
+                    let act = activation
+                    b.data.withUnsafeMutableBufferPointer { pb in
+                        z.data.withUnsafeBufferPointer { pz in
+                            for r in 0..<(n * q) {
+                                let zr = pz.baseAddress! + (r / q) * w
+                                for j in 0..<w { pb[r * w + j] *= act.derivative(zr[j]) }
+                            }
                         }
                     }
                 }
@@ -121,43 +117,34 @@ public struct OutputFisher: FisherModel {
         let alpha = 1 / Double(n)
         if useGram {
             var g = Matrix(rows: n * q, cols: n * q)
-            for m in 0..<layers {
-                let gramA = m == 0 && x == data && dataGram.rows == n ? dataGram : Self.activationGram(fwd.inputs[m], bias: architecture.bias)
-                FisherKernels.addHadamardGram(into: &g, backward: backward[m], activationGram: gramA, q: q, alpha: alpha)
+            for m in 0..<layers where stack[m].structure != nil {
+                let gramA = m == 0 && x == data && dataGram.rows == dataGram.cols && dataGram.rows > 0
+                    ? dataGram : stack[m].inputGram(fwd.inputs[m])
+                stack[m].addGradientGram(into: &g, backward: backward[m], inputGram: gramA, q: q, alpha: alpha)
             }
             let eig = try SymmetricEigen.eigenvalues(g)
             return eig.count > d ? Array(eig.suffix(d)) : eig
         }
-        // Direct: M (N(K−1) × d), row (n,a) = [vec(β^1 ⊗ x^0), b-part β^1, …], then F = MᵀM/N, accumulated
-        // over chunks of samples (F += M_cᵀM_c/N) so that memory stays d² + 2²² values whatever N is.
+        // Direct: M (N(K−1) × d), row (n,a) = the per-sample gradients of every layer side by side, then
+        // F = MᵀM/N, accumulated over chunks of samples (F += M_cᵀM_c/N) so that memory stays d² + 2²²
+        // values whatever N is.
         var f = Matrix(rows: d, cols: d)
         let perChunk = Swift.max(1, chunkValues / Swift.max(1, q * d))
         var mat = [Double](repeating: 0, count: Swift.min(n, perChunk) * q * d)
-        GSL.prepare()
         var first = 0
         while first < n {
             let count = Swift.min(perChunk, n - first)
             var offset = 0
-            for m in 0..<layers {
-                let a = fwd.inputs[m], b = backward[m]
-                let nin = a.cols, nout = b.cols
-                for r in 0..<(count * q) {
-                    let src = first * q + r
-                    let row = r * d + offset
-                    let ar = (src / q) * nin
-                    for i in 0..<nout {
-                        let beta = b.data[src * nout + i]
-                        for j in 0..<nin { mat[row + i * nin + j] = beta * a.data[ar + j] }
-                    }
-                    if architecture.bias { for i in 0..<nout { mat[row + nout * nin + i] = b.data[src * nout + i] } }
+            mat.withUnsafeMutableBufferPointer { pm in
+                for m in 0..<layers where stack[m].structure != nil {
+                    stack[m].writeGradientRows(backward: backward[m], input: fwd.inputs[m],
+                                               rows: (first * q)..<((first + count) * q), q: q,
+                                               into: pm.baseAddress!, stride: d, offset: offset)
+                    offset += architecture.parameters(layer: m)
                 }
-                offset += architecture.parameters(layer: m)
             }
             mat.withUnsafeBufferPointer { pm in
-                f.data.withUnsafeMutableBufferPointer { pf in
-                    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, Int32(d), Int32(count * q),
-                                alpha, pm.baseAddress, Int32(d), 1, pf.baseAddress, Int32(d))
-                }
+                BLAS.syrkAccumulate(pm.baseAddress!, rows: count * q, cols: d, alpha: alpha, into: &f)
             }
             first += count
         }

@@ -5,22 +5,24 @@ import TwoScaleNumerics
 
 /// How the trainer draws θ₀.
 public enum Initialization: Sendable, Equatable {
-    /// Glorot (Xavier) uniform: `W_m ~ U(−a_m, a_m)`, `a_m = √(6/(n_{m−1} + n_m))`, biases 0.
+    /// Glorot (Xavier) uniform: `W_m ~ U(−a_m, a_m)`, `a_m = √(6/(fan_in + fan_out))` (a dense layer:
+    /// `n_{m−1} + n_m`), biases 0.
     case glorot
     /// The parameter box Θ of docs/METHOD.md §2: every weight and bias `~ U(lo, hi)` (default `[-1, 1]`).
     case box(lo: Double, hi: Double)
 
     /// Draws the network; the same generator state gives the same network.
-    public func network(architecture: Architecture, activation: Activation, rng: inout Xoshiro256) -> MLP {
+    public func network(architecture: Architecture, activation: Activation, rng: inout Xoshiro256) -> Network {
         switch self {
         case let .box(lo, hi):
-            return MLP.uniform(architecture: architecture, activation: activation, box: lo...hi, rng: &rng)
+            return Network.uniform(architecture: architecture, activation: activation, box: lo...hi, rng: &rng)
         case .glorot:
-            var net = MLP.uniform(architecture: architecture, activation: activation, box: -1...1, rng: &rng)
-            for m in 0..<architecture.layers {
-                let a = (6.0 / Double(architecture.sizes[m] + architecture.sizes[m + 1])).squareRoot()
-                for i in net.weights[m].data.indices { net.weights[m].data[i] *= a }
-                for i in net.biases[m].indices { net.biases[m][i] = 0 }
+            var net = Network.uniform(architecture: architecture, activation: activation, box: -1...1, rng: &rng)
+            for m in architecture.parametricLayers {
+                let st = architecture.structure(layer: m), fans = architecture.stack[m].fans
+                let a = (6.0 / Double(fans.fanIn + fans.fanOut)).squareRoot()
+                for i in 0..<st.weightCount { net.blocks[m][i] *= a }
+                for i in st.weightCount..<st.parameterCount { net.blocks[m][i] = 0 }
             }
             return net
         }

@@ -43,7 +43,7 @@ public struct OptimizerSettings: Sendable, Equatable {
     }
 }
 
-/// Optimizer state over a flat parameter vector laid out as `MLP.parameters`.
+/// Optimizer state over a flat parameter vector laid out as `Network.parameters`.
 public struct Optimizer: Sendable {
     public let settings: OptimizerSettings
     /// Steps taken (t).
@@ -57,8 +57,8 @@ public struct Optimizer: Sendable {
         second = settings.kind == .adam ? [Double](repeating: 0, count: parameterCount) : []
     }
 
-    /// One update of the network's weights and biases in place from the gradient `g`.
-    public mutating func step(_ net: inout MLP, gradient g: [Double]) {
+    /// One update of the network's parameter blocks in place from the gradient `g`.
+    public mutating func step(_ net: inout Network, gradient g: [Double]) {
         precondition(g.count == first.count, "gradient size mismatch")
         steps += 1
         let s = settings
@@ -67,13 +67,9 @@ public struct Optimizer: Sendable {
         let c1 = 1 - Foundation.pow(s.beta1, Double(steps))
         let c2 = 1 - Foundation.pow(s.beta2, Double(steps))
         var o = 0
-        for m in 0..<net.architecture.layers {
-            update(&net.weights[m].data, offset: o, g, lr: lr, c1: c1, c2: c2)
-            o += net.weights[m].data.count
-            if !net.biases[m].isEmpty {
-                update(&net.biases[m], offset: o, g, lr: lr, c1: c1, c2: c2)
-                o += net.biases[m].count
-            }
+        for m in net.blocks.indices where !net.blocks[m].isEmpty {
+            update(&net.blocks[m], offset: o, g, lr: lr, c1: c1, c2: c2)
+            o += net.blocks[m].count
         }
     }
 

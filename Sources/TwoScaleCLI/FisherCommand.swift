@@ -123,7 +123,7 @@ struct FisherCommand: AsyncParsableCommand {
             var checksum = 0.0
             let elapsed = try clock.measure {
                 for _ in 0..<draws {
-                    for i in trial.weights[layer].data.indices { trial.weights[layer].data[i] = rng.uniform(-1, 1) }
+                    for i in 0..<net.architecture.structure(layer: layer).weightCount { trial.blocks[layer][i] = rng.uniform(-1, 1) }
                     checksum += try model.blockEigenvalues(trial, block: m, inputs: x).last ?? 0
                 }
             }

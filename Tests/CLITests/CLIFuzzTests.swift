@@ -39,6 +39,15 @@ import TwoScaleCore
         }
     }
 
+    /// A case the random search found (a trap converting −10³⁰⁰ to Int): large negative sample sizes.
+    @Test func hugeNegativeSampleSize() async {
+        for n in ["-1e300", "-9e15", "-1e16:10", "-1e300,100"] {
+            let r = await runCLICapturingErrors(["bound", "--n=\(n)", "--family", "constant", "--lambdas", "4,0.01", "--json"])
+            #expect(r.status == 2, "\(n): \(r.err)")
+            #expect(r.out.isEmpty && r.err.hasPrefix("twoscale: "), "\(n): \(r.err)")
+        }
+    }
+
     @Test func boundFlags() async {
         await propertyCheck(count: 400, input: Self.numberText, Self.numberText, Self.numberText, Self.numberText) { n, gamma, zeta, delta in
             await Self.check(["bound", "--n=\(n)", "--gamma=\(gamma)", "--zeta=\(zeta)", "--delta=\(delta)",

@@ -22,10 +22,10 @@ final class MonteCarloTests: XCTestCase {
         let nets = (0..<K).map { design.network(model.architecture, path: $0) }
         let own = nets.map { n in (0..<L).map { model.exactEigenvalues(n, block: $0) } }
         let inner = (0..<K).map { k in (0..<L).map { m in
-            m == 0 ? [] : (0..<J).map { j in model.exactEigenvalues(design.innerNetwork(nets[k], layer: m, path: k, draw: j), block: m) }
+            m == 0 ? [] : (0..<J).map { j in model.exactEigenvalues(design.innerNetwork(nets[k], block: m, path: k, draw: j), block: m) }
         } }
         // The inner network keeps θ_<m and changes exactly layer m.
-        let probe = design.innerNetwork(nets[2], layer: 1, path: 2, draw: 3)
+        let probe = design.innerNetwork(nets[2], block: 1, path: 2, draw: 3)
         XCTAssertEqual(probe.weights[0], nets[2].weights[0])
         XCTAssertEqual(probe.weights[2], nets[2].weights[2])
         XCTAssertNotEqual(probe.weights[1], nets[2].weights[1])
@@ -152,7 +152,7 @@ final class MonteCarloTests: XCTestCase {
                 XCTAssertEqual(rows[k].own[m], try model.blockEigenvalues(net, block: m, inputs: try model.blockInputs(net, block: m)))
                 guard m >= 1 else { continue }
                 for j in 0..<3 {
-                    let n2 = design.innerNetwork(net, layer: m, path: k, draw: j)
+                    let n2 = design.innerNetwork(net, block: m, path: k, draw: j)
                     XCTAssertEqual(rows[k].inner[m][j], try model.blockEigenvalues(n2, block: m, inputs: try model.blockInputs(n2, block: m)))
                 }
             }

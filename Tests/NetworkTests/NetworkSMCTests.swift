@@ -18,7 +18,7 @@ final class NetworkSMCTests: XCTestCase {
             for m in 0..<net.architecture.layers {
                 let x = try model.blockInputs(net, block: m)
                 let block = try model.blockEigenvalues(net, block: m, inputs: x)
-                let xa = model.unitInputs(x)
+                let xa = model.unitInputs(x, block: m)
                 let (count, p) = model.units(block: m)
                 var roots: [Double] = []
                 for u in 0..<count {
@@ -57,7 +57,7 @@ final class NetworkSMCTests: XCTestCase {
         let smc = try NetworkSMC(model: model, box: -1...1, seed: 11, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120, nv = 48
-        let xa0 = model.unitInputs(data)
+        let xa0 = model.unitInputs(data, block: 0)
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta)
             var g1 = [Double](), logZ2 = [Double]()
@@ -66,7 +66,7 @@ final class NetworkSMCTests: XCTestCase {
                 g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], block: 0, inputs: xa0), scale: s))
                 var net = model.zeroNetwork()
                 model.setUnit(&net, block: 0, unit: 0, parameters: [w])
-                let xa = model.unitInputs(try model.blockInputs(net, block: 1))
+                let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
                 var l2 = [Double]()
                 for b in 0..<nv { for c in 0..<nv {
                     let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]

@@ -8,17 +8,18 @@ public struct CrossEntropyGradient: Sendable {
     public var loss: Double
     /// How many rows had `argmax z_i = y_i` (ties go to the lowest class index).
     public var correct: Int
-    /// `∂L/∂θ`, laid out as `MLP.parameters`: per layer `vec(∂L/∂W_m)` row-major, then `∂L/∂b_m`.
+    /// `∂L/∂θ`, laid out as `Network.parameters`: per layer the block's layout (dense: `vec(∂L/∂W_m)` row-major, then `∂L/∂b_m`).
     public var gradient: [Double]
 }
 
-extension MLP {
-    /// Cross-entropy loss and its gradient by backpropagation on a batch (rows of `x`), every layer
-    /// two BLAS `gemm`s. With `Z_m = A_m W_mᵀ + b_m`, `A_{m+1} = act(Z_m)` and `P = softmax(Z_L)`:
+extension Network {
+    /// Cross-entropy loss and its gradient by backpropagation on a batch (rows of `x`), through the
+    /// layers' vector–Jacobian products (a dense layer: two BLAS `gemm`s). With `Z_m = layer_m(A_m)`,
+    /// `A_{m+1} = act(Z_m)` (or `Z_m` after a layer the activation does not follow) and `P = softmax(Z_L)`:
     ///
     ///     G_L      = (P − Y) / B                         (Y: one-hot labels; B rows)
-    ///     ∂L/∂W_m  = G_mᵀ A_m,   ∂L/∂b_m = 1ᵀ G_m
-    ///     G_{m−1}  = (G_m W_m) ⊙ act'(Z_{m−1})
+    ///     ∂L/∂θ_m  = Σ_rows G_m ∂Z_m/∂θ_m               (dense: G_mᵀ A_m and 1ᵀ G_m)
+    ///     G_{m−1}  = (G_m ∂Z_m/∂A_m) ⊙ act'(Z_{m−1})
     ///
     /// - Precondition: `labels.count == x.rows`, every label in `0..<classes` (callers validate).
     public func crossEntropyGradient(inputs x: Matrix, labels: [Int]) -> CrossEntropyGradient {
@@ -55,31 +56,25 @@ extension MLP {
         var offsets: [Int] = []
         var o = 0
         for m in 0..<L { offsets.append(o); o += architecture.parameters(layer: m) }
+        let stack = architecture.stack
 
         for m in stride(from: L - 1, through: 0, by: -1) {
-            let rows = architecture.sizes[m + 1], cols = architecture.sizes[m]
-            var dw = Matrix(rows: rows, cols: cols)
-            BLAS.gemm(g, transA: true, inputs[m], into: &dw)
-            let base = offsets[m]
-            grad.withUnsafeMutableBufferPointer { gp in
-                dw.data.withUnsafeBufferPointer { wp in
-                    for i in 0..<(rows * cols) { gp[base + i] = wp[i] }
-                }
-                if architecture.bias {
-                    let bb = base + rows * cols
-                    g.data.withUnsafeBufferPointer { gd in
-                        for i in 0..<bsz { for j in 0..<rows { gp[bb + j] += gd[i * rows + j] } }
-                    }
+            let layer = stack[m]
+            if layer.parameterCount > 0 {
+                grad.withUnsafeMutableBufferPointer { gp in
+                    layer.parameterGradient(g, input: inputs[m],
+                                            into: UnsafeMutableBufferPointer(rebasing: gp[offsets[m]..<(offsets[m] + layer.parameterCount)]))
                 }
             }
             if m > 0 {
-                var back = Matrix(rows: bsz, cols: cols)
-                BLAS.gemm(g, weights[m], into: &back)
-                let act = activation
-                let z = pre[m - 1]
-                back.data.withUnsafeMutableBufferPointer { bp in
-                    z.data.withUnsafeBufferPointer { zp in
-                        for i in bp.indices { bp[i] *= act.derivative(zp[i]) }
+                var back = layer.inputGradient(g, input: inputs[m], parameters: blocks[m])
+                if architecture.isActivated(layer: m - 1) {
+                    let act = activation
+                    let z = pre[m - 1]
+                    back.data.withUnsafeMutableBufferPointer { bp in
+                        z.data.withUnsafeBufferPointer { zp in
+                            for i in bp.indices { bp[i] *= act.derivative(zp[i]) }
+                        }
                     }
                 }
                 g = back

@@ -1,0 +1,102 @@
+import Foundation
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// How a layer's parameters enter the Fisher information (docs/METHOD.md §11–12).
+///
+/// Every parametric layer of twoscale is *unit-shared affine*: its output is `units` channels at
+/// `positions` places, and channel c at place p is `w_c · x_p (+ b_c)`, where `x_p` is the p-th
+/// *patch* of the input (`patchSize` values) and `w_c` is row c of a `units × patchSize` weight matrix.
+/// A dense layer has one position whose patch is the whole input; a convolution has one position per
+/// output pixel and im2col patches. The parameter block is laid out as `vec(W)` row by row, then the
+/// biases `b_1, …, b_units` (when the layer has them).
+///
+/// This shared form is what the Fisher routes exploit: given the layer's input, a Gaussian layer's
+/// Fisher block splits into one block per unit, `σ⁻² E[Σ_p act'(w_c·x_p)² x̃_p x̃_pᵀ]` (x̃ the patch with a
+/// 1 appended for the bias), and an output-FIM per-sample gradient of the layer is `Σ_p β_p ⊗ x̃_p`.
+public struct LayerStructure: Sendable, Equatable {
+    /// Output channels (neurons of a dense layer, filters of a convolution).
+    public var units: Int
+    /// Places each unit is applied at per sample (1 for a dense layer).
+    public var positions: Int
+    /// Inputs each unit reads at one place (without the bias input).
+    public var patchSize: Int
+    /// Whether each unit has a bias.
+    public var bias: Bool
+
+    public init(units: Int, positions: Int, patchSize: Int, bias: Bool) {
+        self.units = units
+        self.positions = positions
+        self.patchSize = patchSize
+        self.bias = bias
+    }
+
+    /// Parameters of one unit: its weight row and, with biases, its bias.
+    public var unitDimension: Int { patchSize + (bias ? 1 : 0) }
+    /// Weights of the layer (biases excluded): `units · patchSize`.
+    public var weightCount: Int { units * patchSize }
+    /// All parameters of the layer.
+    public var parameterCount: Int { units * unitDimension }
+
+    /// The indices, within the layer's parameter block, of unit u's parameters: its weight row, then
+    /// its bias.
+    public func unitIndices(_ u: Int) -> [Int] {
+        var idx = Array((u * patchSize)..<((u + 1) * patchSize))
+        if bias { idx.append(weightCount + u) }
+        return idx
+    }
+}
+
+/// One layer of a network: what the model, the trainer and both Fisher routes need of it
+/// (docs/ARCHITECTURE.md, "Where to add things"). Batches are matrices with one sample per row;
+/// a layer's input and output rows are flat (an image is stored height × width × channels, channels
+/// fastest).
+///
+/// A layer is a description (sizes, shapes); its parameters live in the network as one flat block per
+/// layer, laid out as `structure` says. Parameter-free layers (pooling, flattening) have
+/// `structure == nil` and an empty block.
+public protocol Layer: Sendable, CustomStringConvertible {
+    /// Values per input sample.
+    var inputSize: Int { get }
+    /// Values per output sample.
+    var outputSize: Int { get }
+    /// The unit-shared affine structure of a parametric layer; nil for a parameter-free one.
+    var structure: LayerStructure? { get }
+    /// Fan-in and fan-out of a weight (Glorot initialisation): `n_in`, `n_out` for a dense layer.
+    var fans: (fanIn: Int, fanOut: Int) { get }
+
+    /// The layer's output (pre-activation) for a batch `x` (rows × inputSize) and the layer's parameter
+    /// block θ: rows × outputSize. For a parametric layer, row s read as `positions × units` is the
+    /// matrix `Z[p, c] = w_c · x_p (+ b_c)`.
+    func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix
+    /// The vector–Jacobian product with respect to the input: for `g` (rows × outputSize, the gradient
+    /// of a scalar with respect to the output), `gᵀ ∂out/∂x` (rows × inputSize). `x` is the input the
+    /// output came from (pooling needs it).
+    func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix
+    /// `Σ_rows` of the vector–Jacobian product with respect to θ, written to `grad` (the layer's
+    /// `parameterCount` values, overwritten).
+    func parameterGradient(_ g: Matrix, input x: Matrix, into grad: UnsafeMutableBufferPointer<Double>)
+    /// The patches of a batch with the bias input appended: `(rows · positions) × unitDimension`,
+    /// row `s·positions + p` = `x̃_p` of sample s. Parametric layers only.
+    func patches(_ x: Matrix) -> Matrix
+
+    /// What the output-FIM Gram needs of the layer's input and is worth computing once per input
+    /// (the first layer's input is the data, the same for every θ): `A Aᵀ` (+ 1 with a bias) for a
+    /// dense layer. Parametric layers only.
+    func inputGram(_ x: Matrix) -> Matrix
+    /// Adds the layer's share of the output-FIM Gram: with `B` the `(N·q) × outputSize` backward
+    /// signals (row `n·q + a` = `β_{n,a}`, the output gradient of logit direction a of sample n) and
+    /// the layer's per-sample gradient `g_{n,a} = ∂(β_{n,a} · out_n)/∂θ`,
+    ///
+    ///     G[(n,a), (n',b)] += α · g_{n,a} · g_{n',b}       (upper triangle of G).
+    func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double)
+    /// Writes the per-sample gradients `g_{n,a}` of rows `rows` (indices `n·q + a` of `b`) into row
+    /// `r − rows.lowerBound` of `out` (row stride `stride`, starting at column `offset`).
+    func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+                           into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int)
+}
+
+extension Layer {
+    /// Parameters of the layer (0 for a parameter-free one).
+    public var parameterCount: Int { structure?.parameterCount ?? 0 }
+}
