@@ -45,7 +45,35 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     /// The indices of the parametric layers: Markov Fisher block b is layer `parametricLayers[b]`.
     public let parametricLayers: [Int]
 
-    public static func == (a: Architecture, b: Architecture) -> Bool { a.sizes == b.sizes && a.bias == b.bias }
+    public static func == (a: Architecture, b: Architecture) -> Bool {
+        a.sizes == b.sizes && a.bias == b.bias && a.stack.map(\.description) == b.stack.map(\.description)
+    }
+
+    /// Any stack of layers: each layer's input size is the previous one's output size; the last layer is
+    /// a parametric layer applied at one position (the softmax classifier, ≥ 2 classes); every
+    /// parametric layer has a bias or none does. `sizes` is then the input size followed by every
+    /// layer's output size.
+    public init(stack layers: [any Layer]) throws {
+        guard let last = layers.last else { throw TwoScaleError.failure("architecture: no layers") }
+        for i in 1..<layers.count where layers[i].inputSize != layers[i - 1].outputSize {
+            throw TwoScaleError.failure("architecture: layer \(i + 1) (\(layers[i])) takes \(layers[i].inputSize) values, layer \(i) (\(layers[i - 1])) gives \(layers[i - 1].outputSize)")
+        }
+        guard let top = last.structure, top.positions == 1, last.outputSize >= 2 else {
+            throw TwoScaleError.failure("architecture: the last layer (\(last)) must be a parametric layer with one position and ≥ 2 outputs (the softmax classifier)")
+        }
+        let biases = Set(layers.compactMap { $0.structure?.bias })
+        guard biases.count == 1 else { throw TwoScaleError.failure("architecture: some layers have biases and some do not") }
+        let d = layers.reduce(0) { $0 + $1.parameterCount }
+        guard d <= Self.maxParameters else {
+            throw TwoScaleError.failure("architecture: the network has \(d) parameters; at most \(Self.maxParameters) are supported")
+        }
+        sizes = [layers[0].inputSize] + layers.map(\.outputSize)
+        bias = top.bias
+        let parametric = layers.indices.filter { layers[$0].structure != nil }
+        stack = layers
+        parametricLayers = parametric
+        activated = layers.indices.map { layers[$0].structure != nil && $0 < parametric.last! }
+    }
 
     public init(sizes: [Int], bias: Bool = false) throws {
         guard sizes.count >= 2 else {
