@@ -118,7 +118,7 @@ public struct OutputFisher: FisherModel {
         if useGram {
             var g = Matrix(rows: n * q, cols: n * q)
             for m in 0..<layers where stack[m].structure != nil {
-                let gramA = m == 0 && x == data && dataGram.rows == dataGram.cols && dataGram.rows > 0
+                let gramA = m == 0 && x == data && dataGram.rows > 0
                     ? dataGram : stack[m].inputGram(fwd.inputs[m])
                 stack[m].addGradientGram(into: &g, backward: backward[m], inputGram: gramA, q: q, alpha: alpha)
             }
