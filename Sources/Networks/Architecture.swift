@@ -110,8 +110,16 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     /// The most parameters d a network may have: 2²⁸ (one copy of θ is 2 GiB).
     public static let maxParameters = 1 << 28
 
-    /// Parses `54-16-7`.
+    /// Parses `54-16-7`, or the image notation (`28x28x1-conv8k3p1-maxpool2-10`, see
+    /// `ArchitectureNotation`).
     public init(parsing text: String, bias: Bool = false, flag: String = "--arch") throws {
+        if ArchitectureNotation.isImageNotation(text), text.contains(where: \.isLetter) {
+            let layers = try ArchitectureNotation.layers(text, bias: bias, flag: flag)
+            do { try self.init(stack: layers) } catch let e as TwoScaleError {
+                throw TwoScaleError.invalid(flag, text, allowed: e.message)
+            }
+            return
+        }
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         var sizes: [Int] = []
         for p in parts {
@@ -144,5 +152,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     public var layerParameterCounts: [Int] { (0..<layers).map(parameters(layer:)) }
     public var parameterCount: Int { layerParameterCounts.reduce(0, +) }
 
-    public var description: String { sizes.map(String.init).joined(separator: "-") + (bias ? " (bias)" : "") }
+    /// The `--arch` notation of the stack (`54-16-7` for an MLP).
+    public var notation: String { ArchitectureNotation.notation(stack) }
+    public var description: String { notation + (bias ? " (bias)" : "") }
 }

@@ -40,14 +40,14 @@ public struct ConvolutionLayer: Layer, Equatable {
     /// Checks the geometry: a kernel no larger than the padded image, a stride that tiles it exactly.
     public init(input: ImageShape, filters: Int, kernel: Int, stride: Int = 1, padding: Int = 0, bias: Bool) throws {
         guard filters >= 1, kernel >= 1, stride >= 1, padding >= 0, padding < kernel else {
-            throw TwoScaleError.failure("conv: filters, kernel and stride must be ≥ 1 and the padding between 0 and kernel − 1 (got \(filters) filters, kernel \(kernel), stride \(stride), padding \(padding))")
+            throw LayerGeometryError("filters, kernel and stride must be ≥ 1 and the padding between 0 and kernel − 1 (got \(filters) filters, kernel \(kernel), stride \(stride), padding \(padding))")
         }
         let h = input.height + 2 * padding, w = input.width + 2 * padding
         guard kernel <= h, kernel <= w else {
-            throw TwoScaleError.failure("conv: a \(kernel)×\(kernel) kernel is larger than the \(input) input (padded to \(h)×\(w))")
+            throw LayerGeometryError("a \(kernel)×\(kernel) kernel is larger than the \(input) input (padded to \(h)×\(w))")
         }
         guard (h - kernel) % stride == 0, (w - kernel) % stride == 0 else {
-            throw TwoScaleError.failure("conv: stride \(stride) does not tile the \(h)×\(w) padded input with a \(kernel)×\(kernel) kernel ((size − kernel) must be a multiple of the stride)")
+            throw LayerGeometryError("stride \(stride) does not tile the \(h)×\(w) padded input with a \(kernel)×\(kernel) kernel ((size − kernel) must be a multiple of the stride)")
         }
         self.input = input
         self.filters = filters
@@ -67,6 +67,8 @@ public struct ConvolutionLayer: Layer, Equatable {
     }
     /// PyTorch's convention: fan-in `k²C_in`, fan-out `k²C_out`.
     public var fans: (fanIn: Int, fanOut: Int) { (patchSize, kernel * kernel * filters) }
+    public var notationTerm: String { "conv\(filters)k\(kernel)" + (stride > 1 ? "s\(stride)" : "") + (padding > 0 ? "p\(padding)" : "") }
+    public var inputNotation: String { "\(input.height)x\(input.width)x\(input.channels)" }
     public var description: String {
         "conv \(input)→\(output) k\(kernel)" + (stride > 1 ? " s\(stride)" : "") + (padding > 0 ? " p\(padding)" : "") + (bias ? " (bias)" : "")
     }

@@ -21,6 +21,7 @@ public struct DenseLayer: Layer, Equatable {
         LayerStructure(units: outputSize, positions: 1, patchSize: inputSize, bias: bias)
     }
     public var fans: (fanIn: Int, fanOut: Int) { (inputSize, outputSize) }
+    public var notationTerm: String { "\(outputSize)" }
     public var description: String { "dense \(inputSize)→\(outputSize)" + (bias ? " (bias)" : "") }
 
     /// W as a matrix, read from the block θ (no copy when the layer has no bias).

@@ -64,6 +64,10 @@ public protocol Layer: Sendable, CustomStringConvertible {
     var structure: LayerStructure? { get }
     /// Fan-in and fan-out of a weight (Glorot initialisation): `n_in`, `n_out` for a dense layer.
     var fans: (fanIn: Int, fanOut: Int) { get }
+    /// The layer's term in the `--arch` notation (`16` for a dense layer, `conv8k3p1`, `maxpool2`).
+    var notationTerm: String { get }
+    /// The input's term when this layer comes first (`28x28x1` for an image; default: the input size).
+    var inputNotation: String { get }
 
     /// The layer's output (pre-activation) for a batch `x` (rows × inputSize) and the layer's parameter
     /// block θ: rows × outputSize. For a parametric layer, row s read as `positions × units` is the
@@ -96,7 +100,18 @@ public protocol Layer: Sendable, CustomStringConvertible {
                            into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int)
 }
 
+/// A layer whose geometry does not fit its input (a kernel larger than the image, a window that does
+/// not divide it): `reason` says what, in words a notation parser can attach to the offending term.
+public struct LayerGeometryError: Error, CustomStringConvertible, Sendable {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
 extension Layer {
+    /// The input as the first term of the `--arch` notation: its size for a flat input.
+    public var inputNotation: String { "\(inputSize)" }
+
     /// Parameters of the layer (0 for a parameter-free one).
     public var parameterCount: Int { structure?.parameterCount ?? 0 }
 }

@@ -14,10 +14,10 @@ public struct PoolingLayer: Layer, Equatable {
 
     public init(_ kind: Kind, input: ImageShape, size: Int) throws {
         guard size >= 1, size <= input.height, size <= input.width else {
-            throw TwoScaleError.failure("pool: a \(size)×\(size) window does not fit the \(input) input")
+            throw LayerGeometryError("a \(size)×\(size) window does not fit the \(input) input")
         }
         guard input.height % size == 0, input.width % size == 0 else {
-            throw TwoScaleError.failure("pool: a \(size)×\(size) window does not divide the \(input) input")
+            throw LayerGeometryError("a \(size)×\(size) window does not divide the \(input) input")
         }
         self.kind = kind
         self.input = input
@@ -29,6 +29,8 @@ public struct PoolingLayer: Layer, Equatable {
     public var outputSize: Int { output.size }
     public var structure: LayerStructure? { nil }
     public var fans: (fanIn: Int, fanOut: Int) { (0, 0) }
+    public var notationTerm: String { "\(kind.rawValue)pool\(size)" }
+    public var inputNotation: String { "\(input.height)x\(input.width)x\(input.channels)" }
     public var description: String { "\(kind.rawValue)pool \(input)→\(output)" }
 
     /// The input index (within one image) of window element (i, j) of output pixel `o`, channel c.

@@ -14,6 +14,7 @@ struct ScaleLayer: Layer {
     var structure: LayerStructure? { nil }
     var fans: (fanIn: Int, fanOut: Int) { (size, size) }
     var description: String { "scale \(c)" }
+    var notationTerm: String { "scale" }
     func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix { Matrix(rows: x.rows, cols: x.cols, data: x.data.map { c * $0 }) }
     func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix {
         Matrix(rows: g.rows, cols: g.cols, data: g.data.map { c * $0 })
