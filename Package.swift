@@ -8,7 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "twoscale", targets: ["twoscale"]),
-        .library(name: "TwoScaleCore", targets: ["TwoScaleCore"]),
+        .library(name: "TwoScaleCore", targets: ["TwoScaleCore", "Sampling"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -19,43 +19,54 @@ let package = Package(
         .systemLibrary(name: "CGSL", path: "Sources/CGSL",
                        providers: [.apt(["libgsl-dev", "libopenblas-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, grids, JSON values. No dependencies.
-        .target(name: "TwoScaleCore", exclude: ["README.md"]),
-        // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers, RNG, files.
-        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "CZlib", "TwoScaleCore"], exclude: ["README.md"]),
+        // Randomness: the seeded counter-based RNG streams (SplitMix64, xoshiro256**) and the one teacher
+        // generator. No dependencies, so the maths (Core's SMC sampler) and every model can draw from it.
+        .target(name: "Sampling", exclude: ["README.md"]),
+        // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, SMC for one factor, typed errors,
+        // the bounded-concurrency helper. No file I/O.
+        .target(name: "TwoScaleCore", dependencies: ["Sampling"], exclude: ["README.md"]),
+        // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers.
+        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "TwoScaleCore"], exclude: ["README.md"]),
+        // File and text formats: atomic writes, gzip, CSV, IDX, NPY/NPZ, zip, safetensors, value grids.
+        .target(name: "TwoScaleFormats", dependencies: ["CZlib", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
-        .target(name: "ToyModels", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
+        .target(name: "ToyModels", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Stochastic MLPs, data sources, Fisher estimators, Monte Carlo design, spectra store.
-        .target(name: "Networks", dependencies: ["TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
+        .target(name: "Networks", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats"],
+                exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
-        .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
+        .target(name: "Bounds", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
         .target(name: "Cluster", dependencies: ["TwoScaleCore", "Networks"], exclude: ["README.md"]),
-        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps.
-        .target(name: "Training", dependencies: ["TwoScaleCore", "TwoScaleNumerics", "Networks"], exclude: ["README.md"]),
+        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
+        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks"],
+                exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
-            "TwoScaleCore", "TwoScaleNumerics", "ToyModels", "Networks", "Bounds", "Training", "Reporting", "Cluster",
+            "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
+            "Reporting", "Cluster",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
 
-        .testTarget(name: "CoreTests", dependencies: ["TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "CoreTests", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         // Fixtures/ (weights files written by scripts/make-weight-fixtures.py) is read from the source tree
         // through #filePath, by NetworkTests and CLITests alike.
-        .testTarget(name: "NetworkTests", dependencies: ["Networks", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "NetworkTests", dependencies: ["Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")], exclude: ["Fixtures"]),
+        .testTarget(name: "FormatsTests", dependencies: ["TwoScaleFormats", "TwoScaleCore", "TwoScaleNumerics"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "Networks", "TwoScaleCore"]),
-        .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore"]),
-        .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "TwoScaleNumerics"]),
+        .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
+                                                         "TwoScaleFormats"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "TwoScaleCore",
+        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
     ]
 )

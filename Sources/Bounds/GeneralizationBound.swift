@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 
 /// Where `d_ζ(ε)` comes from: an exact toy model, a spectra store, … — any function of ε.
 /// The Bounds module only needs the number; it never looks inside the model.

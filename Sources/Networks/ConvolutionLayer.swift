@@ -174,7 +174,7 @@ public struct ConvolutionLayer: Layer, Equatable {
         m.withUnsafeMutableBufferPointer { pm in
             gradientRows(backward: b, patches: xp, rows: 0..<rows, q: q, into: pm.baseAddress!, stride: d, offset: 0)
         }
-        let bb = m.withUnsafeBufferPointer { BLAS.syrk($0.baseAddress!, rows: rows, cols: d, transpose: false, alpha: alpha) }
+        let bb = m.withUnsafeBufferPointer { BLAS.syrkUpper($0.baseAddress!, rows: rows, cols: d, transpose: false, alpha: alpha) }
         for r in 0..<rows { for c in r..<rows { g.data[r * rows + c] += bb.data[r * rows + c] } }
     }
 
@@ -193,8 +193,8 @@ public struct ConvolutionLayer: Layer, Equatable {
             xp.data.withUnsafeBufferPointer { px in
                 prod.withUnsafeMutableBufferPointer { pr in
                     for r in rows {
-                        BLAS.gemmTransA(pb.baseAddress! + r * p * filters, px.baseAddress! + (r / q) * p * width,
-                                        k: p, m: filters, n: width, into: pr.baseAddress!)
+                        BLAS.gemm(m: filters, n: width, k: p, a: pb.baseAddress! + r * p * filters, lda: filters, transA: true,
+                                  b: px.baseAddress! + (r / q) * p * width, ldb: width, c: pr.baseAddress!, ldc: width)
                         let row = out + (r - rows.lowerBound) * stride + offset
                         for c in 0..<filters { for j in 0..<ps { row[c * ps + j] = pr[c * width + j] } }
                         if bias { for c in 0..<filters { row[filters * ps + c] = pr[c * width + ps] } }

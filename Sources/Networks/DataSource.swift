@@ -1,14 +1,8 @@
 import Foundation
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
-
-/// Which CSV column, if any, holds the class label.
-public enum LabelColumn: String, Sendable, CaseIterable {
-    /// Every column is a feature.
-    case none
-    /// The last column is an integer class label ≥ 0.
-    case last
-}
 
 /// Data sources named on the command line (`--data`; README, "Input files and JSON output"):
 ///
@@ -131,8 +125,6 @@ public enum DataSource {
 
     /// Random-stream tags (fixed, so data sets are reproducible across versions).
     static let gaussianStream: UInt64 = 0x4741_5553      // "GAUS"
-    static let teacherWeightStream: UInt64 = 0x5445_4157 // "TEAW"
-    static let teacherLabelStream: UInt64 = 0x5445_414C  // "TEAL"
 
     /// `N × d` standard normal inputs; row n comes from `Xoshiro256(seed:, stream: [GAUS, n])`.
     public static func gaussianInputs(samples n: Int, features d: Int, seed: UInt64) -> Matrix {
@@ -144,16 +136,15 @@ public enum DataSource {
         return x
     }
 
-    /// A teacher task: inputs `x ~ N(0, I)` (as `gaussianInputs`), a teacher MLP with every weight
-    /// (and bias) U(−1, 1) drawn from `Xoshiro256(seed:, stream: [TEAW])`, and labels
-    /// `y_n ~ softmax(logits(x_n) / temperature)` drawn from `Xoshiro256(seed:, stream: [TEAL, n])`.
+    /// A teacher task: inputs `x ~ N(0, I)` (as `gaussianInputs`), the teacher MLP of `seed` (`MLP.teacher`:
+    /// Sampling's one teacher generator, every weight and bias U(−1, 1) from the stream `(seed, TEAW)`), and
+    /// labels `y_n ~ softmax(logits(x_n) / temperature)` drawn from `Xoshiro256(seed:, stream: [TEAL, n])`.
     /// The exact label distribution `p*(y|x)` is the teacher's softmax, so population risks can be
     /// computed exactly. Preconditions: `samples ≥ 1`, `temperature > 0` (finite).
     public static func teacher(architecture: Architecture, activation: Activation, samples: Int, seed: UInt64,
                                temperature: Double = 1) -> (Dataset, MLP) {
         precondition(samples >= 1 && temperature > 0 && temperature.isFinite, "teacher: samples ≥ 1 and temperature > 0")
-        var wrng = Xoshiro256(seed: seed, stream: [teacherWeightStream])
-        let net = MLP.uniform(architecture: architecture, activation: activation, box: -1...1, rng: &wrng)
+        let net = MLP.teacher(architecture: architecture, activation: activation, seed: seed)
         let x = gaussianInputs(samples: samples, features: architecture.inputSize, seed: seed)
         var logits = net.forward(x).logits
         if temperature != 1 { for i in logits.data.indices { logits.data[i] /= temperature } }
@@ -161,7 +152,7 @@ public enum DataSource {
         let k = architecture.classes
         var labels = [Int](repeating: 0, count: samples)
         for i in 0..<samples {
-            var rng = Xoshiro256(seed: seed, stream: [teacherLabelStream, UInt64(i)])
+            var rng = Teacher.labelGenerator(seed: seed, sample: i)
             labels[i] = Softmax.sampleClass(p, row: i, u: rng.uniform())
         }
         return (Dataset(inputs: x, labels: labels, classes: k, source: "synthetic:teacher:\(architecture.sizes.map(String.init).joined(separator: "-"))"), net)

@@ -23,7 +23,7 @@ enum FisherKernels {
 
     /// `α·YᵀY` (cols × cols) when `transpose`, else `α·YYᵀ` (rows × rows), upper triangle only.
     static func syrk(_ y: UnsafePointer<Double>, rows: Int, cols: Int, transpose: Bool, alpha: Double) -> Matrix {
-        BLAS.syrk(y, rows: rows, cols: cols, transpose: transpose, alpha: alpha)
+        BLAS.syrkUpper(y, rows: rows, cols: cols, transpose: transpose, alpha: alpha)
     }
 
     /// The eigenvalues of `α·YᵀY`, computed from whichever of `YᵀY` (cols²) and `YYᵀ` (rows²) is

@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 
@@ -255,7 +256,8 @@ public struct MarkovFisher: FisherModel {
         xa.data.withUnsafeBufferPointer { px in
             y.withUnsafeBufferPointer { py in
                 c.withUnsafeMutableBufferPointer { pc in
-                    BLAS.gemmTransA(px.baseAddress!, py.baseAddress!, k: s, m: p, n: width, into: pc.baseAddress!)
+                    BLAS.gemm(m: p, n: width, k: s, a: px.baseAddress!, lda: p, transA: true,
+                              b: py.baseAddress!, ldb: width, c: pc.baseAddress!, ldc: width)
                 }
             }
         }

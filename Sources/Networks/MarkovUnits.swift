@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 
@@ -130,23 +131,13 @@ public enum MonteCarlo {
                            completed: (Int, PathSpectra) throws -> Void = { _, _ in }) async throws -> [PathSpectra] {
         _ = try checkBlocks(model)
         GSL.prepare()
-        let width = Swift.max(1, threads)
         var results = [PathSpectra?](repeating: nil, count: indices.count)
-        try await withThrowingTaskGroup(of: (Int, PathSpectra).self) { group in
-            var next = 0
-            func launch() {
-                let slot = next
-                let k = indices[slot]
-                group.addTask { (slot, try MonteCarlo.path(k, model: model, design: design)) }
-                next += 1
-            }
-            while next < Swift.min(width, indices.count) { launch() }
-            while let (slot, spectra) = try await group.next() {
-                try completed(indices[slot], spectra)
-                if keepResults { results[slot] = spectra }
-                if next < indices.count { launch() }
-            }
-        }
+        try await Parallel.forEach(indices.count, threads: threads, { slot in
+            try MonteCarlo.path(indices[slot], model: model, design: design)
+        }, completed: { slot, spectra in
+            try completed(indices[slot], spectra)
+            if keepResults { results[slot] = spectra }
+        })
         if !keepResults { return [] }
         let done = results.compactMap { $0 }
         guard done.count == indices.count else { throw CancellationError() }

@@ -144,7 +144,10 @@ public struct OutputFisher: FisherModel {
                 }
             }
             mat.withUnsafeBufferPointer { pm in
-                BLAS.syrkAccumulate(pm.baseAddress!, rows: count * q, cols: d, alpha: alpha, into: &f)
+                f.data.withUnsafeMutableBufferPointer { pf in
+                    BLAS.syrk(n: d, k: count * q, alpha: alpha, a: pm.baseAddress!, lda: d, transpose: true,
+                              beta: 1, c: pf.baseAddress!, ldc: d)
+                }
             }
             first += count
         }

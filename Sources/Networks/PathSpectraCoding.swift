@@ -1,4 +1,5 @@
 import TwoScaleCore
+import TwoScaleFormats
 
 /// One path's spectra as a flat list of float64 values, the layout of a partial path file
 /// (`PartialFile`: `[B, J, then per block: w, w values, then per block m ≥ 1 and draw: w, w values]`) —

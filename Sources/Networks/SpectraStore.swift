@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 
 /// The spectra store (docs/METHOD.md §14): a folder holding the raw eigenvalues of a Monte
 /// Carlo run, from which any ε grid, ζ, normalisation or Abbas ED is a cheap pass.

@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// How the tensors of an `.npz` or `.safetensors` file become an MLP's `W_1, b_1, …, W_L, b_L`.

@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// Network parameters from a file, in one of three formats, told apart by their first bytes

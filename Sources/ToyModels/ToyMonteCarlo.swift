@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 import TwoScaleCore
 
 /// The Monte Carlo estimators run on a separable toy model, where the exact answer is known: the

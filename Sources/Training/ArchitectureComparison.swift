@@ -1,6 +1,8 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// Model selection before training, tested after it: for each architecture, the 2sED and lower 2sED

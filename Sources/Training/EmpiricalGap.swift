@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 
@@ -104,23 +105,15 @@ public enum EmpiricalGap {
         let units = e.sampleSizes.flatMap { n in (0..<e.trials).map { (n, $0) } }
         var results = [TrialGaps?](repeating: nil, count: units.count)
         let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
-        try await withThrowingTaskGroup(of: (Int, TrialGaps).self) { group in
-            var next = 0
-            func launch() {
-                let i = next
-                let (n, t) = units[i]
-                group.addTask { (i, try runUnit(e, n: n, trial: t, population: population)) }
-                next += 1
-            }
-            while next < Swift.min(width, units.count) { launch() }
-            var done = 0
-            while let (i, r) = try await group.next() {
-                results[i] = r
-                done += 1
-                progress?(done, units.count)
-                if next < units.count { launch() }
-            }
-        }
+        var done = 0
+        try await Parallel.forEach(units.count, threads: width, { i in
+            let (n, t) = units[i]
+            return try runUnit(e, n: n, trial: t, population: population)
+        }, completed: { i, r in
+            results[i] = r
+            done += 1
+            progress?(done, units.count)
+        })
         return results.map { $0! }
     }
 

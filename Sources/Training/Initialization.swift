@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 

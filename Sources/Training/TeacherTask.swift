@@ -1,15 +1,18 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// A classification task with a known data distribution (docs/METHOD.md §16):
 ///
 ///     x ~ N(0, I_{n_0}),   y | x ~ p*(·|x) = softmax(f_teacher(x) / T)
 ///
-/// with a random teacher MLP (weights, and biases if any, i.i.d. U(−1, 1), drawn from the stream
-/// `(seed, 100)`) and temperature T > 0. Because `p*(y|x)` is known, the population risk of any θ is an
-/// average over inputs alone (see `PopulationSample`).
+/// with a random teacher MLP (weights, and biases if any, i.i.d. U(−1, 1): `MLP.teacher`, Sampling's one
+/// teacher generator, the same teacher as `synthetic:teacher:ARCH` for the same seed) and temperature
+/// T > 0. Because `p*(y|x)` is known, the population risk of any θ is an average over inputs alone (see
+/// `PopulationSample`).
 public struct TeacherTask: Sendable {
     public let teacher: MLP
     public let temperature: Double
@@ -22,12 +25,12 @@ public struct TeacherTask: Sendable {
         self.temperature = temperature
     }
 
-    /// A random teacher: every parameter U(−1, 1) from the stream `(seed, 100)`.
+    /// The random teacher of `seed` (`MLP.teacher`: every parameter U(−1, 1) from the stream `(seed, TEAW)`,
+    /// the teacher `synthetic:teacher:ARCH` uses for the same seed).
     public static func random(architecture: Architecture, activation: Activation, temperature: Double = 1,
                               seed: UInt64) throws -> TeacherTask {
-        var rng = Xoshiro256(seed: seed, stream: [100])
-        return try TeacherTask(teacher: MLP.uniform(architecture: architecture, activation: activation, box: -1...1, rng: &rng),
-                               temperature: temperature)
+        try TeacherTask(teacher: MLP.teacher(architecture: architecture, activation: activation, seed: seed),
+                        temperature: temperature)
     }
 
     public var inputSize: Int { teacher.architecture.inputSize }

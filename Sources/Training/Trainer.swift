@@ -1,6 +1,8 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// Everything that defines a training run; the same configuration and data give the same bytes.

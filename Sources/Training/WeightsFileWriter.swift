@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 extension WeightsFile {
     /// Writes `net` atomically as the weights file that `twoscale fisher --weights` reads

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Networks
+import Sampling
 import ToyModels
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale bench p1|p2|all`: the reference workloads, timed, against their targets.
 struct BenchCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Bounds
 import Foundation
 import ToyModels
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale bound`: the generalisation bound of docs/METHOD.md §15 at a grid of sample sizes.
 struct BoundCommand: AsyncParsableCommand {

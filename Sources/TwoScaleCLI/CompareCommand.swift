@@ -4,6 +4,7 @@ import Foundation
 import Networks
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale compare`: does the (lower) 2sED rank architectures like their training loss?
 struct CompareCommand: AsyncParsableCommand {

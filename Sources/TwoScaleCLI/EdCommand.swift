@@ -3,6 +3,7 @@ import Cluster
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale ed`: the 2sED of a stochastic network by the Monte Carlo design of docs/METHOD.md §13.
 struct EdCommand: AsyncParsableCommand {

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// `twoscale fisher`: the spectrum of a network's Fisher information at one θ (docs/METHOD.md §11–12).
@@ -134,16 +136,10 @@ struct FisherCommand: AsyncParsableCommand {
 
     /// The eigenvalues of every block, blocks computed concurrently.
     static func spectra(_ model: any FisherModel, _ net: MLP) async throws -> [[Double]] {
-        try await withThrowingTaskGroup(of: (Int, [Double]).self) { group in
-            for m in model.blockDimensions.indices {
-                group.addTask {
-                    let x = try model.blockInputs(net, block: m)
-                    return (m, try model.blockEigenvalues(net, block: m, inputs: x))
-                }
-            }
-            var out = [[Double]](repeating: [], count: model.blockDimensions.count)
-            for try await (m, values) in group { out[m] = values }
-            return out
+        let blocks = model.blockDimensions.count
+        return try await Parallel.map(blocks, threads: blocks) { m in
+            let x = try model.blockInputs(net, block: m)
+            return try model.blockEigenvalues(net, block: m, inputs: x)
         }
     }
 }

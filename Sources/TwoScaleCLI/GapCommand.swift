@@ -4,6 +4,7 @@ import Foundation
 import Networks
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale gap`: empirical generalisation gaps on a teacher task, against the deviation C·ε_n.
 struct GapCommand: AsyncParsableCommand {

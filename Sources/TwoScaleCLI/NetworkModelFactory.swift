@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 extension NetworkModelOptions {
     /// Loads the data and builds the Fisher estimator the flags ask for.

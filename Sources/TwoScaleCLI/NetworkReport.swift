@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 /// The measurement flags shared by `ed` and `analyze`: what to compute from the spectra.
 struct AnalysisOptions: ParsableArguments {

@@ -3,6 +3,7 @@ import Reporting
 import TwoScaleCore
 #if canImport(Glibc)
 import Glibc
+import TwoScaleFormats
 #endif
 
 /// Facts about this machine and checkout for the report header.

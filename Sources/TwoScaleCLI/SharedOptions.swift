@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TwoScaleCore
 import Training
+import TwoScaleFormats
 
 /// `--eps` and `--zeta`, shared by every command that evaluates the 2sED.
 struct ScaleOptions: ParsableArguments {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ToyModels
 import TwoScaleCore
+import TwoScaleFormats
 
 extension Family: ExpressibleByArgument {}
 extension EstimatorKind: ExpressibleByArgument {}

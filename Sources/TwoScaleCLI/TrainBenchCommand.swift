@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Networks
+import Sampling
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// `twoscale bench-train`: trainer throughput (samples per second of optimisation).

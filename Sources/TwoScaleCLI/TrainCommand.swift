@@ -3,6 +3,7 @@ import Foundation
 import Networks
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale train`: mini-batch SGD/Adam on the cross-entropy of the deterministic MLP.
 struct TrainCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import Networks
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 
 /// Data and small parsers shared by `train`, `gap` and `bench-train`.

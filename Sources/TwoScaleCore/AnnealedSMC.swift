@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
 public struct SMCSettings: Sendable, Equatable, Codable {

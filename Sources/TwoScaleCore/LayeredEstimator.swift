@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 
 /// One point of a 2sED measurement.
 public struct TwoScalePoint: Sendable, Equatable {
@@ -102,18 +103,9 @@ public struct LayeredEstimator: Sendable {
     public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1, threads: Int) async throws -> [TwoScalePoint] {
         try ScaleParameters.checkZeta(zeta)
         let rs = resamples(bootstrap, seed: seed)
-        let width = Swift.max(1, Swift.min(threads, eps.count))
-        if width == 1 { return try eps.map { try point(eps: $0, zeta: zeta, resamples: rs) } }
-        var out = [TwoScalePoint?](repeating: nil, count: eps.count)
-        try await withThrowingTaskGroup(of: [(Int, TwoScalePoint)].self) { group in
-            for w in 0..<width {
-                group.addTask {
-                    try stride(from: w, to: eps.count, by: width).map { ($0, try self.point(eps: eps[$0], zeta: zeta, resamples: rs)) }
-                }
-            }
-            for try await chunk in group { for (i, p) in chunk { out[i] = p } }
+        return try await Parallel.map(eps.count, threads: threads) { i in
+            try self.point(eps: eps[i], zeta: zeta, resamples: rs)
         }
-        return out.compactMap { $0 }
     }
 
     /// Which of the layered estimators.

@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 import TwoScaleCLI
 import TwoScaleCore
 import XCTest

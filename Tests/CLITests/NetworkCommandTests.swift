@@ -2,6 +2,7 @@ import Foundation
 @testable import Networks
 @testable import TwoScaleCLI
 import TwoScaleCore
+@testable import TwoScaleFormats
 import XCTest
 
 /// `ed`, `analyze`, `merge` end to end on a tiny real network (3-4-3, Markov FIM, N = 5, K = J = 4).

@@ -2,6 +2,7 @@ import Foundation
 @testable import Networks
 import TwoScaleCLI
 import TwoScaleCore
+@testable import TwoScaleFormats
 import XCTest
 
 /// Numerical edge cases, each pinned to a closed form or to a clear error (never a NaN/∞ or a trap):

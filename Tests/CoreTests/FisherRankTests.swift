@@ -1,4 +1,5 @@
 import Foundation
+@testable import Sampling
 import Testing
 import TwoScaleNumerics
 @testable import TwoScaleCore

@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import Testing
 @testable import TwoScaleCore
+@testable import TwoScaleFormats
 
 /// Thousands of generated inputs per parser: each returns finite values or throws a `TwoScaleError`
 /// (never traps, never returns NaN).

@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+@testable import Sampling
 import Testing
 @testable import TwoScaleCore
 

@@ -1,6 +1,8 @@
 import Foundation
+@testable import Sampling
 import Testing
 @testable import TwoScaleCore
+@testable import TwoScaleFormats
 
 @Suite struct SpectrumTests {
     @Test func clampsRoundOffAndCountsIt() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TwoScaleCore
+@testable import TwoScaleFormats
 
 /// `F̂ = I` in dimension d: every draw has d unit eigenvalues.
 func identitySpectra(d: Int, draws: Int = 3) throws -> [Spectrum] {

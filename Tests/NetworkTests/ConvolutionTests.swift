@@ -1,5 +1,6 @@
 import Foundation
 @testable import Networks
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

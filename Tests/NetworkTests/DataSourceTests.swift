@@ -2,6 +2,7 @@ import CZlib
 import Foundation
 @testable import Networks
 import TwoScaleCore
+@testable import TwoScaleFormats
 import TwoScaleNumerics
 import XCTest
 

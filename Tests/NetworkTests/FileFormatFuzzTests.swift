@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 @testable import Networks
 import TwoScaleCore
+@testable import TwoScaleFormats
 
 /// Thousands of generated and mutated inputs per file reader — CSV, IDX (raw and gzip, random bytes and
 /// random truncations of a valid file), weights JSON, .npz and .safetensors, .npy, meta.json, partial path files. Each returns a

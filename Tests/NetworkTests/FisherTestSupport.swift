@@ -1,5 +1,6 @@
 import Foundation
 @testable import Networks
+@testable import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

@@ -1,6 +1,8 @@
 import Foundation
 import Networks
+import Sampling
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 import XCTest
 

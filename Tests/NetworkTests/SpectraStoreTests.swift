@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 final class SpectraStoreTests: XCTestCase {

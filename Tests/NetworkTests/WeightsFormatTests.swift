@@ -1,6 +1,7 @@
 import Foundation
 @testable import Networks
 import TwoScaleCore
+@testable import TwoScaleFormats
 import TwoScaleNumerics
 import XCTest
 

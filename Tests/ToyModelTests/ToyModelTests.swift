@@ -1,4 +1,5 @@
 import Foundation
+@testable import Sampling
 import Testing
 @testable import ToyModels
 import TwoScaleCore

@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+@testable import Sampling
 @testable import Training
 import TwoScaleCore
 import TwoScaleNumerics

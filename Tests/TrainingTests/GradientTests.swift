@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+import Sampling
 import Training
 import TwoScaleCore
 import TwoScaleNumerics

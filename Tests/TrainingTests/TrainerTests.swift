@@ -1,7 +1,9 @@
 import Foundation
 import Networks
+import Sampling
 import Training
 import TwoScaleCore
+import TwoScaleFormats
 import TwoScaleNumerics
 import XCTest
 

@@ -14,7 +14,7 @@ import TwoScaleCore
 public enum SafeTensors {
     /// A plausible safetensors start: a header length below 2³² and a JSON object right after it. (A
     /// JSON or text file cannot pass: its first eight bytes would read as a length far above 2³².)
-    static func looksLike(_ b: [UInt8]) -> Bool {
+    public static func looksLike(_ b: [UInt8]) -> Bool {
         b.count >= 9 && b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 && b[8] == UInt8(ascii: "{")
     }
 

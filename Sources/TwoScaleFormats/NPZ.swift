@@ -8,7 +8,7 @@ import TwoScaleCore
 /// order, C or Fortran order).
 public enum NPZ {
     /// The zip magic `PK\x03\x04` that starts an `.npz` file (`PK\x05\x06` starts an empty one).
-    static func looksLike(_ b: [UInt8]) -> Bool {
+    public static func looksLike(_ b: [UInt8]) -> Bool {
         b.count >= 4 && b[0] == 0x50 && b[1] == 0x4B && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleCore
 
 /// Kendall's rank correlation τ_b with a two-sided p-value for the null hypothesis of independence.
 ///

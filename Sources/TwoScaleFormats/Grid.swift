@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleCore
 
 /// Value grids given on the command line (README, "Commands"): `0.1`, a list `0.01,0.05,0.1`, or
 /// `lo:hi:n`, n points spaced evenly in log between lo and hi inclusive (lo, hi > 0, n ≥ 2).

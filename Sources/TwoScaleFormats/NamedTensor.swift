@@ -17,7 +17,7 @@ public struct NamedTensor: Sendable, Equatable {
     }
 
     /// The shape as the errors write it: `7×16`, `7`, or `a scalar`.
-    var shapeText: String { shape.isEmpty ? "a scalar" : shape.map(String.init).joined(separator: "×") }
+    public var shapeText: String { shape.isEmpty ? "a scalar" : shape.map(String.init).joined(separator: "×") }
 }
 
 /// IEEE floats stored as bytes (binary32 or binary64, either byte order), widened to `Double`.

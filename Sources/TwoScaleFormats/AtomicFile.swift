@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleCore
 #if canImport(Glibc)
 import Glibc
 #endif

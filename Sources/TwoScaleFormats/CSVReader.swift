@@ -2,6 +2,14 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
+/// Which CSV column, if any, holds the class label.
+public enum LabelColumn: String, Sendable, CaseIterable {
+    /// Every column is a feature.
+    case none
+    /// The last column is an integer class label ≥ 0.
+    case last
+}
+
 /// Numeric CSV: one input per row, comma-separated numbers, every column a feature, or with
 /// `labels: .last` the last column an integer class label ≥ 0. An optional header is recognised
 /// when the first non-blank line is not all numbers. Blank lines are skipped, `\r\n` is accepted.

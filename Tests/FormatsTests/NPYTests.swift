@@ -1,6 +1,6 @@
 import Foundation
-import Networks
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 final class NPYTests: XCTestCase {

@@ -24,7 +24,7 @@ public struct NPYArray: Sendable, Equatable {
         self.data = data
     }
 
-    static let magic: [UInt8] = [0x93] + Array("NUMPY".utf8)
+    public static let magic: [UInt8] = [0x93] + Array("NUMPY".utf8)
 
     /// The header dict as NumPy writes it (`(5,)` for one axis, `()` for a scalar).
     static func headerDict(shape: [Int]) -> String {
@@ -89,7 +89,7 @@ public struct NPYArray: Sendable, Equatable {
         return NPYArray(uncheckedShape: h.shape, data: values)
     }
 
-    init(uncheckedShape: [Int], data: [Double]) {
+    public init(uncheckedShape: [Int], data: [Double]) {
         shape = uncheckedShape
         self.data = data
     }

@@ -1,0 +1,114 @@
+import Foundation
+import Sampling
+import Testing
+import TwoScaleNumerics
+
+/// `BLAS.gemm`/`BLAS.syrk` on raw row-major buffers against naive loops: every transpose, α and β,
+/// leading dimensions longer than the rows, and the empty cases.
+@Suite struct BLASPointerTests {
+    static func random(_ count: Int, _ rng: inout Xoshiro256) -> [Double] { (0..<count).map { _ in rng.uniform(-1, 1) } }
+
+    @Test func gemmMatchesNaiveLoops() {
+        var rng = Xoshiro256(seed: 7)
+        let (m, n, k) = (5, 4, 3)
+        for transA in [false, true] {
+            for transB in [false, true] {
+                for (alpha, beta) in [(1.0, 0.0), (0.5, 1.0), (-2.0, 0.25)] {
+                    // Stored shapes, each row padded by 2 unused entries (leading dimension > row length).
+                    let (ar, ac) = transA ? (k, m) : (m, k)
+                    let (br, bc) = transB ? (n, k) : (k, n)
+                    let lda = ac + 2, ldb = bc + 2, ldc = n + 2
+                    let a = Self.random(ar * lda, &rng), b = Self.random(br * ldb, &rng)
+                    var c = Self.random(m * ldc, &rng)
+                    var want = c
+                    for i in 0..<m {
+                        for j in 0..<n {
+                            var s = 0.0
+                            for l in 0..<k {
+                                let x = transA ? a[l * lda + i] : a[i * lda + l]
+                                let y = transB ? b[j * ldb + l] : b[l * ldb + j]
+                                s += x * y
+                            }
+                            want[i * ldc + j] = alpha * s + beta * c[i * ldc + j]
+                        }
+                    }
+                    a.withUnsafeBufferPointer { pa in
+                        b.withUnsafeBufferPointer { pb in
+                            c.withUnsafeMutableBufferPointer { pc in
+                                BLAS.gemm(m: m, n: n, k: k, alpha: alpha, a: pa.baseAddress!, lda: lda, transA: transA,
+                                          b: pb.baseAddress!, ldb: ldb, transB: transB, beta: beta, c: pc.baseAddress!, ldc: ldc)
+                            }
+                        }
+                    }
+                    for i in c.indices { #expect(abs(c[i] - want[i]) <= 1e-13, "transA \(transA) transB \(transB) α \(alpha) β \(beta) at \(i)") }
+                }
+            }
+        }
+    }
+
+    @Test func syrkMatchesNaiveLoopsOnTheUpperTriangle() {
+        var rng = Xoshiro256(seed: 8)
+        let (n, k) = (4, 6)
+        for transpose in [false, true] {
+            for (alpha, beta) in [(1.0, 0.0), (0.3, 1.0), (2.0, -0.5)] {
+                let (ar, ac) = transpose ? (k, n) : (n, k)
+                let lda = ac + 1, ldc = n + 3
+                let a = Self.random(ar * lda, &rng)
+                var c = Self.random(n * ldc, &rng)
+                var want = c
+                for i in 0..<n {
+                    for j in i..<n {
+                        var s = 0.0
+                        for l in 0..<k {
+                            s += transpose ? a[l * lda + i] * a[l * lda + j] : a[i * lda + l] * a[j * lda + l]
+                        }
+                        want[i * ldc + j] = alpha * s + beta * c[i * ldc + j]
+                    }
+                }
+                a.withUnsafeBufferPointer { pa in
+                    c.withUnsafeMutableBufferPointer { pc in
+                        BLAS.syrk(n: n, k: k, alpha: alpha, a: pa.baseAddress!, lda: lda, transpose: transpose,
+                                  beta: beta, c: pc.baseAddress!, ldc: ldc)
+                    }
+                }
+                // The upper triangle is the product; everything else (lower triangle, padding) is untouched.
+                for i in c.indices { #expect(abs(c[i] - want[i]) <= 1e-13, "transpose \(transpose) α \(alpha) β \(beta) at \(i)") }
+            }
+        }
+    }
+
+    @Test func syrkUpperAgreesWithGram() {
+        var rng = Xoshiro256(seed: 9)
+        let y = Matrix(rows: 5, cols: 3, data: Self.random(15, &rng))
+        for transpose in [false, true] {
+            let full = BLAS.gram(y, transpose: transpose, alpha: 0.7)
+            let upper = y.data.withUnsafeBufferPointer {
+                BLAS.syrkUpper($0.baseAddress!, rows: 5, cols: 3, transpose: transpose, alpha: 0.7)
+            }
+            #expect(upper.rows == full.rows)
+            for i in 0..<upper.rows {
+                for j in 0..<upper.cols { #expect(upper[i, j] == (j >= i ? full[i, j] : 0)) }
+            }
+        }
+    }
+
+    @Test func emptyDimensions() {
+        var c: [Double] = [3, 4, 5, 6]
+        let a: [Double] = [1]
+        a.withUnsafeBufferPointer { pa in
+            c.withUnsafeMutableBufferPointer { pc in
+                // k = 0: C ← β·C.
+                BLAS.gemm(m: 2, n: 2, k: 0, a: pa.baseAddress!, lda: 1, b: pa.baseAddress!, ldb: 2,
+                          beta: 0.5, c: pc.baseAddress!, ldc: 2)
+            }
+        }
+        #expect(c == [1.5, 2, 2.5, 3])
+        a.withUnsafeBufferPointer { pa in
+            c.withUnsafeMutableBufferPointer { pc in
+                // k = 0, β = 0: the upper triangle becomes 0, the lower is untouched.
+                BLAS.syrk(n: 2, k: 0, a: pa.baseAddress!, lda: 1, c: pc.baseAddress!, ldc: 2)
+            }
+        }
+        #expect(c == [0, 0, 2.5, 0])
+    }
+}
