@@ -136,6 +136,15 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     /// Number of weight layers L.
     public var layers: Int { stack.count }
     public var inputSize: Int { stack[0].inputSize }
+    /// The input image's shape when the first layer reads an image (a convolution or pooling); `nil` for a
+    /// flat input (an MLP).
+    public var inputShape: ImageShape? {
+        switch stack[0] {
+        case let c as ConvolutionLayer: return c.input
+        case let p as PoolingLayer: return p.input
+        default: return nil
+        }
+    }
     public var classes: Int { stack[stack.count - 1].outputSize }
 
     /// Parameters of layer m (0-based): `n_m·n_{m−1}` (+ `n_m` with biases) for a dense layer.
@@ -151,6 +160,10 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     public func isActivated(layer m: Int) -> Bool { activated[m] }
     public var layerParameterCounts: [Int] { (0..<layers).map(parameters(layer:)) }
     public var parameterCount: Int { layerParameterCounts.reduce(0, +) }
+
+    /// The widths of the hidden parametric layers: the units (neurons of a dense layer, filters of a
+    /// convolution) of every parametric layer but the last (`[16]` for 54-16-7).
+    public var hiddenWidths: [Int] { parametricLayers.dropLast().map { structure(layer: $0).units } }
 
     /// The `--arch` notation of the stack (`54-16-7` for an MLP).
     public var notation: String { ArchitectureNotation.notation(stack) }

@@ -16,6 +16,8 @@ public struct ImageShape: Sendable, Equatable, CustomStringConvertible {
 
     /// Values per image.
     public var size: Int { height * width * channels }
+    /// `[height, width, channels]`.
+    public var dimensions: [Int] { [height, width, channels] }
     public var description: String { "\(height)×\(width)×\(channels)" }
 }
 

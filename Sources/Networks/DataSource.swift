@@ -27,7 +27,8 @@ public enum DataSource {
     static let allowed = "give csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:train|:test], synthetic:gaussian or synthetic:teacher:ARCH[:ACTIVATION]"
 
     public static func load(_ spec: String, samples: Int?, labels: LabelColumn = .none, standardize: Bool = false,
-                            seed: UInt64 = 1, inputSize: Int? = nil, flag: String = "--data") throws -> Dataset {
+                            seed: UInt64 = 1, inputSize: Int? = nil, inputShape: ImageShape? = nil, declaredShape: ImageShape? = nil,
+                            flag: String = "--data") throws -> Dataset {
         if let n = samples, n < 1 {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the number of samples must be ≥ 1")
         }
@@ -56,22 +57,60 @@ public enum DataSource {
             data = try IDXReader.load(images: images, labels: labelFile, limit: samples)
             data.classes = 10
             data.source = spec
+            data.shape = [28, 28, 1]
         case "synthetic":
             guard let n = samples else {
                 throw TwoScaleError.missing("--samples", "synthetic data needs --samples N (N ≥ 1)")
             }
-            data = try synthetic(rest, spec: spec, samples: n, seed: seed, inputSize: inputSize, flag: flag)
+            data = try synthetic(rest, spec: spec, samples: n, seed: seed, inputSize: inputSize, inputShape: inputShape, flag: flag)
         default:
             throw TwoScaleError.invalid(flag, spec, allowed: allowed)
         }
         if let n = samples, data.count < n {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "\(spec) has only \(data.count) inputs")
         }
+        if let declared = declaredShape {
+            guard declared.size == data.features else {
+                throw TwoScaleError.invalid("--shape", "\(declared.height)x\(declared.width)x\(declared.channels)",
+                                            allowed: "\(spec) has \(data.features) values per input, the shape holds \(declared.size)")
+            }
+            if let known = data.shape, known != declared.dimensions {
+                throw TwoScaleError.invalid("--shape", "\(declared.height)x\(declared.width)x\(declared.channels)",
+                                            allowed: "\(spec) stores its images as \(known.map(String.init).joined(separator: "x"))")
+            }
+            data.shape = declared.dimensions
+        }
         if let d = inputSize, data.features != d {
             throw TwoScaleError.invalid(flag, spec, allowed: "its inputs have \(data.features) features but the architecture's input size is \(d)")
         }
+        try checkShape(data, spec: spec, model: inputShape, flag: flag)
         if standardize { data.inputs = standardized(data.inputs) }
         return data
+    }
+
+    /// An image model (`model` non-nil) takes only inputs whose shape is known and equal to its input:
+    /// images keep their shape, so a 28×28×1 network never reads a 784-column CSV without `--shape` or a
+    /// 14×56×1 file as if it were 28×28. A flat model (an MLP) takes any input with the right number of
+    /// values (images flattened in height, width, channel order).
+    static func checkShape(_ data: Dataset, spec: String, model: ImageShape?, flag: String) throws {
+        guard let model else { return }
+        let want = "\(model.height)x\(model.width)x\(model.channels)"
+        guard let shape = data.shape else {
+            throw TwoScaleError.invalid(flag, spec, allowed: "the architecture takes \(want) images but these inputs are flat vectors of \(data.features) values; give their shape with --shape \(want) (height x width x channels, values in that order, channels fastest)")
+        }
+        guard shape == model.dimensions else {
+            throw TwoScaleError.invalid(flag, spec, allowed: "its images are \(shape.map(String.init).joined(separator: "x")) but the architecture takes \(want)")
+        }
+    }
+
+    /// `HxWxC` (e.g. `28x28x1`) as an image shape (`--shape`).
+    public static func parseShape(_ text: String, flag: String = "--shape") throws -> ImageShape {
+        let dims = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard dims.count == 3, let h = dims[0], let w = dims[1], let c = dims[2],
+              [h, w, c].allSatisfy({ (1...100_000).contains($0) }) else {
+            throw TwoScaleError.invalid(flag, text, allowed: "an image shape is HxWxC with sides and channels from 1 to 10⁵, e.g. 28x28x1 or 32x32x3")
+        }
+        return ImageShape(height: h, width: w, channels: c)
     }
 
     /// `kind:rest` (rest may contain further colons).
@@ -91,7 +130,8 @@ public enum DataSource {
         }
     }
 
-    static func synthetic(_ rest: String, spec: String, samples n: Int, seed: UInt64, inputSize: Int?, flag: String) throws -> Dataset {
+    static func synthetic(_ rest: String, spec: String, samples n: Int, seed: UInt64, inputSize: Int?, inputShape: ImageShape?,
+                          flag: String) throws -> Dataset {
         let (what, arg) = split(rest)
         switch what {
         case "gaussian":
@@ -100,7 +140,8 @@ public enum DataSource {
                 throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:gaussian needs the input size (from --arch)")
             }
             try checkSyntheticSize(samples: n, features: d, spec: spec)
-            return Dataset(inputs: gaussianInputs(samples: n, features: d, seed: seed), source: "synthetic:gaussian")
+            return Dataset(inputs: gaussianInputs(samples: n, features: d, seed: seed), source: "synthetic:gaussian",
+                           shape: inputShape?.dimensions)
         case "teacher":
             let (archText, actText) = split(arg)
             guard !archText.isEmpty else {
@@ -155,7 +196,8 @@ public enum DataSource {
             var rng = Teacher.labelGenerator(seed: seed, sample: i)
             labels[i] = Softmax.sampleClass(p, row: i, u: rng.uniform())
         }
-        return (Dataset(inputs: x, labels: labels, classes: k, source: "synthetic:teacher:\(architecture.sizes.map(String.init).joined(separator: "-"))"), net)
+        return (Dataset(inputs: x, labels: labels, classes: k, source: "synthetic:teacher:\(architecture.notation)",
+                        shape: architecture.inputShape?.dimensions), net)
     }
 
     /// Each column z-scored: `(x − mean)/sd` with the population sd; constant columns become 0.

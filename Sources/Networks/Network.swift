@@ -33,24 +33,28 @@ public struct Network: Sendable, Equatable {
         self.blocks = blocks
     }
 
-    /// A dense network from its weight matrices `W_m` (n_m × n_{m−1}) and biases (nil: zeros when the
-    /// architecture has biases).
+    /// A network from the weight matrix of every parametric layer (`W_b`, units × patch size: n_m × n_{m−1}
+    /// for a dense layer, filters × k²C_in for a convolution, see `LayerStructure`) and their biases (nil:
+    /// zeros when the architecture has biases). Parameter-free layers (pooling) take no entry.
     public init(architecture: Architecture, activation: Activation, weights: [Matrix], biases: [[Double]]? = nil) throws {
-        guard weights.count == architecture.layers else {
-            throw TwoScaleError.failure("weights: \(weights.count) matrices given, the architecture \(architecture) has \(architecture.layers) layers")
+        let parametric = architecture.parametricLayers
+        guard weights.count == parametric.count else {
+            throw TwoScaleError.failure("weights: \(weights.count) matrices given, the architecture \(architecture) has \(parametric.count) parametric layers")
         }
-        for (m, w) in weights.enumerated() where w.rows != architecture.sizes[m + 1] || w.cols != architecture.sizes[m] {
-            throw TwoScaleError.failure("weights: W_\(m + 1) is \(w.rows)×\(w.cols), the architecture \(architecture) needs \(architecture.sizes[m + 1])×\(architecture.sizes[m])")
+        let structures = parametric.map(architecture.structure(layer:))
+        for (b, (w, s)) in zip(weights, structures).enumerated() where w.rows != s.units || w.cols != s.patchSize {
+            throw TwoScaleError.failure("weights: W_\(b + 1) is \(w.rows)×\(w.cols), the architecture \(architecture) needs \(s.units)×\(s.patchSize)")
         }
-        for (m, w) in weights.enumerated() where !w.data.allSatisfy(\.isFinite) {
-            throw TwoScaleError.failure("weights: W_\(m + 1) holds a non-finite number")
+        for (b, w) in weights.enumerated() where !w.data.allSatisfy(\.isFinite) {
+            throw TwoScaleError.failure("weights: W_\(b + 1) holds a non-finite number")
         }
-        let b = biases ?? architecture.sizes.dropFirst().map { architecture.bias ? [Double](repeating: 0, count: $0) : [] }
-        guard b.count == architecture.layers,
-              zip(b, architecture.sizes.dropFirst()).allSatisfy({ architecture.bias ? $0.count == $1 : $0.isEmpty }) else {
+        let bs = biases ?? structures.map { $0.bias ? [Double](repeating: 0, count: $0.units) : [] }
+        guard bs.count == structures.count, zip(bs, structures).allSatisfy({ $1.bias ? $0.count == $1.units : $0.isEmpty }) else {
             throw TwoScaleError.failure("biases do not match the architecture \(architecture)")
         }
-        try self.init(architecture: architecture, activation: activation, blocks: zip(weights, b).map { $0.data + $1 })
+        var blocks = architecture.stack.map { _ in [Double]() }
+        for (b, m) in parametric.enumerated() { blocks[m] = weights[b].data + bs[b] }
+        try self.init(architecture: architecture, activation: activation, blocks: blocks)
     }
 
     init(unchecked a: Architecture, _ act: Activation, _ blocks: [[Double]]) {
@@ -92,17 +96,18 @@ public struct Network: Sendable, Equatable {
         }
     }
 
-    /// The weight matrix of dense layer m (`W_m`, n_m × n_{m−1}); a copy read from the block.
+    /// The weight matrix of parametric layer m (0-based index into the stack; units × patch size, `W_m`
+    /// = n_m × n_{m−1} for a dense layer); a copy read from the block.
     public func weightMatrix(layer m: Int) -> Matrix {
         let s = architecture.structure(layer: m)
         return Matrix(rows: s.units, cols: s.patchSize, data: Array(blocks[m][0..<s.weightCount]))
     }
 
-    /// The weight matrices of every layer (unit rows × patch size), biases left out.
-    public var weights: [Matrix] { (0..<blocks.count).map(weightMatrix(layer:)) }
-    /// The biases of every layer (empty arrays when the architecture has none).
+    /// The weight matrices of every parametric layer (unit rows × patch size), biases left out.
+    public var weights: [Matrix] { architecture.parametricLayers.map(weightMatrix(layer:)) }
+    /// The biases of every parametric layer (empty arrays when the architecture has none).
     public var biases: [[Double]] {
-        (0..<blocks.count).map { m in
+        architecture.parametricLayers.map { m in
             let s = architecture.structure(layer: m)
             return s.bias ? Array(blocks[m][s.weightCount...]) : []
         }

@@ -3,7 +3,9 @@ import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
 
-/// How the tensors of an `.npz` or `.safetensors` file become an MLP's `W_1, b_1, …, W_L, b_L`.
+/// How the tensors of an `.npz` or `.safetensors` file become a network's `W_1, b_1, …, W_L, b_L`: one
+/// weight (and bias) per parametric layer — dense and convolution layers; pooling layers have none, so
+/// L counts the parametric layers only.
 ///
 /// **Positional** — every tensor named `arr_K` (what `np.savez(f, A, B, …)` writes), taken in the order
 /// of K, which must run 0, 1, …, n−1; the count decides what they are:
@@ -21,14 +23,19 @@ import TwoScaleNumerics
 /// Sequential, `fc` for `fc1.weight`) and must be the same for every tensor. Biases: all layers or
 /// none; none means zero biases under `--bias`, and bias tensors without `--bias` are an error.
 ///
-/// Every `W_m` must have shape n_m × n_{m−1} — PyTorch's `nn.Linear.weight` layout (out, in) — and
-/// every `b_m` shape n_m; all values must be finite. A file mixing the two naming schemes, or holding a
+/// Every dense `W_m` must have shape n_m × n_{m−1} — PyTorch's `nn.Linear.weight` layout (out, in) — and
+/// every `b_m` shape n_m; all values must be finite. A convolution's weight is either PyTorch's
+/// `nn.Conv2d.weight`, F × C_in × k × k, or twoscale's own layout F × (k·k·C_in) (each filter's kernel in
+/// row, column, channel order, channels fastest; what the JSON format and checkpoints hold). With
+/// PyTorch-shaped (4-D) convolution weights the file is read as a PyTorch model throughout: PyTorch
+/// flattens an image channel-first (C, H, W) while twoscale flattens it (H, W, C), so the columns of the
+/// dense layer right after an image are permuted accordingly. A file mixing the two naming schemes, or holding a
 /// tensor of neither form (a BatchNorm's running mean, say), is an error that names the tensor.
 extension WeightsFile {
     public static func network(from tensors: [NamedTensor], path: String, architecture a: Architecture,
                                activation: Activation) throws -> MLP {
-        let L = a.layers
-        func fail(_ message: String) -> TwoScaleError { TwoScaleError.file(path, message) }
+        let L = a.parametricLayers.count
+        func fail(_ message: String) -> TwoScaleError { TwoScaleError.mismatch(path, message) }
         guard !tensors.isEmpty else { throw fail("holds no tensors; the architecture \(a) needs \(L) weight matrices") }
         let positional = tensors.map { positionalIndex($0.name) }
         let layers: [(weight: NamedTensor, bias: NamedTensor?)]
@@ -57,28 +64,76 @@ extension WeightsFile {
             layers = try namedLayers(tensors, architecture: a, fail: fail)
         }
 
+        let pytorch = zip(layers, a.parametricLayers).contains { a.stack[$1] is ConvolutionLayer && $0.weight.shape.count == 4 }
         var weights: [Matrix] = []
         var biases: [[Double]] = []
-        for (m, layer) in layers.enumerated() {
-            let rows = a.sizes[m + 1], cols = a.sizes[m]
+        for (b, (layer, m)) in zip(layers, a.parametricLayers).enumerated() {
+            let s = a.structure(layer: m)
+            let rows = s.units, cols = s.patchSize
             let w = layer.weight
-            guard w.shape == [rows, cols] else {
-                let transposed = w.shape == [cols, rows] && rows != cols
-                throw fail("W_\(m + 1) (tensor '\(w.name)') has shape \(w.shapeText), the architecture \(a) needs \(rows)×\(cols)"
-                           + (transposed ? " (it looks transposed: twoscale wants (out, in), the layout of PyTorch's nn.Linear.weight; "
-                              + "transpose (in, out) kernels such as JAX/Flax or Keras ones)" : ""))
-            }
-            try checkFinite(w, what: "W_\(m + 1)", cols: cols, fail: fail)
-            weights.append(Matrix(rows: rows, cols: cols, data: w.values))
-            if let b = layer.bias {
-                guard b.shape == [rows] else {
-                    throw fail("b_\(m + 1) (tensor '\(b.name)') has shape \(b.shapeText), the architecture \(a) needs \(rows)")
+            try checkFinite(w, what: "W_\(b + 1)", cols: w.shape.count == 2 ? w.shape[1] : nil, fail: fail)
+            var values: [Double]
+            if let conv = a.stack[m] as? ConvolutionLayer, w.shape.count == 4 {
+                let (f, c, k) = (conv.filters, conv.input.channels, conv.kernel)
+                guard w.shape == [f, c, k, k] else {
+                    throw fail("W_\(b + 1) (tensor '\(w.name)') has shape \(w.shapeText); layer \(m + 1) (\(conv.notationTerm)) needs \(f)×\(c)×\(k)×\(k) (PyTorch's Conv2d layout: filters × channels × kernel × kernel) or \(rows)×\(cols)")
                 }
-                try checkFinite(b, what: "b_\(m + 1)", cols: nil, fail: fail)
-                biases.append(b.values)
+                values = Self.kernelsFromPyTorch(w.values, filters: f, channels: c, kernel: k)
+            } else {
+                guard w.shape == [rows, cols] else {
+                    let transposed = w.shape == [cols, rows] && rows != cols
+                    let conv = a.stack[m] is ConvolutionLayer
+                    throw fail("W_\(b + 1) (tensor '\(w.name)') has shape \(w.shapeText), "
+                               + (conv ? "layer \(m + 1) (\(a.stack[m].notationTerm)) of " : "")
+                               + "the architecture \(a) needs \(rows)×\(cols)"
+                               + (conv ? " (filters × k·k·C_in) or PyTorch's filters × C_in × k × k" : "")
+                               + (transposed ? " (it looks transposed: twoscale wants (out, in), the layout of PyTorch's nn.Linear.weight; "
+                                  + "transpose (in, out) kernels such as JAX/Flax or Keras ones)" : ""))
+                }
+                values = w.values
+                if pytorch, m > 0, let image = Self.imageOutput(of: a.stack[m - 1]) {
+                    values = Self.columnsFromChannelFirst(values, rows: rows, image: image)
+                }
+            }
+            weights.append(Matrix(rows: rows, cols: cols, data: values))
+            if let bt = layer.bias {
+                guard bt.shape == [rows] else {
+                    throw fail("b_\(b + 1) (tensor '\(bt.name)') has shape \(bt.shapeText), the architecture \(a) needs \(rows)")
+                }
+                try checkFinite(bt, what: "b_\(b + 1)", cols: nil, fail: fail)
+                biases.append(bt.values)
             }
         }
         return try MLP(architecture: a, activation: activation, weights: weights, biases: biases.isEmpty ? nil : biases)
+    }
+
+    /// PyTorch's (F, C, k, k) kernels in twoscale's (F, k, k, C) order.
+    static func kernelsFromPyTorch(_ v: [Double], filters f: Int, channels c: Int, kernel k: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: v.count)
+        for fi in 0..<f { for ci in 0..<c { for r in 0..<k { for q in 0..<k {
+            out[((fi * k + r) * k + q) * c + ci] = v[((fi * c + ci) * k + r) * k + q]
+        } } } }
+        return out
+    }
+
+    /// A dense weight whose columns follow PyTorch's channel-first flattening (C, H, W) of `image`,
+    /// with its columns moved to twoscale's (H, W, C) order.
+    static func columnsFromChannelFirst(_ v: [Double], rows: Int, image s: ImageShape) -> [Double] {
+        let cols = s.size
+        var out = [Double](repeating: 0, count: v.count)
+        for i in 0..<rows { for ci in 0..<s.channels { for h in 0..<s.height { for x in 0..<s.width {
+            out[i * cols + (h * s.width + x) * s.channels + ci] = v[i * cols + (ci * s.height + h) * s.width + x]
+        } } } }
+        return out
+    }
+
+    /// The image a layer outputs (a convolution or pooling), nil for a dense layer.
+    static func imageOutput(of layer: any Layer) -> ImageShape? {
+        switch layer {
+        case let c as ConvolutionLayer: return c.output
+        case let p as PoolingLayer: return p.output
+        default: return nil
+        }
     }
 
     /// K for a name `arr_K` (K written in plain decimal digits), else nil.
@@ -118,7 +173,7 @@ extension WeightsFile {
             }
         }
         let indices = Set(weights.keys).union(biases.keys).sorted()
-        let L = a.layers
+        let L = a.parametricLayers.count
         guard indices.count == L else {
             let shown = indices.prefix(8).map(String.init).joined(separator: ", ") + (indices.count > 8 ? ", …" : "")
             throw fail("has \(indices.count) layer\(indices.count == 1 ? "" : "s") (indices \(shown)), the architecture \(a) needs \(L)")

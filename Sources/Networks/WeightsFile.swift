@@ -6,10 +6,12 @@ import TwoScaleNumerics
 /// Network parameters from a file, in one of three formats, told apart by their first bytes
 /// (`format(of:path:)`):
 ///
-/// * JSON (README, "Weights files"): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`, each `W_m` a list of
-///   `n_m` rows of `n_{m−1}` numbers, each `b_m` a list of `n_m` numbers. `biases` is optional (zeros)
-///   and only allowed when the architecture has biases. Errors name the file and which matrix and row
-///   has the wrong shape.
+/// * JSON (README, "Weights files"): `{"weights": [W_1, …, W_L], "biases": [b_1, …, b_L]}`, one entry per
+///   parametric layer (dense and convolution; pooling has none): a dense `W_m` is a list of `n_m` rows of
+///   `n_{m−1}` numbers, a convolution's a list of F rows (one per filter) of k·k·C_in numbers (row, column,
+///   channel order, channels fastest); each `b_m` a list of one number per unit. `biases` is optional
+///   (zeros) and only allowed when the architecture has biases. Errors name the file and which matrix and
+///   row has the wrong shape; a well-formed file for another architecture is a usage error (status 2).
 /// * NumPy `.npz` (`NPZ`, zip magic `PK\x03\x04`) and `.safetensors` (`SafeTensors`, an 8-byte
 ///   little-endian header length, then a JSON header): float32 or float64 tensors, positional
 ///   (`np.savez(f, W_1, …)`) or named like a PyTorch `nn.Sequential` state dict (`0.weight`, `0.bias`,
@@ -63,20 +65,22 @@ public enum WeightsFile {
 
     public static func parse(_ json: JSONValue, path: String, architecture a: Architecture, activation: Activation) throws -> MLP {
         guard case .object = json, let ws = json["weights"]?.arrayValue else {
-            throw TwoScaleError.file(path, "expected an object {\"weights\": [W_1, …, W_\(a.layers)]}")
+            throw TwoScaleError.file(path, "expected an object {\"weights\": [W_1, …, W_\(a.parametricLayers.count)]}")
         }
-        guard ws.count == a.layers else {
-            throw TwoScaleError.file(path, "\(ws.count) weight matrices, the architecture \(a) needs \(a.layers)")
+        let parametric = a.parametricLayers
+        guard ws.count == parametric.count else {
+            throw TwoScaleError.mismatch(path, "\(ws.count) weight matrices, the architecture \(a) needs \(parametric.count)")
         }
         var weights: [Matrix] = []
-        for (m, w) in ws.enumerated() {
-            let rows = a.sizes[m + 1], cols = a.sizes[m]
+        for (b, (w, m)) in zip(ws, parametric).enumerated() {
+            let s = a.structure(layer: m)
+            let rows = s.units, cols = s.patchSize
             guard let list = w.arrayValue, list.count == rows else {
-                throw TwoScaleError.file(path, "W_\(m + 1) must be a list of \(rows) rows (n_\(m + 1) = \(rows)), found \(w.arrayValue.map { "\($0.count) rows" } ?? "no list")")
+                throw TwoScaleError.mismatch(path, "W_\(b + 1) must be a list of \(rows) rows (layer \(m + 1), \(a.stack[m].notationTerm): \(rows) units), found \(w.arrayValue.map { "\($0.count) rows" } ?? "no list")")
             }
             var mat = Matrix(rows: rows, cols: cols)
             for (i, r) in list.enumerated() {
-                let v = try numbers(r, count: cols, path: path, what: "W_\(m + 1) row \(i + 1)")
+                let v = try numbers(r, count: cols, path: path, what: "W_\(b + 1) row \(i + 1)")
                 for j in 0..<cols { mat[i, j] = v[j] }
             }
             weights.append(mat)
@@ -84,19 +88,21 @@ public enum WeightsFile {
         var biases: [[Double]]? = nil
         if let bs = json["biases"], bs != .null {
             guard a.bias else {
-                throw TwoScaleError.file(path, "has \"biases\" but the network has none (pass --bias)")
+                throw TwoScaleError.mismatch(path, "has \"biases\" but the network has none (pass --bias)")
             }
-            guard let list = bs.arrayValue, list.count == a.layers else {
-                throw TwoScaleError.file(path, "\"biases\" must be a list of \(a.layers) vectors, one per layer")
+            guard let list = bs.arrayValue, list.count == parametric.count else {
+                throw TwoScaleError.mismatch(path, "\"biases\" must be a list of \(parametric.count) vectors, one per parametric layer")
             }
-            biases = try list.enumerated().map { m, b in try numbers(b, count: a.sizes[m + 1], path: path, what: "b_\(m + 1)") }
+            biases = try zip(list, parametric).enumerated().map { b, pair in
+                try numbers(pair.0, count: a.structure(layer: pair.1).units, path: path, what: "b_\(b + 1)")
+            }
         }
         return try MLP(architecture: a, activation: activation, weights: weights, biases: biases)
     }
 
     static func numbers(_ v: JSONValue, count: Int, path: String, what: String) throws -> [Double] {
         guard let list = v.arrayValue else { throw TwoScaleError.file(path, "\(what) must be a list of \(count) numbers") }
-        guard list.count == count else { throw TwoScaleError.file(path, "\(what) has \(list.count) numbers, expected \(count)") }
+        guard list.count == count else { throw TwoScaleError.mismatch(path, "\(what) has \(list.count) numbers, expected \(count)") }
         return try list.enumerated().map { j, x in
             guard let d = x.doubleValue, d.isFinite else {
                 throw TwoScaleError.file(path, "\(what), entry \(j + 1) is not a finite number")

@@ -143,15 +143,28 @@ public struct ArchitectureComparison: Sendable {
         net.weights.reduce(0) { acc, m in m.data.reduce(acc) { $0 + $1 * $1 } }.squareRoot()
     }
 
-    /// The ℓ₂ path norm `√(Σ_paths Π_m w²)` = `√(1ᵀ (W_L∘W_L)⋯(W_1∘W_1) 1)` (biases left out).
+    /// The ℓ₂ path norm `√(Σ_paths Π_m w²)` = `√(1ᵀ (W_L∘W_L)⋯(W_1∘W_1) 1)` (biases left out). Any layer
+    /// stack: the network with every weight squared, no biases and no activation, applied to the all-ones
+    /// input, its outputs summed. A pooling window is one path per input it reads: a max pool passes each
+    /// (weight 1, so its windows are summed), an average pool weights each by 1/k² (squared: 1/k⁴).
     public static func pathNorm(_ net: MLP) -> Double {
-        var v = [Double](repeating: 1, count: net.architecture.inputSize)
-        for m in net.weights {
-            var u = [Double](repeating: 0, count: m.rows)
-            for i in 0..<m.rows { var t = 0.0; for j in 0..<m.cols { let x = m.data[i * m.cols + j]; t += x * x * v[j] }; u[i] = t }
-            v = u
+        let a = net.architecture
+        var v = Matrix(rows: 1, cols: a.inputSize, data: [Double](repeating: 1, count: a.inputSize))
+        for (m, layer) in a.stack.enumerated() {
+            if let s = layer.structure {
+                var squared = net.blocks[m].map { $0 * $0 }
+                if s.bias { for i in s.weightCount..<squared.count { squared[i] = 0 } }
+                v = layer.forward(v, parameters: squared)
+            } else if let pool = layer as? PoolingLayer, let mean = try? PoolingLayer(.average, input: pool.input, size: pool.size) {
+                let k2 = Double(pool.size * pool.size)
+                v = mean.forward(v, parameters: [])
+                let factor = pool.kind == .max ? k2 : 1 / k2
+                for i in v.data.indices { v.data[i] *= factor }
+            } else {
+                v = layer.forward(v, parameters: [])
+            }
         }
-        return v.reduce(0, +).squareRoot()
+        return v.data.reduce(0, +).squareRoot()
     }
 
     /// Mean increase of the training loss under `sharpnessDraws` Gaussian perturbations of every
@@ -214,13 +227,13 @@ public struct ComparisonMeasure: Sendable {
     public static func all(_ summaries: [ArchitectureSummary]) -> [ComparisonMeasure] {
         typealias E = ArchitectureComparison.Entry
         let loss = summaries.map { $0.mean(\.trainLoss) }
-        func hidden(_ a: Architecture) -> [Int] { Array(a.sizes.dropFirst().dropLast()) }
+        func hidden(_ a: Architecture) -> [Int] { a.hiddenWidths }
         let columns: [(String, String, (E) -> Double)] = [
             ("d_zeta_lower", "lower 2sED at ε_n", { $0.dZetaLower }),
             ("d_zeta", "2sED (nested) at ε_n", { $0.dZeta }),
             ("lower_per_parameter", "lower 2sED / parameter count", { $0.dZetaLower / Double($0.architecture.parameterCount) }),
             ("parameters", "parameter count (baseline)", { Double($0.architecture.parameterCount) }),
-            ("depth", "weight layers (baseline)", { Double($0.architecture.layers) }),
+            ("depth", "weight layers (baseline)", { Double($0.architecture.parametricLayers.count) }),
             ("min_hidden_width", "narrowest hidden layer (baseline)", { Double(hidden($0.architecture).min() ?? 0) }),
             ("last_hidden_width", "last hidden layer's width (baseline)", { Double(hidden($0.architecture).last ?? 0) }),
             ("initial_weight_norm", "‖W‖₂ at initialisation (baseline)", { $0.initialWeightNorm }),

@@ -25,7 +25,7 @@ public struct GapExperiment: Sendable {
                 sampleSizes: [Int], trials: Int, randomDraws: Int, box: ClosedRange<Double>,
                 populationSize: Int, seed: UInt64) throws {
         guard student.inputSize == task.inputSize, student.classes == task.classes else {
-            throw TwoScaleError.invalid("--student", student.sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("--student", student.notation,
                 allowed: "the student needs the teacher's input size \(task.inputSize) and \(task.classes) classes")
         }
         guard !sampleSizes.isEmpty, sampleSizes.allSatisfy({ $0 >= 2 }) else {

@@ -61,7 +61,7 @@ public struct TeacherTask: Sendable {
             labels[i] = Softmax.sampleClass(p, row: i, u: rng.uniform())
         }
         return Dataset(inputs: x, labels: labels, classes: k,
-                       source: "teacher \(teacher.architecture.sizes.map(String.init).joined(separator: "-")) (T = \(temperature))")
+                       source: "teacher \(teacher.architecture.notation) (T = \(temperature))")
     }
 
     /// M fresh inputs with their exact label distributions, for population risks.

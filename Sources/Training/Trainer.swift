@@ -98,7 +98,7 @@ public struct Trainer: Sendable {
     public func validate(_ data: Dataset, name: String = "--data") throws {
         let a = config.architecture
         guard data.features == a.inputSize else {
-            throw TwoScaleError.invalid("--arch", a.sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("--arch", a.notation,
                 allowed: "the input size \(a.inputSize) must equal the number of features of \(name) (\(data.features))")
         }
         guard let labels = data.labels else {

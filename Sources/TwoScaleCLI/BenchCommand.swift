@@ -93,7 +93,7 @@ struct BenchCommand: AsyncParsableCommand {
         let start = Date()
         let architecture = try Architecture(parsing: c.arch)
         let data = try DataSource.load(c.data, samples: 100, labels: .none, standardize: false, seed: 1,
-                                       inputSize: architecture.inputSize, flag: "--data")
+                                       inputSize: architecture.inputSize, inputShape: architecture.inputShape, flag: "--data")
         let model: any FisherModel = c.fisher == .markov
             ? try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
             : try OutputFisher(architecture: architecture, activation: .relu, data: data.inputs)
@@ -147,7 +147,7 @@ struct BenchCommand: AsyncParsableCommand {
         let start = Date()
         let architecture = try Architecture(parsing: "54-16-7")
         let data = try DataSource.load("synthetic:gaussian", samples: 100, labels: .none, standardize: false, seed: 1,
-                                       inputSize: architecture.inputSize, flag: "--data")
+                                       inputSize: architecture.inputSize, inputShape: architecture.inputShape, flag: "--data")
         let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
                                      noiseSamples: 1, noiseSeed: 1)
         let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: EdCommand.smcDefaultPaths,

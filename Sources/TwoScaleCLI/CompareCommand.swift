@@ -23,7 +23,7 @@ struct CompareCommand: AsyncParsableCommand {
         more than 3%).
         """)
 
-    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7.", valueName: "list"))
+    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 or 28x28x1-conv8k5-maxpool2-10,28x28x1-conv4k3-maxpool2-10 (README, Architectures).", valueName: "list"))
     var archs: String
 
     @Option(help: ArgumentHelp("Training data with labels: \(TrainingData.allowed).", valueName: "source"))
@@ -37,6 +37,9 @@ struct CompareCommand: AsyncParsableCommand {
 
     @Flag(help: "Z-score every input feature.")
     var standardize = false
+
+    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    var shape: String?
 
     @Option(help: "Fraction of the loaded data held out (seeded) for holdout loss and accuracy, in (0, 1).")
     var holdout: Double?
@@ -137,7 +140,7 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let loaded = try TrainingData.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .last,
-                                           standardize: standardize, seed: seed, inputSize: architectures[0].inputSize)
+                                           standardize: standardize, seed: seed, architecture: architectures[0], shape: shape)
         guard let dataClasses = loaded.classes ?? loaded.labels.map({ ($0.max() ?? 0) + 1 }), loaded.labels != nil else {
             throw TwoScaleError.invalid("--data", data, allowed: "training needs labels (CSV: --labels last)")
         }
@@ -207,11 +210,11 @@ struct CompareCommand: AsyncParsableCommand {
                 [(key, .double(m.mean(f))), (key + "_sd", .double(m.sd(f)))]
             }
             var kv: [(String, JSONValue)] = [
-                ("arch", .string(a.sizes.map(String.init).joined(separator: "-"))),
+                ("arch", .string(a.notation)),
                 ("parameters", .int(a.parameterCount)),
-                ("layers", .int(a.layers)),
-                ("min_hidden_width", .int(a.sizes.dropFirst().dropLast().min() ?? 0)),
-                ("last_hidden_width", .int(a.sizes.dropFirst().dropLast().last ?? 0)),
+                ("layers", .int(a.parametricLayers.count)),
+                ("min_hidden_width", .int(a.hiddenWidths.min() ?? 0)),
+                ("last_hidden_width", .int(a.hiddenWidths.last ?? 0)),
                 ("seeds", .int(m.entries.count)),
             ]
             kv += both("d_zeta_lower", \.dZetaLower) + both("d_zeta", \.dZeta) + both("d_zeta_joint", \.dZetaJoint)
@@ -261,7 +264,7 @@ struct CompareCommand: AsyncParsableCommand {
         var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
         human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(allFlat ? "yes" : "no")\n\n"
         human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "flat"], summaries.map { m in
-            [m.architecture.sizes.map(String.init).joined(separator: "-"), String(m.architecture.parameterCount),
+            [m.architecture.notation, String(m.architecture.parameterCount),
              "\(Fmt.num(m.mean(\.dZetaLower))) ± \(Fmt.num(m.sd(\.dZetaLower), 3))", "\(Fmt.num(m.mean(\.dZeta))) ± \(Fmt.num(m.sd(\.dZeta), 3))",
              "\(Fmt.num(m.mean(\.trainLoss))) ± \(Fmt.num(m.sd(\.trainLoss), 3))", m.flat(tolerance: flatTolerance) ? "yes" : "no"]
         })

@@ -24,7 +24,7 @@ struct FisherCommand: AsyncParsableCommand {
         Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
         """)
 
-    @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
+    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
     var arch: String
 
     @Option(help: ArgumentHelp("Parameters θ: JSON {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\"; or a NumPy .npz or .safetensors file (float32/float64; positional arr_0, arr_1, … or PyTorch nn.Sequential names 0.weight, 0.bias, …; W_m is n_m×n_{m-1}, as nn.Linear.weight). Format chosen by content.", valueName: "FILE"))
@@ -44,6 +44,9 @@ struct FisherCommand: AsyncParsableCommand {
 
     @Flag(help: "Z-score every input feature (constant features become 0).")
     var standardize = false
+
+    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    var shape: String?
 
     @Option(help: ArgumentHelp("Which Fisher matrix: markov (stochastic network, per layer) or output (deterministic network).", valueName: "markov|output"))
     var fisher: String = "markov"
@@ -102,7 +105,8 @@ struct FisherCommand: AsyncParsableCommand {
             net = MLP.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
         }
         let dataset = try DataSource.load(data, samples: samples, labels: labelColumn, standardize: standardize,
-                                          seed: seed, inputSize: architecture.inputSize)
+                                          seed: seed, inputSize: architecture.inputSize, inputShape: architecture.inputShape,
+                                          declaredShape: try shape.map { try DataSource.parseShape($0) })
         let model: any FisherModel = kind == .markov
             ? try MarkovFisher(architecture: architecture, activation: act, data: dataset.inputs, sigma2: sigma2 ?? 1,
                                noiseSamples: noiseSamples, noiseSeed: seed)
@@ -180,7 +184,7 @@ struct FisherReport {
             ("dimension", .int(architecture.parameterCount)),
             ("fisher", .string(kind.rawValue)),
             ("trace", .double(trace)),
-            ("architecture", .string(architecture.sizes.map(String.init).joined(separator: "-"))),
+            ("architecture", .string(architecture.notation)),
             ("bias", .bool(architecture.bias)),
             ("samples", .int(dataset.count)),
         ]

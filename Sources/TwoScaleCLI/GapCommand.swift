@@ -186,8 +186,8 @@ struct GapReport {
         let riskSE = summaries.map(\.riskError).max() ?? 0
         let riskSE01 = summaries.map(\.riskError01).max() ?? 0
         json = .object([
-            ("teacher", .string(teacher.sizes.map(String.init).joined(separator: "-"))),
-            ("student", .string(student.sizes.map(String.init).joined(separator: "-"))),
+            ("teacher", .string(teacher.notation)),
+            ("student", .string(student.notation)),
             ("student_parameters", .int(student.parameterCount)),
             ("gamma", .double(gamma)),
             ("points", .array(summaries.map { s in

@@ -9,7 +9,7 @@ extension Activation: ExpressibleByArgument {}
 /// The flags that define a stochastic network, its data and its Fisher matrix (docs/METHOD.md §10–12), shared by the
 /// commands that compute network spectra (`ed`, `bench`).
 struct NetworkModelOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.", valueName: "sizes"))
+    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
     var arch: String
 
     @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
@@ -23,6 +23,9 @@ struct NetworkModelOptions: ParsableArguments {
 
     @Flag(help: "Z-score every input feature over the loaded samples.")
     var standardize = false
+
+    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    var shape: String?
 
     @Flag(help: "Give every layer a bias (θ_m = (vec W_m, b_m)).")
     var bias = false
@@ -56,6 +59,7 @@ struct NetworkModelOptions: ParsableArguments {
         guard labels == "none" || labels == "last" else {
             throw TwoScaleError.invalid("--labels", labels, allowed: "give none or last")
         }
+        _ = try shape.map { try DataSource.parseShape($0) }
         return a
     }
 
@@ -64,7 +68,7 @@ struct NetworkModelOptions: ParsableArguments {
     func settings(architecture: Architecture, box: ClosedRange<Double>) -> [StoreSetting] {
         [
             StoreSetting("fisher", .string(fisher.rawValue)),
-            StoreSetting("arch", .string(architecture.sizes.map(String.init).joined(separator: "-"))),
+            StoreSetting("arch", .string(architecture.notation)),
             StoreSetting("bias", .bool(bias)),
             StoreSetting("activation", .string(activation.rawValue)),
             StoreSetting("box", .numbers([box.lowerBound, box.upperBound])),

@@ -67,7 +67,7 @@ struct TrainBenchCommand: AsyncParsableCommand {
             }
             let r = best!
             rows.append(.object([
-                ("arch", .string(a.sizes.map(String.init).joined(separator: "-"))), ("parameters", .int(a.parameterCount)),
+                ("arch", .string(a.notation)), ("parameters", .int(a.parameterCount)),
                 ("batch", .int(batch)), ("epochs", .int(epochs)), ("samples", .int(samples)),
                 ("training_seconds", .double(r.trainingSeconds)), ("samples_per_second", .double(r.samplesPerSecond)),
             ]))

@@ -20,7 +20,7 @@ struct TrainCommand: AsyncParsableCommand {
         for θ₀, after every epoch and every --checkpoint-every steps, plus DIR/index.json.
         """)
 
-    @Option(help: "Layer sizes n_0-n_1-…-n_L, e.g. 54-16-7.")
+    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
     var arch: String
 
     @Option(help: ArgumentHelp("Training data: \(TrainingData.allowed).", valueName: "source"))
@@ -40,6 +40,9 @@ struct TrainCommand: AsyncParsableCommand {
 
     @Flag(help: "Z-score every input feature (over the loaded data).")
     var standardize = false
+
+    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    var shape: String?
 
     @Option(help: "Fraction of the data held out (random, seeded) for holdout loss and accuracy, in (0, 1).")
     var holdout: Double?
@@ -108,7 +111,7 @@ struct TrainCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("--holdout and --test-data: give one of them, not both")
         }
         var trainSet = try TrainingData.load(data, samples: samples, labels: labelColumn, standardize: standardize, seed: seed,
-                                             inputSize: architecture.inputSize)
+                                             architecture: architecture, shape: shape)
         var holdSet: Dataset?
         if let f = holdout {
             (trainSet, holdSet) = try HoldoutSplit.split(trainSet, fraction: f, seed: seed)
@@ -118,7 +121,7 @@ struct TrainCommand: AsyncParsableCommand {
                     allowed: "synthetic sources repeat the training inputs under one seed; use --holdout FRACTION instead")
             }
             holdSet = try TrainingData.load(t, samples: testSamples ?? samples, labels: labelColumn, standardize: standardize,
-                                            seed: seed, inputSize: architecture.inputSize, flag: "--test-data")
+                                            seed: seed, architecture: architecture, shape: shape, flag: "--test-data")
         }
         let trainer = Trainer(config: config)
         try trainer.validate(trainSet)
@@ -174,7 +177,7 @@ struct TrainReport {
         }
         let last = result.epochs.last!
         json = .object([
-            ("architecture", .string(config.architecture.sizes.map(String.init).joined(separator: "-"))),
+            ("architecture", .string(config.architecture.notation)),
             ("bias", .bool(config.architecture.bias)),
             ("activation", .string(config.activation.rawValue)),
             ("parameters", .int(config.architecture.parameterCount)),

@@ -11,9 +11,10 @@ enum TrainingData {
 
     /// Loads a labelled data set for training through `DataSource.load` (the `--data` sources of the README).
     static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
-                     inputSize: Int, flag: String = "--data") throws -> Dataset {
+                     architecture: Architecture, shape: String?, flag: String = "--data") throws -> Dataset {
         try DataSource.load(spec, samples: samples, labels: labels, standardize: standardize, seed: seed,
-                            inputSize: inputSize, flag: flag)
+                            inputSize: architecture.inputSize, inputShape: architecture.inputShape,
+                            declaredShape: try shape.map { try DataSource.parseShape($0) }, flag: flag)
     }
 
     static func activation(_ text: String, flag: String = "--activation") throws -> Activation {

@@ -29,6 +29,12 @@ public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable
     public static func usage(_ message: String) -> TwoScaleError { TwoScaleError(.usage, message) }
     public static func failure(_ message: String) -> TwoScaleError { TwoScaleError(.failure, message) }
 
+    /// A well-formed file that does not fit the flags it was given with (a weights file for another
+    /// architecture): a usage error (status 2), said about the file.
+    public static func mismatch(_ path: String, _ message: String) -> TwoScaleError {
+        TwoScaleError(.usage, "\(path): \(message)")
+    }
+
     /// A problem in a file, with the line (or byte offset) where it has one.
     public static func file(_ path: String, line: Int? = nil, _ message: String) -> TwoScaleError {
         let place = line.map { "\(path):\($0)" } ?? path

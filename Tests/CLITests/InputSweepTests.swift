@@ -140,10 +140,10 @@ final class InputSweepTests: XCTestCase {
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "missing.json")) --data csv:$D/ok3.csv", 1, "missing.json"),
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "adir")) --data csv:$D/ok3.csv", 1, "adir"),
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wbad.json")) --data csv:$D/ok3.csv", 1, "wbad.json:1"),
-        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wrag.json")) --data csv:$D/ok3.csv", 1, "row 2"),
+        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wrag.json")) --data csv:$D/ok3.csv", 2, "row 2"),
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "winf.json")) --data csv:$D/ok3.csv", 1, "winf.json"),
-        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wempty.json")) --data csv:$D/ok3.csv", 1, "wempty.json"),
-        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wshape.json")) --data csv:$D/ok3.csv", 1, "wshape.json"),
+        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wempty.json")) --data csv:$D/ok3.csv", 2, "wempty.json"),
+        Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wshape.json")) --data csv:$D/ok3.csv", 2, "wshape.json"),
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wnokey.json")) --data csv:$D/ok3.csv", 1, "wnokey.json"),
         Case("\(fisherO.replacingOccurrences(of: "w.json", with: "wstring.json")) --data csv:$D/ok3.csv", 1, "wstring.json"),
         // fisher: IDX files
@@ -181,6 +181,19 @@ final class InputSweepTests: XCTestCase {
         Case("\(ed) --shard x --store $D/sh", 2, "--shard", absent: "sh"),
         Case("\(ed) --shard 1/3 --store $D/sh", 2, "--shard", absent: "sh"),
         Case("\(ed) --resume", 2, "--resume"),
+        // Convolutional networks: the geometry, the data's shape and the weights are checked before anything is written.
+        Case("ed --arch 6x6x1-conv2k7-3 --data csv:$D/img36.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "term 2 'conv2k7'", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-maxpool3-3 --data csv:$D/img36.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "term 3 'maxpool3'", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3s2-3 --data csv:$D/img36.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "stride 2", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-3-maxpool2 --data csv:$D/img36.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "term 4 'maxpool2'", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2q3-3 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "term 2 'conv2q3'", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/img36.csv --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "--shape 6x6x1", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/img36.csv --shape 4x9x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "images are 4x9x1", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/ok3.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "--shape", absent: "cnn"),
+        Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/img36.csv --shape 6x6 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "--shape", absent: "cnn"),
+        Case("fisher --arch 6x6x1-conv2k3-3 --fisher output --weights $D/w.json --data csv:$D/img36.csv --shape 6x6x1 --samples 2", 2, "the architecture 6x6x1-conv2k3-3 needs 2"),
+        Case("train --arch 6x6x1-conv2k3-maxpool2-3 --data csv:$D/img36lab.csv --labels last --samples 2 --epochs 1 --weights-out $D/cnnw.json", 2, "--shape 6x6x1", absent: "cnnw.json"),
+        Case("train --arch 6x6x1-conv2k3-maxpool2-3 --data csv:$D/img36lab.csv --labels last --shape 6x6x2 --samples 2 --epochs 1 --weights-out $D/cnnw.json", 2, "--shape", absent: "cnnw.json"),
         Case("\(ed) --store $D/store", 2, "--store"),
         Case("\(ed) --store $D/store --resume --seed 2", 2, "--seed"),
         Case("\(ed) --store $D/ok3.csv", 2, "--store"),
@@ -361,6 +374,15 @@ final class InputSweepTests: XCTestCase {
         try write(#"{"weights": [[[1,2,3]]]}"#, d + "/wshape.json")
         try write(#"{"w": [[[1,2,3],[0,1,0]]]}"#, d + "/wnokey.json")
         try write(#"{"weights": [[["1",2,3],[0,1,0]]]}"#, d + "/wstring.json")
+        // a 6×6×1 image per row (CNN cases), and the same rows with an integer label
+        var rows: [String] = []
+        for r in 0..<3 {
+            let values: [String] = (0..<36).map { (j: Int) -> String in String(Double((r * 36 + j) % 7) / 7) }
+            rows.append(values.joined(separator: ","))
+        }
+        try write(rows.joined(separator: "\n") + "\n", d + "/img36.csv")
+        let labelled: [String] = rows.enumerated().map { (r: Int, row: String) -> String in row + ",\(r)" }
+        try write(labelled.joined(separator: "\n") + "\n", d + "/img36lab.csv")
         // IDX
         var rng = Xoshiro256(seed: 7, stream: [1])
         try write((0..<100).map { _ in UInt8(truncatingIfNeeded: rng.next()) }, d + "/rand.idx")

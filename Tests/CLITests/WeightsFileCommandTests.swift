@@ -44,21 +44,23 @@ final class WeightsFileCommandTests: XCTestCase {
         XCTAssertNotEqual(f32.out, f64.out)
     }
 
-    func testErrorsNameTheFileAndExitWithStatus1() async {
-        let cases: [(String, Bool, String)] = [
-            ("f16.safetensors", false, "f16.safetensors: tensor '0.weight' has dtype F16; only F32 and F64"),
-            ("int64.npz", false, "int64.npz: tensor 'arr_0' has dtype '<i8' (int64)"),
-            ("sequential-bias-f64.npz", false, "sequential-bias-f64.npz: has bias tensors ('0.bias', …) but the network has none (pass --bias)"),
+    /// A file twoscale cannot read exits with status 1; a readable file for another architecture (or
+    /// other --bias) is a usage error, status 2.
+    func testErrorsNameTheFileWithTheirStatus() async {
+        let cases: [(String, Bool, String, Int32)] = [
+            ("f16.safetensors", false, "f16.safetensors: tensor '0.weight' has dtype F16; only F32 and F64", 1),
+            ("int64.npz", false, "int64.npz: tensor 'arr_0' has dtype '<i8' (int64)", 1),
+            ("sequential-bias-f64.npz", false, "sequential-bias-f64.npz: has bias tensors ('0.bias', …) but the network has none (pass --bias)", 2),
         ]
-        for (file, bias, needle) in cases {
+        for (file, bias, needle, status) in cases {
             let r = await fisher(file, bias: bias, kind: "output")
-            XCTAssertEqual(r.status, 1, file)
+            XCTAssertEqual(r.status, status, file)
             XCTAssertEqual(r.out, "")
             XCTAssertTrue(r.err.contains(needle), r.err)
         }
         let r = await runCLICapturingErrors(["fisher", "--arch", "3-5-2", "--weights", Self.fixtures + "/layers-f64.safetensors",
                                              "--data", "synthetic:gaussian", "--samples", "4", "--fisher", "output", "--json"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.err.contains("W_1 (tensor 'layers.0.weight') has shape 4×3, the architecture 3-5-2 needs 5×3"), r.err)
     }
 }

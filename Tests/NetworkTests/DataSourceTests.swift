@@ -115,10 +115,57 @@ final class DataSourceTests: XCTestCase {
         XCTAssertEqual(try DataSource.load("idx:\(dir)/im2.gz", samples: nil).inputs, try DataSource.load("idx:\(dir)/im", samples: nil).inputs)
     }
 
+    /// Images keep their shape: IDX files (3-dimensional: H×W×1; 4-dimensional: H×W×C), a CSV with
+    /// `--shape`, synthetic inputs and teachers of an image model; an image model refuses flat or
+    /// differently shaped inputs with a message naming both shapes, and an MLP takes any of them flat.
+    func testImageShapes() throws {
+        let imgs: [[UInt8]] = [[0, 255, 51, 102, 0, 0], [255, 255, 0, 0, 1, 2]]
+        try idx(images: imgs, rows: 2, cols: 3).write(to: URL(fileURLWithPath: dir + "/im"))
+        XCTAssertEqual(try DataSource.load("idx:\(dir)/im", samples: nil).shape, [2, 3, 1])
+        // A colour IDX file: count × rows × cols × channels, magic 0x0804.
+        var colour = Data([0, 0, 8, 4])
+        for v: UInt32 in [2, 1, 2, 3] { colour.append(contentsOf: [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]) }
+        colour.append(contentsOf: (0..<12).map { UInt8($0 * 20) })
+        try colour.write(to: URL(fileURLWithPath: dir + "/colour"))
+        let c = try DataSource.load("idx:\(dir)/colour", samples: nil, inputShape: ImageShape(height: 1, width: 2, channels: 3))
+        XCTAssertEqual(c.shape, [1, 2, 3])
+        XCTAssertEqual(c.inputs.data[4], 80.0 / 255, accuracy: 1e-15)  // image 0, column 1, channel 1
+        let model = ImageShape(height: 2, width: 3, channels: 1)
+        XCTAssertEqual(try DataSource.load("idx:\(dir)/im", samples: nil, inputShape: model).count, 2)
+        assertError(try DataSource.load("idx:\(dir)/im", samples: nil, inputShape: ImageShape(height: 3, width: 2, channels: 1)),
+                    contains: ["images are 2x3x1", "takes 3x2x1"])
+        // CSV rows are flat until --shape says otherwise.
+        let csv = try write("img.csv", "1,2,3,4,5,6\n7,8,9,10,11,12\n")
+        assertError(try DataSource.load("csv:" + csv, samples: nil, inputShape: model), contains: ["flat vectors of 6 values", "--shape 2x3x1"])
+        let shaped = try DataSource.load("csv:" + csv, samples: nil, inputShape: model, declaredShape: model)
+        XCTAssertEqual(shaped.shape, [2, 3, 1])
+        XCTAssertEqual(shaped.inputs.data, (1...12).map(Double.init))
+        assertError(try DataSource.load("csv:" + csv, samples: nil, declaredShape: ImageShape(height: 2, width: 2, channels: 1)),
+                    contains: ["--shape", "6 values per input", "holds 4"])
+        assertError(try DataSource.load("idx:\(dir)/im", samples: nil, declaredShape: ImageShape(height: 3, width: 2, channels: 1)),
+                    contains: ["--shape", "stores its images as 2x3x1"])
+        XCTAssertEqual(try DataSource.parseShape("28x28x1"), ImageShape(height: 28, width: 28, channels: 1))
+        for bad in ["28x28", "0x4x1", "axbxc", "28x28x1x1", ""] {
+            assertError(try DataSource.parseShape(bad), contains: ["--shape", "HxWxC"])
+        }
+        // An MLP reads images flat.
+        XCTAssertEqual(try DataSource.load("idx:\(dir)/im", samples: nil, inputSize: 6).features, 6)
+        // Synthetic inputs take the model's shape; a CNN teacher's data carry the teacher's input shape.
+        let gauss = try DataSource.load("synthetic:gaussian", samples: 3, inputSize: 6, inputShape: model)
+        XCTAssertEqual(gauss.shape, [2, 3, 1])
+        let teacher = try DataSource.load("synthetic:teacher:4x4x3-conv2k3-2", samples: 5, inputSize: 48,
+                                          inputShape: ImageShape(height: 4, width: 4, channels: 3))
+        XCTAssertEqual(teacher.shape, [4, 4, 3])
+        XCTAssertEqual(teacher.labels?.count, 5)
+        assertError(try DataSource.load("synthetic:teacher:4x4x3-conv2k3-2", samples: 5, inputSize: 48,
+                                        inputShape: ImageShape(height: 8, width: 2, channels: 3)),
+                    contains: ["images are 4x4x3", "takes 8x2x3"])
+    }
+
     func testBadIDX() throws {
         let imgs: [[UInt8]] = [[1, 2, 3, 4], [5, 6, 7, 8]]
         try idx(images: imgs, rows: 2, cols: 2, magic: 0x0801).write(to: URL(fileURLWithPath: dir + "/magic"))
-        assertError(try DataSource.load("idx:\(dir)/magic", samples: nil), contains: ["magic", "0x00000801", "0x00000803"])
+        assertError(try DataSource.load("idx:\(dir)/magic", samples: nil), contains: ["magic", "0x00000801", "0x00000803 or 0x00000804"])
         // Header says 3 images, only 2 present.
         let short = idx(images: imgs, rows: 2, cols: 2, count: 3)
         try short.write(to: URL(fileURLWithPath: dir + "/short"))

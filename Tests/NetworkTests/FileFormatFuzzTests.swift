@@ -65,7 +65,7 @@ import TwoScaleCore
             }
             do {
                 try Data(b).write(to: URL(fileURLWithPath: path))
-                let (x, count) = try IDXReader.images(path: path, limit: limit == 0 ? nil : limit)
+                let (x, count, _) = try IDXReader.images(path: path, limit: limit == 0 ? nil : limit)
                 #expect(x.data.allSatisfy { $0 >= 0 && $0 <= 1 })
                 #expect(x.rows <= count)
             } catch { Self.expectNamed(error, path) }

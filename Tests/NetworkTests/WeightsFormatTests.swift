@@ -301,4 +301,49 @@ final class WeightsFormatTests: XCTestCase {
         static func w(_ name: String, _ rows: Int, _ cols: Int) -> NamedTensor { v(name, [rows, cols]) }
         static func b(_ name: String, _ n: Int) -> NamedTensor { v(name, [n]) }
     }
+
+    // MARK: - Convolutional networks
+
+    /// A PyTorch state dict of a CNN (Conv2d weights (F, C, k, k), the Linear layer after a channel-first
+    /// flatten), saved by NumPy (scripts/make-cnn-fixture.py): its logits equal the script's own
+    /// loop-by-loop PyTorch-semantics forward pass, so both layout permutations are right.
+    func testPyTorchCNNStateDictGivesThePyTorchLogits() throws {
+        let json = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("cnn-expected.json"))), source: "cnn-expected.json")
+        let arch = try Architecture(parsing: try XCTUnwrap(json["arch"]?.stringValue), bias: true)
+        let inputs = try XCTUnwrap(json["inputs"]?.arrayValue).map { try XCTUnwrap($0.arrayValue).compactMap(\.doubleValue) }
+        let logits = try XCTUnwrap(json["logits"]?.arrayValue).map { try XCTUnwrap($0.arrayValue).compactMap(\.doubleValue) }
+        let net = try WeightsFile.load(path: Self.fixture("cnn-pytorch.npz"), architecture: arch, activation: .relu)
+        let out = net.forward(Matrix(rows: inputs.count, cols: inputs[0].count, data: inputs.flatMap { $0 })).logits
+        XCTAssertEqual(out.rows, 3)
+        for (i, row) in logits.enumerated() {
+            for (j, v) in row.enumerated() { XCTAssertEqual(out[i, j], v, accuracy: 1e-12, "input \(i), logit \(j)") }
+        }
+        // The same network written as twoscale's JSON (conv filters as rows of k·k·C_in) reads back exactly.
+        let text = try WeightsFile.json(net).serialized()
+        let again = try WeightsFile.decode(Data(text.utf8), path: "cnn.json", architecture: arch, activation: .relu)
+        XCTAssertEqual(again.blocks, net.blocks)
+        XCTAssertEqual(net.weights.map(\.rows), [3, 4])
+        XCTAssertEqual(net.weights.map(\.cols), [8, 12])
+    }
+
+    /// A weights file for another architecture is a usage error (status 2) that names the tensor and the
+    /// layer term; the kernels' permutation is a bijection onto twoscale's layout.
+    func testCNNWeightsForAnotherArchitecture() throws {
+        let other = try Architecture(parsing: "5x5x2-conv4k2-maxpool2-4", bias: true)
+        do {
+            _ = try WeightsFile.load(path: Self.fixture("cnn-pytorch.npz"), architecture: other, activation: .relu)
+            XCTFail("no error")
+        } catch let e as TwoScaleError {
+            XCTAssertEqual(e.exitCode, 2)
+            XCTAssertTrue(e.message.contains("'0.weight'") && e.message.contains("3×2×2×2") && e.message.contains("conv4k2")
+                          && e.message.contains("4×2×2×2"), e.message)
+        }
+        let fewer = try Architecture(parsing: "5x5x2-conv3k2-maxpool2-8-4", bias: true)
+        XCTAssertTrue(message { try WeightsFile.load(path: Self.fixture("cnn-pytorch.npz"), architecture: fewer, activation: .relu) }
+            .contains("has 2 layers (indices 0, 4), the architecture 5x5x2-conv3k2-maxpool2-8-4 (bias) needs 3"))
+        let v = (0..<(3 * 2 * 2 * 2)).map(Double.init)
+        XCTAssertEqual(WeightsFile.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2).sorted(), v)
+        // (f=0, c=1, r=0, q=1) is PyTorch's flat index 5 and twoscale's (f=0, r=0, q=1, c=1) = 3.
+        XCTAssertEqual(WeightsFile.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2)[3], 5)
+    }
 }

@@ -18,6 +18,26 @@ final class ComparisonMeasureTests: XCTestCase {
         XCTAssertEqual(ArchitectureComparison.pathNorm(net), 130.0.squareRoot(), accuracy: 1e-13)
     }
 
+    /// A CNN 3x3x1-conv2k2-maxpool2-2: filter f's 2×2 kernel meets each of the 4 output positions once, and
+    /// max pooling passes all 4 positions of a channel, so path norm² = Σ_j Σ_f W_2[j][f]² · 4 · ‖w_f‖²;
+    /// with average pooling each pooled path carries (1/4)², so 4 becomes 4/16. Weight norm: all weights;
+    /// depth and hidden widths count parametric layers and their units (filters).
+    func testPathNormOfACNNClosedForm() throws {
+        let w1: [Double] = [1, -2, 0.5, 3, 2, 0, -1, 1]  // filter 0: (1, −2, 0.5, 3), filter 1: (2, 0, −1, 1)
+        let w2: [Double] = [1, 2, -3, 0.5]
+        let k0 = 1 + 4 + 0.25 + 9.0, k1 = 4 + 0 + 1 + 1.0
+        for (pool, positions) in [("maxpool2", 4.0), ("avgpool2", 4.0 / 16)] {
+            let a = try Architecture(parsing: "3x3x1-conv2k2-\(pool)-2")
+            let net = try MLP(architecture: a, activation: .relu,
+                              weights: [Matrix(rows: 2, cols: 4, data: w1), Matrix(rows: 2, cols: 2, data: w2)])
+            let expected = (1 * k0 + 4 * k1 + 9 * k0 + 0.25 * k1) * positions
+            XCTAssertEqual(ArchitectureComparison.pathNorm(net), expected.squareRoot(), accuracy: 1e-13, pool)
+            XCTAssertEqual(ArchitectureComparison.weightNorm(net), (k0 + k1 + 1 + 4 + 9 + 0.25).squareRoot(), accuracy: 1e-13)
+            XCTAssertEqual(a.hiddenWidths, [2])
+            XCTAssertEqual(a.parametricLayers.count, 2)
+        }
+    }
+
     /// Sharpness is the mean loss increase under the seeded perturbations: recomputed by hand with the
     /// same stream; and zero perturbation scale would give 0 (checked through the definition).
     func testSharpnessMatchesItsDefinition() throws {

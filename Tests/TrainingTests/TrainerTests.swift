@@ -155,4 +155,30 @@ final class TrainerTests: XCTestCase {
         XCTAssertLessThanOrEqual(net.weights[1].data.map(abs).max()!, (6.0 / 14).squareRoot())
         XCTAssertTrue(net.biases.joined().allSatisfy { $0 == 0 })
     }
+
+    /// A CNN with pooling trains (the loss falls), and every checkpoint it writes is a weights file that
+    /// reads back to the same network (parametric layers only: the pooling layer has no entry).
+    func testCNNTrainsAndItsCheckpointsReadBack() throws {
+        var rng = Xoshiro256(seed: 5)
+        let n = 60
+        var x = Matrix(rows: n, cols: 6 * 6 * 2)
+        var y = [Int](repeating: 0, count: n)
+        for i in 0..<n {
+            y[i] = rng.index(2)
+            for j in 0..<72 { x[i, j] = 0.3 * rng.normal() + (j % 2 == y[i] ? 1 : 0) }  // class = brighter channel
+        }
+        let data = Dataset(inputs: x, labels: y, classes: 2, source: "channels", shape: [6, 6, 2])
+        let arch = try Architecture(parsing: "6x6x2-conv3k3-maxpool2-2", bias: true)
+        let cfg = try TrainingConfig(architecture: arch, activation: .relu,
+                                     optimizer: OptimizerSettings(kind: .adam, learningRate: 0.01, momentum: 0.9),
+                                     batchSize: 16, epochs: 8, seed: 2)
+        var written: [MLP] = []
+        let r = try Trainer(config: cfg).train(data: data) { cp in
+            let text = try WeightsFile.json(cp.network).serialized()
+            written.append(try WeightsFile.decode(Data(text.utf8), path: "cp.json", architecture: arch, activation: .relu))
+            XCTAssertEqual(written.last?.blocks, cp.network.blocks)
+        }
+        XCTAssertEqual(written.count, 9)
+        XCTAssertLessThan(r.epochs.last!.trainLoss, 0.5 * r.epochs.first!.trainLoss)
+    }
 }
