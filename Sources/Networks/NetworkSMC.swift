@@ -38,6 +38,9 @@ public struct NetworkSMC: Sendable {
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
+        guard model.architecture.stack.allSatisfy({ $0 is DenseLayer }) else {
+            throw TwoScaleError.invalid("--estimator", "smc", allowed: "the smc estimator handles MLPs (dense layers) only for now; \(model.architecture.notation) has convolution or pooling layers: use --estimator plain")
+        }
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 4K particles per first-layer neuron)")
         }
