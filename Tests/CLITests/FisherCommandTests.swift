@@ -93,9 +93,15 @@ final class FisherCommandTests: ScratchDirectoryTestCase {
         XCTAssertEqual(s, 2)
         (s, _) = await run(base + ["--weights", good, "--fisher", "output", "--noise-samples", "0"])
         XCTAssertEqual(s, 2)
+        // A readable weights file for another architecture is a usage error (status 2); an unreadable one, 1.
         let bad = try weights(#"{"weights": [[[0.5, -1, 2]], [[1], [-1]]]}"#)
         (s, _) = await run(base + ["--weights", bad, "--fisher", "output"])
+        XCTAssertEqual(s, 2)
+        let unreadable = dir + "/unreadable.json"
+        try "not json".write(toFile: unreadable, atomically: true, encoding: .utf8)
+        (s, _) = await run(base + ["--weights", unreadable, "--fisher", "output"])
         XCTAssertEqual(s, 1)
+        _ = try weights(#"{"weights": [[[0.5, -1]], [[1], [-1]]]}"#)  // W.json is `good` again
         let (s2, out) = await run(["fisher", "--arch", "3-1-2", "--weights", good, "--data", "csv:\(dir)/X.csv", "--fisher", "output", "--json"])
         XCTAssertNotEqual(s2, 0)
         XCTAssertEqual(out, "")
