@@ -159,6 +159,9 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     /// Whether the hidden activation (and, in the stochastic network, the Gaussian noise) follows layer m.
     public func isActivated(layer m: Int) -> Bool { activated[m] }
     public var layerParameterCounts: [Int] { (0..<layers).map(parameters(layer:)) }
+    /// Parameters of each parametric layer, in order: the Markov FIM's block sizes (pooling layers,
+    /// which have none, left out).
+    public var blockParameterCounts: [Int] { parametricLayers.map(parameters(layer:)) }
     public var parameterCount: Int { layerParameterCounts.reduce(0, +) }
 
     /// The widths of the hidden parametric layers: the units (neurons of a dense layer, filters of a

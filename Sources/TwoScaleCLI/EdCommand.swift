@@ -101,7 +101,7 @@ struct EdCommand: AsyncParsableCommand {
 
         // The paths this run stores (all K, or shard i/n's share), counted without listing them.
         let storedCount = shardSpec.map { (paths - $0.index + $0.count) / $0.count } ?? paths
-        let blocks = network.fisher == .output ? [architecture.parameterCount] : architecture.layerParameterCounts
+        let blocks = network.fisher == .output ? [architecture.parameterCount] : architecture.blockParameterCounts
         let plannedBytes = RunProgress.storeBytes(layers: blocks, paths: storedCount, inner: inner)
         guard plannedBytes <= RunProgress.maxStoreBytes else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K = \(paths) paths × J = \(inner) inner draws of d = \(architecture.parameterCount) parameters make a store of up to \(RunProgress.bytes(plannedBytes)) (held in memory to assemble); the limit is 1 TiB: use fewer paths or inner draws, or --shard")

@@ -122,7 +122,7 @@ struct FisherCommand: AsyncParsableCommand {
     static func time(_ model: any FisherModel, _ net: MLP, draws: Int, seed: UInt64) throws {
         var rng = Xoshiro256(seed: seed, stream: [0x5449_4D45])  // "TIME"
         for m in model.blockDimensions.indices {
-            let layer = model.kind == .markov ? m : net.architecture.layers - 1
+            let layer = model.kind == .markov ? net.architecture.parametricLayers[m] : net.architecture.layers - 1
             let x = try model.blockInputs(net, block: m)
             var trial = net
             let clock = ContinuousClock()
@@ -163,7 +163,7 @@ struct FisherReport {
     var human: String
 
     init(kind: FisherKind, architecture: Architecture, dataset: Dataset, spectra: [[Double]], sigma2: Double?, noiseSamples: Int) throws {
-        let dims = kind == .markov ? architecture.layerParameterCounts : [architecture.parameterCount]
+        let dims = kind == .markov ? architecture.blockParameterCounts : [architecture.parameterCount]
         var blocks: [Block] = []
         let scale = Spectrum.largestMagnitude(spectra)  // λ_max of the whole F(θ): round-off is relative to it
         for (m, raw) in spectra.enumerated() {
@@ -176,7 +176,8 @@ struct FisherReport {
             var values = [Double](repeating: 0, count: d - raw.count) + raw.map { Swift.max(0, $0) }
             values.sort()
             let tol = Double(d) * Double.ulpOfOne * top
-            blocks.append(Block(layer: kind == .markov ? m + 1 : 0, parameters: d, eigenvalues: values, clamped: clamped,
+            // `layer`: the block's layer in the stack, 1-based (pooling layers count; 0 for the output FIM).
+            blocks.append(Block(layer: kind == .markov ? architecture.parametricLayers[m] + 1 : 0, parameters: d, eigenvalues: values, clamped: clamped,
                                 trace: values.reduce(0, +), rank: values.filter { $0 > tol }.count))
         }
         let trace = blocks.map(\.trace).reduce(0, +)

@@ -51,7 +51,7 @@ struct SMCNetworkReport {
             ("points", .array(points)),
             ("ess", .numbers(ess)),
             ("seconds", .double(seconds)),
-            ("layers", .array(architecture.layerParameterCounts.map { .int($0) })),
+            ("layers", .array(architecture.blockParameterCounts.map { .int($0) })),
             ("paths", .int(paths)),
             ("inner", .int(architecture.layers > 1 ? inner : 0)),
             ("trace_draws", .int(r.trace.draws)),

@@ -80,6 +80,27 @@ final class FisherCommandTests: ScratchDirectoryTestCase {
         XCTAssertFalse(a.isEmpty)
     }
 
+    /// A CNN with pooling: one Markov block per parametric layer (the pooling layer has none), numbered by
+    /// its place in the stack, with the sizes and spectra of the library's blocks; the output FIM is one block.
+    func testConvolutionalNetworkBlocks() async throws {
+        let args = ["fisher", "--arch", "6x6x1-conv2k3-maxpool2-3", "--data", "synthetic:gaussian", "--samples", "3", "--seed", "2", "--json"]
+        let (s, out) = await run(args + ["--fisher", "markov", "--sigma2", "0.1"])
+        XCTAssertEqual(s, 0)
+        let json = try JSONValue.parse(Data(out.utf8), source: "fisher")
+        let blocks = try XCTUnwrap(json["blocks"]?.arrayValue)
+        XCTAssertEqual(blocks.compactMap { $0["layer"]?.doubleValue }, [1, 3])
+        XCTAssertEqual(blocks.compactMap { $0["parameters"]?.doubleValue }, [18, 24])
+        let traces = blocks.compactMap { $0["trace"]?.doubleValue }
+        XCTAssertEqual(try XCTUnwrap(json["trace"]?.doubleValue), traces.reduce(0, +), accuracy: 1e-9 * traces.reduce(0, +))
+        let (s2, out2) = await run(args + ["--fisher", "output"])
+        XCTAssertEqual(s2, 0)
+        let json2 = try JSONValue.parse(Data(out2.utf8), source: "fisher")
+        XCTAssertEqual(json2["blocks"]?.arrayValue?.count, 1)
+        XCTAssertEqual(json2["blocks"]?.arrayValue?.first?["parameters"]?.doubleValue, 42)
+        let (s3, _) = await run(args + ["--fisher", "markov", "--sigma2", "0.1", "--time-draws", "2"])
+        XCTAssertEqual(s3, 0)
+    }
+
     func testBadInput() async throws {
         let good = try weights(#"{"weights": [[[0.5, -1]], [[1], [-1]]]}"#)
         let base = ["fisher", "--arch", "2-1-2", "--data", "csv:\(dir)/X.csv", "--json"]
