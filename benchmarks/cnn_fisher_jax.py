@@ -35,7 +35,7 @@ Usage (see benchmarks/README.md):
 --rng twoscale (the default) draws theta^k, the inner draws and the noise from twoscale's own streams
 (xoshiro256** seeded per (seed, path), (seed, path, layer, draw), (seed, sample, draw, layer)), so that the
 spectra, and the 2sED, are those of `twoscale ed --seed 1` on the same network; --rng jax uses jax.random.
-The draws are generated before the timed part and reported apart (rng_seconds).
+The time spent drawing is reported apart (seconds.rng), not in seconds.spectra.
 """
 
 import argparse
@@ -52,7 +52,7 @@ import tempfile
 import time
 
 # One OpenBLAS thread (NumPy's and the LAPACK that jaxlib calls for eigvalsh), as twoscale pins it: on a
-# busy machine OpenBLAS's spinning threads made eigvalsh 10-70x slower here. XLA's own thread pool
+# busy machine OpenBLAS's spinning threads made eigvalsh up to 100x slower here. XLA's own thread pool
 # still parallelises the convolutions and matrix products. Set the variable yourself to override.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

@@ -13,14 +13,18 @@ struct FisherCommand: AsyncParsableCommand {
         abstract: "Eigenvalues of a network's Fisher information matrix at one parameter point θ.",
         discussion: """
         markov: the joint FIM of the stochastic network (Gaussian hidden layers x_m = act(W_m x_{m-1}) + v_m, \
-        v_m ~ N(0, σ²I), softmax output), one block per layer: F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ] for hidden \
+        v_m ~ N(0, σ²I), softmax output), one block per parametric layer: F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ] for hidden \
         layers, F_L = E[(diag p − p pᵀ) ⊗ x xᵀ] for the output; E averages over the data and R noise draws. \
         output: the FIM of the deterministic network, F = (1/N) Σ_n J_nᵀ(diag p_n − p_n p_nᵀ)J_n, one block \
         (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights FILE — JSON \
         ({"weights": [W_1, …], "biases": [b_1, …]}), a NumPy .npz (np.savez(f, W_1, …, W_L), or with biases \
         W_1, b_1, …, W_L, b_L; or a PyTorch nn.Sequential state dict: 0.weight, 0.bias, 2.weight, …) or a \
-        .safetensors file (safetensors.torch.save_file(model.state_dict(), f)), float32 or float64, each W_m \
-        n_m × n_{m-1} as nn.Linear.weight is — or, without it, is drawn from U(--box) with --seed. \
+        .safetensors file (safetensors.torch.save_file(model.state_dict(), f)), float32 or float64, one entry per \
+        dense or convolution layer (none for pooling): a dense W_m n_m × n_{m-1} as nn.Linear.weight is, a \
+        convolution's filters × k·k·C_in (row, column, channel order) or PyTorch's Conv2d filters × C_in × k × k \
+        (then the dense layer after the image is read in PyTorch's channel-first order; README, Weights files) \
+        — or, without it, is drawn from U(--box) with --seed. With convolutions, one Markov block per \
+        parametric layer, numbered by its place in the stack. \
         Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
         """)
 
