@@ -138,13 +138,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     public var inputSize: Int { stack[0].inputSize }
     /// The input image's shape when the first layer reads an image (a convolution or pooling); `nil` for a
     /// flat input (an MLP).
-    public var inputShape: ImageShape? {
-        switch stack[0] {
-        case let c as ConvolutionLayer: return c.input
-        case let p as PoolingLayer: return p.input
-        default: return nil
-        }
-    }
+    public var inputShape: ImageShape? { (stack[0] as? any ImageLayer)?.input }
     public var classes: Int { stack[stack.count - 1].outputSize }
 
     /// Parameters of layer m (0-based): `n_m·n_{m−1}` (+ `n_m` with biases) for a dense layer.

@@ -37,14 +37,14 @@ enum ArchitectureNotation {
             guard (1...1_000_000).contains(n) else { throw fail(0, "an input size must be from 1 to 10⁶") }
             shape = .flat(n)
         } else {
-            let dims = terms[0].split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-            guard dims.count == 3, let h = dims[0], let w = dims[1], let c = dims[2] else {
+            let dims = terms[0].split(separator: "x", omittingEmptySubsequences: false)
+            guard dims.count == 3, dims.allSatisfy({ Int($0) != nil }) else {
                 throw fail(0, "the input is an image shape HxWxC (e.g. 28x28x1) or a number of features")
             }
-            guard [h, w, c].allSatisfy({ (1...100_000).contains($0) }), h * w * c <= 1 << 26 else {
+            guard let image = ImageShape(parsing: terms[0]), image.size <= 1 << 26 else {
                 throw fail(0, "image sides and channels must be from 1 to 10⁵, with at most 2²⁶ values per image")
             }
-            shape = .image(ImageShape(height: h, width: w, channels: c))
+            shape = .image(image)
         }
         var layers: [any Layer] = []
         for i in 1..<terms.count {

@@ -19,6 +19,23 @@ public struct ImageShape: Sendable, Equatable, CustomStringConvertible {
     /// `[height, width, channels]`.
     public var dimensions: [Int] { [height, width, channels] }
     public var description: String { "\(height)×\(width)×\(channels)" }
+
+    /// `HxWxC` (e.g. `28x28x1`, case-insensitive) with sides and channels from 1 to 10⁵; nil otherwise. The
+    /// one parser of image shapes, for `--arch`'s input term and `--shape`.
+    public init?(parsing text: String) {
+        let dims = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+            .map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard dims.count == 3, let h = dims[0], let w = dims[1], let c = dims[2],
+              [h, w, c].allSatisfy({ (1...100_000).contains($0) }) else { return nil }
+        self.init(height: h, width: w, channels: c)
+    }
+}
+
+/// A layer that reads and writes images (a convolution or a pooling): what the model's input shape, the
+/// data check and the PyTorch weight layout need to know of it.
+public protocol ImageLayer: Layer {
+    var input: ImageShape { get }
+    var output: ImageShape { get }
 }
 
 /// A 2-D convolution `z_{p,c} = w_c · x̃_p (+ b_c)`: `filters` units shared over the output pixels p,
@@ -30,7 +47,7 @@ public struct ImageShape: Sendable, Equatable, CustomStringConvertible {
 ///
 /// Batch operations go through im2col: the `(N·P) × k²C_in` patch matrix, one BLAS `gemm` for the
 /// forward pass and one for each vector–Jacobian product.
-public struct ConvolutionLayer: Layer, Equatable {
+public struct ConvolutionLayer: ImageLayer, Equatable {
     public let input: ImageShape
     public let filters: Int
     public let kernel: Int

@@ -105,12 +105,10 @@ public enum DataSource {
 
     /// `HxWxC` (e.g. `28x28x1`) as an image shape (`--shape`).
     public static func parseShape(_ text: String, flag: String = "--shape") throws -> ImageShape {
-        let dims = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard dims.count == 3, let h = dims[0], let w = dims[1], let c = dims[2],
-              [h, w, c].allSatisfy({ (1...100_000).contains($0) }) else {
+        guard let shape = ImageShape(parsing: text) else {
             throw TwoScaleError.invalid(flag, text, allowed: "an image shape is HxWxC with sides and channels from 1 to 10⁵, e.g. 28x28x1 or 32x32x3")
         }
-        return ImageShape(height: h, width: w, channels: c)
+        return shape
     }
 
     /// `kind:rest` (rest may contain further colons).

@@ -5,7 +5,7 @@ import TwoScaleNumerics
 /// Non-overlapping pooling over `size × size` windows of each channel (stride = size): the mean
 /// (`average`) or the largest value (`max`; ties go to the first in row-major order, and the gradient
 /// flows to that one). No parameters; the activation does not follow it.
-public struct PoolingLayer: Layer, Equatable {
+public struct PoolingLayer: ImageLayer, Equatable {
     public enum Kind: String, Sendable { case average = "avg", max }
     public let kind: Kind
     public let input: ImageShape

@@ -91,7 +91,7 @@ extension WeightsFile {
                                   + "transpose (in, out) kernels such as JAX/Flax or Keras ones)" : ""))
                 }
                 values = w.values
-                if pytorch, m > 0, let image = Self.imageOutput(of: a.stack[m - 1]) {
+                if pytorch, m > 0, let image = (a.stack[m - 1] as? any ImageLayer)?.output {
                     values = Self.columnsFromChannelFirst(values, rows: rows, image: image)
                 }
             }
@@ -125,15 +125,6 @@ extension WeightsFile {
             out[i * cols + (h * s.width + x) * s.channels + ci] = v[i * cols + (ci * s.height + h) * s.width + x]
         } } } }
         return out
-    }
-
-    /// The image a layer outputs (a convolution or pooling), nil for a dense layer.
-    static func imageOutput(of layer: any Layer) -> ImageShape? {
-        switch layer {
-        case let c as ConvolutionLayer: return c.output
-        case let p as PoolingLayer: return p.output
-        default: return nil
-        }
     }
 
     /// K for a name `arr_K` (K written in plain decimal digits), else nil.
