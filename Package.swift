@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks"],
                 exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
-        .target(name: "Reporting", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
+        .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
         .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore",
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),

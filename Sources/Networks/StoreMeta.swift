@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 
 /// A shard of the paths: shard `i/n` (1 ≤ i ≤ n) holds the paths `k` (0-based) with `k mod n = i − 1`,
 /// in increasing order. Interleaving keeps shards balanced whatever K is.

@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 
 /// Facts about the run shown in the report header. The CLI gathers them; this module only formats.
 public struct RunInfo: Sendable, Equatable {

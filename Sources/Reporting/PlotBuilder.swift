@@ -1,4 +1,5 @@
 import TwoScaleCore
+import TwoScaleFormats
 
 /// Builds the `SVGPlot` a `PlotDirective` asks for from the JSON results of a block's commands.
 public enum PlotBuilder {

@@ -1,4 +1,5 @@
 import TwoScaleCore
+import TwoScaleFormats
 
 /// Turns a command's JSON result into Markdown, generically: scalar keys (and short lists, and scalars
 /// of nested objects as `outer.inner`) form a key/value table; every array of objects (`points`,

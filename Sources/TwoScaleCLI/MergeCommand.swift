@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale merge DIR1 DIR2 … --out DIR`: shard stores → the store of the unsharded run.
 struct MergeCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Reporting
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `twoscale notebook`: runs the `twoscale` blocks of a notebook in-process and writes a Markdown
 /// report with tables and SVG plots (format: Sources/Reporting/README.md, "Notebook format").

@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 /// The report of `ed --estimator smc`.
 ///

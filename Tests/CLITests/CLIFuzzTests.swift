@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 
 /// Random values for the numeric flags of the cheap commands (toy, bound), run in-process: every run
 /// either succeeds with parseable JSON (finite numbers — the writer refuses others) or fails with status

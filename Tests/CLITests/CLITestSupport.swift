@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 /// Runs `twoscale ARGS` in-process; returns the exit status and captured stdout.

@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 /// Same command and seed → the same bytes: JSON (timing keys removed, see docs/RELIABILITY.md) and

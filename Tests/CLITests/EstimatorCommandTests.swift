@@ -1,6 +1,7 @@
 import Foundation
 @testable import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 /// `toy --mc` and `ed/analyze --estimator` end to end.

@@ -2,6 +2,7 @@ import Foundation
 import Sampling
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 #if canImport(Glibc)
 import Glibc

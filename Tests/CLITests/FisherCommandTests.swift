@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 final class FisherCommandTests: ScratchDirectoryTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import Foundation
 import FoundationXML
 #endif
 import TwoScaleCore
+import TwoScaleFormats
 @testable import TwoScaleCLI
 
 final class NotebookTests: ScratchDirectoryTestCase {

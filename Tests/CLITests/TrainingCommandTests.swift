@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 /// `bound`, `train`, `gap` and `bench-train` run in-process.

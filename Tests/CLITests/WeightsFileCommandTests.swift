@@ -1,6 +1,7 @@
 import Foundation
 import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleFormats
 import XCTest
 
 /// `fisher --weights` with NumPy `.npz` and `.safetensors` files (the fixtures of NetworkTests, written by

@@ -1,5 +1,6 @@
 import XCTest
 import TwoScaleCore
+import TwoScaleFormats
 @testable import Reporting
 
 final class SVGPlotTests: XCTestCase {

@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleCore
 
 /// A JSON value with ordered keys and a deterministic writer: the same value gives the same bytes,
 /// numbers in Swift's shortest round-trip form. Non-finite numbers are refused (no command ever prints a

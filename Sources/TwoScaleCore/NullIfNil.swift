@@ -1,0 +1,20 @@
+/// An optional result field whose key is always written: `null` when the value is absent.
+///
+/// Result types are `Encodable`; a plain optional property is left out of the output when it is nil
+/// (Swift's synthesised conformance uses `encodeIfPresent`), which suits fields that exist only on
+/// request (`d_zeta_lower` without `--lower`). A field that is part of every result but may have no value
+/// (a covering count too large for a double, an interval with the bootstrap off) is declared
+/// `@NullIfNil var x: Double?` instead, so readers always find the key.
+@propertyWrapper
+public struct NullIfNil<Value: Encodable & Sendable>: Encodable, Sendable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        if let v = wrappedValue { try c.encode(v) } else { try c.encodeNil() }
+    }
+}
+
+extension NullIfNil: Equatable where Value: Equatable {}
