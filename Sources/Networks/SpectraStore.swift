@@ -48,7 +48,7 @@ public struct SpectraStore: Sendable {
         try AtomicFile.makeDirectory(directory)
         // meta.json first, then partial/: a run killed in between leaves a store that --resume continues
         // (resume recreates partial/), never a folder that is neither empty nor a store.
-        try AtomicFile.write(try meta.json.serialized(), to: store.metaPath)
+        try AtomicFile.write(try meta.serialized(), to: store.metaPath)
         try AtomicFile.makeDirectory(store.partialDirectory)
         return store
     }
@@ -276,7 +276,7 @@ public struct SpectraStore: Sendable {
             let arrays = try arrays(all, meta: meta)
             for (m, a) in arrays.own.enumerated() { try a.write(to: staging.ownPath(m)) }
             for (m, a) in arrays.inner.enumerated() where m >= 1 { try a?.write(to: staging.innerPath(m)) }
-            try AtomicFile.write(try meta.json.serialized(), to: staging.metaPath)
+            try AtomicFile.write(try meta.serialized(), to: staging.metaPath)
             // rename(2) replaces an empty folder of the same name atomically.
             guard rename(staging.directory, output) == 0 else {
                 throw TwoScaleError.file(output, "cannot be created (\(String(cString: strerror(errno))))")

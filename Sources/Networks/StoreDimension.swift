@@ -20,7 +20,7 @@ public struct StoreDimension: Sendable {
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()
         estimator = try LayeredEstimator(spectra: spectra, normalization: normalization)
-        if case let .int(s)? = store.meta.setting("seed") { seed = UInt64(bitPattern: Int64(s)) } else { seed = 1 }
+        seed = store.meta.configuration.seed
         self.which = which
         self.zeta = zeta
         self.bootstrap = bootstrap

@@ -36,72 +36,153 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(index)/\(count)" }
 }
 
-/// One recorded setting of a run (`arch`, `sigma2`, `seed`, …): the key is the command-line flag
-/// without its dashes, so a mismatch can be reported as the flag the user typed.
-public struct StoreSetting: Sendable, Equatable {
-    public let key: String
-    public let value: JSONValue
+/// What a spectra store measured and how: the run's model, data and draws, as `meta.json` records them
+/// (each key is the `ed` flag that sets it, without its dashes, so a mismatch is reported as the flag the
+/// user typed). σ² and R are null for the output FIM, which does not use them.
+public struct NetworkRunConfiguration: Codable, Sendable, Equatable {
+    public var fisher: FisherKind
+    /// The architecture in its canonical notation (`Architecture.notation`).
+    public var arch: String
+    public var bias: Bool
+    public var activation: Activation
+    /// The box of θ.
+    public var box: ClosedRange<Double>
+    /// The seed of every draw.
+    public var seed: UInt64
+    /// The `--data` source as given.
+    public var data: String
+    /// N, the inputs the Fisher expectation averages over.
+    public var samples: Int
+    /// The CSV label column: `none` or `last`.
+    public var labels: String
+    public var standardize: Bool
+    /// σ² of the hidden-layer noise (Markov FIM only).
+    @NullIfNil public var sigma2: Double?
+    /// R, noise draws per input (Markov FIM only).
+    @NullIfNil public var noiseSamples: Int?
 
-    public init(_ key: String, _ value: JSONValue) {
-        self.key = key
-        self.value = value
+    enum CodingKeys: String, CodingKey {
+        case fisher, arch, bias, activation, box, seed, data, samples, labels, standardize, sigma2
+        case noiseSamples = "noise-samples"
+    }
+
+    public init(fisher: FisherKind, arch: String, bias: Bool, activation: Activation, box: ClosedRange<Double>, seed: UInt64,
+                data: String, samples: Int, labels: String, standardize: Bool, sigma2: Double?, noiseSamples: Int?) {
+        self.fisher = fisher
+        self.arch = arch
+        self.bias = bias
+        self.activation = activation
+        self.box = box
+        self.seed = seed
+        self.data = data
+        self.samples = samples
+        self.labels = labels
+        self.standardize = standardize
+        self.sigma2 = fisher == .markov ? sigma2 : nil
+        self.noiseSamples = fisher == .markov ? noiseSamples : nil
+    }
+
+    /// Each field as its flag and its value as the user would type it, in the order of `meta.json`.
+    public var fields: [(flag: String, value: String)] {
+        func num(_ x: Double) -> String { x == x.rounded() && Swift.abs(x) < 1e15 ? String(Int64(x)) : "\(x)" }
+        return [
+            ("fisher", fisher.rawValue), ("arch", arch), ("bias", "\(bias)"), ("activation", activation.rawValue),
+            ("box", "\(num(box.lowerBound)):\(num(box.upperBound))"), ("seed", "\(seed)"), ("data", data),
+            ("samples", "\(samples)"), ("labels", labels), ("standardize", "\(standardize)"),
+            ("sigma2", sigma2.map(num) ?? "(not used)"), ("noise-samples", noiseSamples.map { "\($0)" } ?? "(not used)"),
+        ]
+    }
+
+    /// The fields that differ, as "--flag A vs B" phrases (self first); empty when they agree.
+    public func differences(to other: NetworkRunConfiguration) -> [String] {
+        zip(fields, other.fields).compactMap { a, b in a.value == b.value ? nil : "--\(a.flag) \(a.value) vs \(b.value)" }
     }
 }
+
+extension FisherKind: Codable {}
+extension Activation: Codable {}
 
 /// `DIR/meta.json` of a spectra store (docs/METHOD.md §14):
 ///
 ///     {"format": "twoscale-spectra/1", "dimension": d, "layers": [d_1, …], "paths": K, "inner": J,
-///      …settings…, "shard": {"index": i, "count": n}  (shard stores only)}
+///      …the run configuration's fields…, "shard": {"index": i, "count": n}  (shard stores only)}
 ///
 /// `paths` is K of the whole design (a shard holds `Shard.paths(of: K)` of them); `inner` is J, or 0
 /// for a one-block model (no inner draws). Written once when the store is created and never changed, so
 /// an interrupted-and-resumed run, a merged one and an uninterrupted one have the same bytes.
-public struct StoreMeta: Sendable, Equatable {
+public struct StoreMeta: Codable, Sendable, Equatable {
     public static let format = "twoscale-spectra/1"
-    static let reserved: Set<String> = ["format", "dimension", "layers", "paths", "inner", "shard"]
 
     public var dimension: Int
     public var layers: [Int]
     public var paths: Int
     public var inner: Int
-    public var settings: [StoreSetting]
+    public var configuration: NetworkRunConfiguration
     public var shard: Shard?
 
-    public init(layers: [Int], paths: Int, inner: Int, settings: [StoreSetting], shard: Shard? = nil) throws {
+    public init(layers: [Int], paths: Int, inner: Int, configuration: NetworkRunConfiguration, shard: Shard? = nil) throws {
         guard !layers.isEmpty, layers.allSatisfy({ $0 >= 1 }) else {
             throw TwoScaleError.failure("store: every layer needs ≥ 1 parameter (\(layers))")
         }
         guard paths >= 1, paths <= 100_000_000, inner >= 0, inner <= 100_000_000, (layers.count == 1) == (inner == 0) else {
             throw TwoScaleError.failure("store: K = \(paths), J = \(inner) do not fit \(layers.count) layer(s)")
         }
-        for s in settings where Self.reserved.contains(s.key) {
-            throw TwoScaleError.failure("store: '\(s.key)' is not a setting name")
-        }
         dimension = layers.reduce(0, +)
         self.layers = layers
         self.paths = paths
         self.inner = inner
-        self.settings = settings
+        self.configuration = configuration
         self.shard = shard
     }
+
+    /// meta.json's text: keys in the order above, the same bytes for the same store.
+    public func serialized() throws -> String { try JSONValue(encoding: self).serialized() }
 
     /// The paths (0-based) whose rows this store's files hold, in row order.
     public var storedPaths: [Int] { shard?.paths(of: paths) ?? Array(0..<paths) }
 
-    /// The value of a setting, if recorded.
-    public func setting(_ key: String) -> JSONValue? { settings.first { $0.key == key }?.value }
+    enum HeaderKeys: String, CodingKey { case format, dimension, layers, paths, inner }
+    enum ShardKeys: String, CodingKey { case shard }
+    enum ShardFields: String, CodingKey { case index, count }
 
-    public var json: JSONValue {
-        var kv: [(String, JSONValue)] = [
-            ("format", .string(Self.format)),
-            ("dimension", .int(dimension)),
-            ("layers", .array(layers.map { .int($0) })),
-            ("paths", .int(paths)),
-            ("inner", .int(inner)),
-        ]
-        kv += settings.map { ($0.key, $0.value) }
-        if let s = shard { kv.append(("shard", .object([("index", .int(s.index)), ("count", .int(s.count))]))) }
-        return .object(kv)
+    /// The header, then the configuration's fields at the top level, then the shard.
+    public func encode(to encoder: any Encoder) throws {
+        var h = encoder.container(keyedBy: HeaderKeys.self)
+        try h.encode(Self.format, forKey: .format)
+        try h.encode(dimension, forKey: .dimension)
+        try h.encode(layers, forKey: .layers)
+        try h.encode(paths, forKey: .paths)
+        try h.encode(inner, forKey: .inner)
+        try configuration.encode(to: encoder)
+        if let s = shard {
+            var c = encoder.container(keyedBy: ShardKeys.self)
+            var f = c.nestedContainer(keyedBy: ShardFields.self, forKey: .shard)
+            try f.encode(s.index, forKey: .index)
+            try f.encode(s.count, forKey: .count)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let h = try decoder.container(keyedBy: HeaderKeys.self)
+        let f = try h.decode(String.self, forKey: .format)
+        guard f == Self.format else {
+            throw TwoScaleError.failure("has format '\(f)'; this twoscale reads '\(Self.format)' stores only")
+        }
+        let layers = try h.decode([Int].self, forKey: .layers)
+        let d = try h.decode(Int.self, forKey: .dimension)
+        let configuration = try NetworkRunConfiguration(from: decoder)
+        var shard: Shard?
+        let s = try decoder.container(keyedBy: ShardKeys.self)
+        if s.contains(.shard) {
+            let sf = try s.nestedContainer(keyedBy: ShardFields.self, forKey: .shard)
+            let i = try sf.decode(Int.self, forKey: .index), n = try sf.decode(Int.self, forKey: .count)
+            do { shard = try Shard(index: i, count: n) } catch { throw TwoScaleError.failure("\"shard\" \(i)/\(n) is not valid (need 1 ≤ i ≤ n)") }
+        }
+        try self.init(layers: layers, paths: try h.decode(Int.self, forKey: .paths), inner: try h.decode(Int.self, forKey: .inner),
+                      configuration: configuration, shard: shard)
+        guard dimension == d else {
+            throw TwoScaleError.failure("\"dimension\" \(d) is not the sum of \"layers\" (\(dimension))")
+        }
     }
 
     /// The same store settings without the shard: what the unsharded run records.
@@ -113,60 +194,49 @@ public struct StoreMeta: Sendable, Equatable {
 
     /// Parses meta.json text; `source` (the file) names every error. Another format version is refused.
     public static func parse(_ data: Data, source: String) throws -> StoreMeta {
-        let v = try JSONValue.parse(data, source: source)
-        guard case let .object(kv) = v else { throw TwoScaleError.file(source, "is not a spectra-store description (expected a JSON object)") }
-        guard let f = v["format"]?.stringValue else {
+        let v = try JSONValue.parse(data, source: source)  // syntax errors with their line
+        guard case .object = v else { throw TwoScaleError.file(source, "is not a spectra-store description (expected a JSON object)") }
+        guard v["format"]?.stringValue != nil else {
             throw TwoScaleError.file(source, "has no \"format\"; it is not a twoscale spectra store")
         }
-        guard f == format else {
-            throw TwoScaleError.file(source, "has format '\(f)'; this twoscale reads '\(format)' stores only")
-        }
-        func int(_ key: String) throws -> Int {
-            guard case let .int(i)? = v[key] else { throw TwoScaleError.file(source, "\"\(key)\" must be a whole number") }
-            return i
-        }
-        guard let la = v["layers"]?.arrayValue else { throw TwoScaleError.file(source, "\"layers\" must be a list of whole numbers") }
-        var layers: [Int] = []
-        for x in la {
-            guard case let .int(i) = x, i >= 1 else { throw TwoScaleError.file(source, "\"layers\" must be a list of whole numbers ≥ 1") }
-            layers.append(i)
-        }
-        let d = try int("dimension"), k = try int("paths"), j = try int("inner")
-        var shard: Shard?
-        if let s = v["shard"] {
-            guard case let .int(i)? = s["index"], case let .int(n)? = s["count"] else {
-                throw TwoScaleError.file(source, "\"shard\" must be {\"index\": i, \"count\": n}")
-            }
-            do { shard = try Shard(index: i, count: n) } catch { throw TwoScaleError.file(source, "\"shard\" \(i)/\(n) is not valid (need 1 ≤ i ≤ n)") }
-        }
-        let settings = kv.filter { !reserved.contains($0.0) }.map { StoreSetting($0.0, $0.1) }
-        let meta: StoreMeta
-        do { meta = try StoreMeta(layers: layers, paths: k, inner: j, settings: settings, shard: shard) } catch let e as TwoScaleError {
+        do {
+            return try JSONDecoder().decode(StoreMeta.self, from: data)
+        } catch let e as TwoScaleError {
             throw TwoScaleError.file(source, e.message)
+        } catch let e as DecodingError {
+            throw TwoScaleError.file(source, Self.describe(e))
         }
-        guard meta.dimension == d else {
-            throw TwoScaleError.file(source, "\"dimension\" \(d) is not the sum of \"layers\" (\(meta.dimension))")
+    }
+
+    /// A decoding error as the key it concerns and what that key must hold.
+    static func describe(_ e: DecodingError) -> String {
+        func path(_ p: [any CodingKey]) -> String { p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") }
+        switch e {
+        case let .keyNotFound(k, c): return "has no \"\(path(c.codingPath + [k]))\" (a store made by another twoscale, or edited)"
+        case let .typeMismatch(t, c): return "\"\(path(c.codingPath))\" must be \(Self.expected(t))"
+        case let .valueNotFound(t, c): return "\"\(path(c.codingPath))\" must be \(Self.expected(t)), not null"
+        case let .dataCorrupted(c): return "\"\(path(c.codingPath))\" is not valid: \(c.debugDescription)"
+        @unknown default: return "is not a valid spectra-store description"
         }
-        return meta
+    }
+
+    private static func expected(_ t: Any.Type) -> String {
+        switch t {
+        case is Int.Type, is UInt64.Type: return "a whole number"
+        case is Double.Type: return "a number"
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        default: return "a value of type \(t)"
+        }
     }
 
     /// The differences to `other`, as "--flag A (store) vs B (command)" phrases; empty when they agree.
     /// The shard is not compared.
     public func differences(to other: StoreMeta) -> [String] {
-        func show(_ v: JSONValue?) -> String {
-            guard let v else { return "(not set)" }
-            return ((try? v.serialized()) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
-        }
         var out: [String] = []
         if paths != other.paths { out.append("--paths \(paths) vs \(other.paths)") }
         if inner != other.inner { out.append("--inner \(inner) vs \(other.inner)") }
         if layers != other.layers { out.append("layer sizes \(layers) vs \(other.layers)") }
-        var keys = settings.map(\.key)
-        for k in other.settings.map(\.key) where !keys.contains(k) { keys.append(k) }
-        // Compared as written (a parsed 1 and a computed 1.0 are the same setting).
-        for k in keys where show(setting(k)) != show(other.setting(k)) {
-            out.append("--\(k) \(show(setting(k))) vs \(show(other.setting(k)))")
-        }
-        return out
+        return out + configuration.differences(to: other.configuration)
     }
 }

@@ -36,8 +36,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let start = Date()
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()
-        let report = try await NetworkReport.compute(spectra: spectra, meta: store.meta, request: request,
-                                                     seconds: Date().timeIntervalSince(start))
-        try output.emit(report.json) { report.human }
+        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: store.meta, request: request)
+        measurement.seconds = Date().timeIntervalSince(start)
+        if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+        try output.emit(measurement) { NetworkReport.text(measurement) }
     }
 }

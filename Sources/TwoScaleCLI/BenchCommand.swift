@@ -114,24 +114,24 @@ struct BenchCommand: AsyncParsableCommand {
         let setup = Date().timeIntervalSince(start)
         let design = try MonteCarloDesign(paths: c.paths, inner: c.inner, box: -1...1, seed: 1, activation: .relu)
         let layers = model.blockDimensions
-        let meta = try StoreMeta(layers: layers, paths: c.paths, inner: layers.count > 1 ? c.inner : 0, settings: [
-            StoreSetting("fisher", .string(c.fisher.rawValue)), StoreSetting("arch", .string(c.arch)),
-            StoreSetting("data", .string(c.data)), StoreSetting("seed", .int(1)),
-        ])
+        let configuration = NetworkRunConfiguration(
+            fisher: c.fisher, arch: architecture.notation, bias: false, activation: .relu, box: -1...1, seed: 1, data: c.data,
+            samples: 100, labels: "none", standardize: false, sigma2: 0.1, noiseSamples: 1)
+        let meta = try StoreMeta(layers: layers, paths: c.paths, inner: layers.count > 1 ? c.inner : 0, configuration: configuration)
         let t1 = Date()
         let outcome = try await SpectraRun(model: model, design: design, meta: meta, threads: threads).execute(store: nil, resume: false)
         let spectraSeconds = Date().timeIntervalSince(t1)
         let t2 = Date()
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
-        let request = AnalysisRequest(eps: try Grid.parse("1e-3:0.5:30", flag: "--eps"), zeta: 2.0 / 3.0, lower: true,
-                                      normalization: .trace, bootstrap: 200, abbasN: [], gamma: 1, threads: threads)
-        let report = try await NetworkReport.compute(spectra: spectra, meta: meta, request: request, seconds: 0)
+        let request = MeasurementRequest(eps: try Grid.parse("1e-3:0.5:30", flag: "--eps"), zeta: 2.0 / 3.0, lower: true,
+                                         normalization: .trace, bootstrap: 200, threads: threads)
+        let measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
         let estimatorSeconds = Date().timeIntervalSince(t2)
         let wall = Date().timeIntervalSince(start)
         let peak = Self.peakMemoryBytes()
         let timeOK = wall <= c.targetSeconds
         let memOK = c.targetMemoryBytes.map { t in peak.map { $0 <= t } ?? false } ?? true
-        let mid = report.json["points"]?.arrayValue?[15]
+        let mid = try JSONValue(encoding: measurement.points[15])
         var kv: [(String, JSONValue)] = [
             ("name", .string(c.name)), ("description", .string(c.description)),
             ("dimension", .int(spectra.dimension)), ("paths", .int(c.paths)), ("inner", .int(meta.inner)),
@@ -142,16 +142,14 @@ struct BenchCommand: AsyncParsableCommand {
             ("target_memory_bytes", c.targetMemoryBytes.map { .int($0) } ?? .null),
             ("pass", .bool(timeOK && memOK)),
         ]
-        if let mid { kv.append(("check_point", mid)) }
+        kv.append(("check_point", mid))
         var human = "\(c.name): \(c.description)\n"
         human += String(format: "  wall %.2f s (target ≤ %g s) — data+model %.2f s, spectra %.2f s, estimators %.2f s\n",
                         wall, c.targetSeconds, setup, spectraSeconds, estimatorSeconds)
         if let tm = c.targetMemoryBytes {
             human += "  peak memory \(peak.map { RunProgress.bytes($0) } ?? "unknown") (target ≤ \(RunProgress.bytes(tm)))\n"
         }
-        if let mid, let e = mid["eps"]?.doubleValue, let dz = mid["d_zeta"]?.doubleValue {
-            human += "  d_zeta(ε = \(Fmt.num(e))) = \(Fmt.num(dz)) of d = \(spectra.dimension)\n"
-        }
+        human += "  d_zeta(ε = \(Fmt.num(measurement.points[15].eps))) = \(Fmt.num(measurement.points[15].dZeta)) of d = \(spectra.dimension)\n"
         human += "  \(timeOK && memOK ? "PASS" : "FAIL")\n"
         return Result(json: .object(kv), human: human)
     }

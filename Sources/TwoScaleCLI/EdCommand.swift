@@ -87,10 +87,12 @@ struct EdCommand: AsyncParsableCommand {
                                      traceDraws: traceDraws)
             let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
                                            lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
-            let settings = network.settings(architecture: architecture, box: lo...hi)
-            let report = SMCNetworkReport(result: result, architecture: architecture, settings: settings, request: request,
-                                          paths: paths, inner: inner, seconds: Date().timeIntervalSince(start))
-            try output.emit(report.json) { report.human }
+            var measurement = NetworkSMCMeasurement(
+                result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
+                zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner)
+            measurement.seconds = Date().timeIntervalSince(start)
+            if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+            try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
             return
         }
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
@@ -115,7 +117,7 @@ struct EdCommand: AsyncParsableCommand {
             let model = try network.makeModel(architecture: architecture)
             let layers = model.blockDimensions
             let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
-                                     settings: network.settings(architecture: architecture, box: lo...hi), shard: shardSpec)
+                                     configuration: network.configuration(architecture: architecture, box: lo...hi), shard: shardSpec)
             return try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         }
 
@@ -145,9 +147,10 @@ struct EdCommand: AsyncParsableCommand {
             return
         }
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
-        let report = try await NetworkReport.compute(spectra: spectra, meta: meta, request: request,
-                                                     seconds: Date().timeIntervalSince(start))
-        try output.emit(report.json) { report.human }
+        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        measurement.seconds = Date().timeIntervalSince(start)
+        if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+        try output.emit(measurement) { NetworkReport.text(measurement) }
     }
 
     /// `--shard i/n`, or `--shard auto`: i and n from the SLURM job array task this process runs in.

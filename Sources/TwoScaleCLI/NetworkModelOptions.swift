@@ -63,22 +63,10 @@ struct NetworkModelOptions: ParsableArguments {
         return a
     }
 
-    /// The settings recorded in a store's meta.json (keys = flag names), in a fixed order. σ² and R
-    /// are recorded only for the Markov FIM (the output FIM does not use them).
-    func settings(architecture: Architecture, box: ClosedRange<Double>) -> [StoreSetting] {
-        [
-            StoreSetting("fisher", .string(fisher.rawValue)),
-            StoreSetting("arch", .string(architecture.notation)),
-            StoreSetting("bias", .bool(bias)),
-            StoreSetting("activation", .string(activation.rawValue)),
-            StoreSetting("box", .numbers([box.lowerBound, box.upperBound])),
-            StoreSetting("seed", .int(seed)),
-            StoreSetting("data", .string(data)),
-            StoreSetting("samples", .int(samples)),
-            StoreSetting("labels", .string(labels)),
-            StoreSetting("standardize", .bool(standardize)),
-            StoreSetting("sigma2", fisher == .markov ? .double(sigma2) : .null),
-            StoreSetting("noise-samples", fisher == .markov ? .int(noiseSamples) : .null),
-        ]
+    /// The run configuration a store's meta.json records (σ² and R only for the Markov FIM).
+    func configuration(architecture: Architecture, box: ClosedRange<Double>) -> NetworkRunConfiguration {
+        NetworkRunConfiguration(fisher: fisher, arch: architecture.notation, bias: bias, activation: activation, box: box,
+                                seed: UInt64(seed), data: data, samples: samples, labels: labels, standardize: standardize,
+                                sigma2: sigma2, noiseSamples: noiseSamples)
     }
 }

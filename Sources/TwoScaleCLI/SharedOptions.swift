@@ -43,6 +43,11 @@ struct OutputOptions: ParsableArguments {
     var json = false
 
     /// Prints `value` as JSON, or `human()` as text.
+    /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`.
+    func emit<T: Encodable>(_ value: T, human: () -> String) throws {
+        try emit(try JSONValue(encoding: value), human: human)
+    }
+
     func emit(_ value: JSONValue, human: () -> String) throws {
         if json {
             Console.out(try value.serialized())

@@ -323,3 +323,19 @@ public enum AnnealedSMC {
         return w.count - 1
     }
 }
+
+extension SMCDiagnostics {
+    /// What a report shows of the diagnostics: samplers, mean and largest number of steps, the
+    /// Metropolis–Hastings acceptance rate (null without proposals) and the smallest stop ESS fraction.
+    public struct Summary: Sendable, Equatable, Encodable {
+        public var samplers: Int
+        public var meanSteps: Double
+        public var maxSteps: Int
+        @NullIfNil public var acceptance: Double?
+        public var minStopEssFraction: Double
+    }
+
+    public var summary: Summary {
+        Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate, minStopEssFraction: minStopESS)
+    }
+}

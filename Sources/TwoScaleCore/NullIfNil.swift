@@ -18,3 +18,11 @@ public struct NullIfNil<Value: Encodable & Sendable>: Encodable, Sendable {
 }
 
 extension NullIfNil: Equatable where Value: Equatable {}
+
+/// Decoding reads `null` as nil (a store's meta.json records σ² as null for the output FIM).
+extension NullIfNil: Decodable where Value: Decodable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        self.init(wrappedValue: c.decodeNil() ? nil : try c.decode(Value.self))
+    }
+}

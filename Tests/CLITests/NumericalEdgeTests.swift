@@ -156,8 +156,10 @@ final class NumericalEdgeTests: ScratchDirectoryTestCase {
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         let layers = [60_000, 50_000], K = 3, J = 2
         let row1 = [5.0, 1, 0.5, 1e-3, 1e-9], row2 = [2.0, 2, 0.1, 1e-4, 0]
-        let meta = try StoreMeta(layers: layers, paths: K, inner: J, settings: [StoreSetting("seed", .int(1))])
-        try AtomicFile.write(try meta.json.serialized(), to: store + "/meta.json")
+        let meta = try StoreMeta(layers: layers, paths: K, inner: J, configuration: NetworkRunConfiguration(
+            fisher: .markov, arch: "110000-params", bias: false, activation: .relu, box: -1...1, seed: 1, data: "synthetic:gaussian",
+            samples: 10, labels: "none", standardize: false, sigma2: 0.1, noiseSamples: 1))
+        try AtomicFile.write(try meta.serialized(), to: store + "/meta.json")
         try NPYArray(shape: [K, 5], data: Array((0..<K).map { _ in row1 }.joined())).write(to: store + "/own_1.npy")
         try NPYArray(shape: [K, 5], data: Array((0..<K).map { _ in row2 }.joined())).write(to: store + "/own_2.npy")
         try NPYArray(shape: [K, J, 5], data: Array((0..<(K * J)).map { _ in row2 }.joined())).write(to: store + "/inner_2.npy")

@@ -152,8 +152,8 @@ import TwoScaleCore
     }
 
     @Test func storeMetaAndPartialFiles() async throws {
-        let meta = try StoreMeta(layers: [4, 3], paths: 5, inner: 2, settings: [StoreSetting("seed", .int(1)), StoreSetting("arch", .string("2-2-1"))])
-        let text = try meta.json.serialized()
+        let meta = try StoreMeta(layers: [4, 3], paths: 5, inner: 2, configuration: testConfiguration())
+        let text = try meta.serialized()
         let keys = ["format", "dimension", "layers", "paths", "inner", "seed", "shard", "index", "count"]
         await propertyCheck(count: 3000, input: Gen.int(in: 0...3), Gen.double(in: 0...1), Gen.element(of: keys).compactMap { $0 },
                             Gen.element(of: ["-1", "0", "1e99", "\"x\"", "null", "[]", "[0]", "[1, -2]", "2.5", "{}", "99999999999999999999"]).compactMap { $0 }) { kind, cut, key, value in

@@ -68,11 +68,15 @@ struct WholeFisher: FisherModel {
 func testMeta(_ model: any FisherModel, _ design: MonteCarloDesign, shard: Shard? = nil, sigma2: Double = 0.1) throws -> StoreMeta {
     try StoreMeta(layers: model.blockDimensions, paths: design.paths,
                   inner: model.blockDimensions.count > 1 ? design.inner : 0,
-                  settings: [StoreSetting("fisher", .string(model.kind.rawValue)),
-                             StoreSetting("arch", .string(model.architecture.sizes.map(String.init).joined(separator: "-"))),
-                             StoreSetting("seed", .int(Int(design.seed))),
-                             StoreSetting("sigma2", .double(sigma2))],
+                  configuration: testConfiguration(fisher: model.kind, arch: model.architecture.notation, seed: design.seed,
+                                                   sigma2: sigma2),
                   shard: shard)
+}
+
+/// A run configuration for test stores (synthetic data, N = 10).
+func testConfiguration(fisher: FisherKind = .markov, arch: String = "2-2-1", seed: UInt64 = 1, sigma2: Double = 0.1) -> NetworkRunConfiguration {
+    NetworkRunConfiguration(fisher: fisher, arch: arch, bias: false, activation: .relu, box: -1...1, seed: seed,
+                            data: "synthetic:gaussian", samples: 10, labels: "none", standardize: false, sigma2: sigma2, noiseSamples: 1)
 }
 
 /// A fresh temporary folder (removed by the caller).

@@ -1,0 +1,128 @@
+import Foundation
+import TwoScaleCore
+
+/// The 2sED of a network by the smc estimator: `ed --estimator smc`'s result (docs/ESTIMATORS.md). For
+/// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
+public struct NetworkSMCMeasurement: Sendable, Encodable {
+    public struct Point: Sendable, Equatable, Encodable {
+        public var eps: Double
+        public var zeta: Double
+        public var dZeta: Double
+        public var ci95: ClosedRange<Double>
+        /// With `--lower`: the lower 2sED and its interval.
+        public var dZetaLower: Double?
+        public var ci95Lower: ClosedRange<Double>?
+        /// Standard error of log E det, and the share of the interval's variance due to ĉ.
+        public var seLogDet: Double?
+        public var normalizationShare: Double
+        /// Outer ESS per stage m ≥ 2, and the smallest.
+        public var stageESS: [Double]
+        /// Per stage: log Ẑ_m and its standard error.
+        public var stageLogZ: [Double]
+        public var stageSE: [Double]
+        var lower: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case eps, zeta, dZeta = "d_zeta", dZetaJoint = "d_zeta_joint", dZetaLower = "d_zeta_lower", ci95
+            case ci95Joint = "ci95_joint", ci95Lower = "ci95_lower", seLogDet = "se_log_det", normalizationShare = "normalization_share"
+            case stageESS = "stage_ess", essMin = "ess_min", stageLogZ = "stage_log_z", stageSE = "stage_se"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(eps, forKey: .eps)
+            try c.encode(zeta, forKey: .zeta)
+            try c.encode(dZeta, forKey: .dZeta)
+            try c.encode(dZeta, forKey: .dZetaJoint)
+            if lower { try c.encode(dZetaLower, forKey: .dZetaLower) }
+            try c.encode(ci95, forKey: .ci95)
+            try c.encode(ci95, forKey: .ci95Joint)
+            if lower { try c.encode(ci95Lower, forKey: .ci95Lower) }
+            try c.encode(seLogDet, forKey: .seLogDet)
+            try c.encode(normalizationShare, forKey: .normalizationShare)
+            try c.encode(stageESS, forKey: .stageESS)
+            try c.encode(stageESS.min(), forKey: .essMin)
+            try c.encode(stageLogZ, forKey: .stageLogZ)
+            try c.encode(stageSE, forKey: .stageSE)
+        }
+    }
+
+    public struct Diagnostics: Sendable, Equatable, Encodable {
+        public var stage1: SMCDiagnostics.Summary
+        public var islands: SMCDiagnostics.Summary
+    }
+
+    public var dimension: Int
+    public let estimator = "smc"
+    public var points: [Point]
+    /// Per stage m ≥ 2: the smallest outer ESS over the grid.
+    public var ess: [Double]
+    public var seconds: Double = 0
+    public var layers: [Int]
+    public var paths: Int
+    /// J (0 for a one-layer network).
+    public var inner: Int
+    public var traceDraws: Int
+    public var settings: NetworkRunConfiguration
+    public var zeta: Double
+    public var normalization: Normalization
+    public var scale: Double
+    public var meanTrace: Double
+    public var smc: Diagnostics
+    public var rank: RankReport
+    /// The full diagnostics (for the readable summary).
+    public var stage1: SMCDiagnostics
+    public var islands: SMCDiagnostics
+    public var degeneracy: WeightDegeneracy?
+
+    enum CodingKeys: String, CodingKey {
+        case dimension, estimator, points, ess, seconds, layers, paths, inner, traceDraws, settings, zeta, normalization
+        case scale, meanTrace, smc
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dimension, forKey: .dimension)
+        try c.encode(estimator, forKey: .estimator)
+        try c.encode(points, forKey: .points)
+        try c.encode(ess, forKey: .ess)
+        try c.encode(seconds, forKey: .seconds)
+        try c.encode(layers, forKey: .layers)
+        try c.encode(paths, forKey: .paths)
+        try c.encode(inner, forKey: .inner)
+        try c.encode(traceDraws, forKey: .traceDraws)
+        try c.encode(settings, forKey: .settings)
+        try c.encode(zeta, forKey: .zeta)
+        try c.encode(normalization.rawValue, forKey: .normalization)
+        try c.encode(scale, forKey: .scale)
+        try c.encode(meanTrace, forKey: .meanTrace)
+        try c.encode(smc, forKey: .smc)
+        try rank.encode(to: encoder)
+    }
+
+    public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
+                normalization: Normalization, lower: Bool, paths: Int, inner: Int) {
+        points = r.points.map { p in
+            Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
+                  seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
+                  stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower)
+        }
+        let stages = Swift.max(0, architecture.layers - 1)
+        ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }
+        dimension = architecture.parameterCount
+        layers = architecture.blockParameterCounts
+        self.paths = paths
+        self.inner = architecture.layers > 1 ? inner : 0
+        traceDraws = r.trace.draws
+        self.settings = settings
+        self.zeta = zeta
+        self.normalization = normalization
+        scale = r.scale
+        meanTrace = r.trace.meanTrace
+        smc = Diagnostics(stage1: r.stage1.summary, islands: r.islands.summary)
+        rank = RankReport(r.rank, zeta: zeta, dimension: architecture.parameterCount)
+        stage1 = r.stage1
+        islands = r.islands
+        degeneracy = WeightDegeneracy.check(ess: ess, paths: paths)
+    }
+}

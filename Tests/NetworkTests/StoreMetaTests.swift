@@ -1,0 +1,84 @@
+import Foundation
+import Networks
+import TwoScaleCore
+import XCTest
+
+/// meta.json is the typed run configuration (`StoreMeta`, `NetworkRunConfiguration`), Codable.
+final class StoreMetaTests: XCTestCase {
+    /// meta.json exactly as the plain-settings writer of earlier versions wrote it: it still reads, and
+    /// writing it back gives the same bytes.
+    static let written = """
+    {
+      "format": "twoscale-spectra/1",
+      "dimension": 43,
+      "layers": [28, 15],
+      "paths": 8,
+      "inner": 4,
+      "fisher": "markov",
+      "arch": "6-4-3",
+      "bias": false,
+      "activation": "relu",
+      "box": [-1, 1],
+      "seed": 1,
+      "data": "synthetic:gaussian",
+      "samples": 20,
+      "labels": "none",
+      "standardize": false,
+      "sigma2": 0.1,
+      "noise-samples": 1,
+      "shard": {
+        "index": 2,
+        "count": 3
+      }
+    }
+
+    """
+
+    func testReadsAndWritesTheSameBytes() throws {
+        let m = try StoreMeta.parse(Data(Self.written.utf8), source: "meta.json")
+        XCTAssertEqual(m.layers, [28, 15])
+        XCTAssertEqual(m.configuration.arch, "6-4-3")
+        XCTAssertEqual(m.configuration.seed, 1)
+        XCTAssertEqual(m.configuration.sigma2, 0.1)
+        XCTAssertEqual(m.configuration.box, -1...1)
+        XCTAssertEqual(m.shard, try Shard(index: 2, count: 3))
+        XCTAssertEqual(try m.serialized(), Self.written)
+    }
+
+    /// The output FIM records σ² and R as null, and reads them back as absent.
+    func testOutputFisherHasNullNoiseSettings() throws {
+        let c = NetworkRunConfiguration(fisher: .output, arch: "2-2", bias: true, activation: .tanh, box: -0.5...0.5, seed: 3,
+                                        data: "csv:x.csv", samples: 7, labels: "last", standardize: true, sigma2: 0.1, noiseSamples: 2)
+        XCTAssertNil(c.sigma2)
+        let m = try StoreMeta(layers: [6], paths: 3, inner: 0, configuration: c)
+        let text = try m.serialized()
+        XCTAssertTrue(text.contains("\"sigma2\": null,\n  \"noise-samples\": null\n"), text)
+        XCTAssertEqual(try StoreMeta.parse(Data(text.utf8), source: "m"), m)
+    }
+
+    /// --resume compares field by field and names each differing flag with both values.
+    func testDifferencesNameTheFlags() throws {
+        let a = try StoreMeta.parse(Data(Self.written.utf8), source: "meta.json")
+        var b = a
+        b.configuration.sigma2 = 0.2
+        b.configuration.box = -2...2
+        b.configuration.standardize = true
+        b.inner = 5
+        XCTAssertEqual(a.differences(to: b), ["--inner 4 vs 5", "--box -1:1 vs -2:2", "--standardize false vs true", "--sigma2 0.1 vs 0.2"])
+        XCTAssertEqual(a.differences(to: a.unsharded), [], "the shard is not a setting")
+    }
+
+    /// A field of the wrong type or a missing one is named in the error.
+    func testBadFieldsAreNamed() {
+        for (edit, expected) in [("\"samples\": 20", "\"samples\" must be a whole number"), ("\"samples\": 20", "has no \"samples\""),
+                                 ("\"fisher\": \"markov\"", "\"fisher\" is not valid"), ("\"box\": [-1, 1]", "\"box\" is not valid")] {
+            let replacement = expected.hasPrefix("has no") ? "\"x\": 1"
+                : expected.contains("samples") ? "\"samples\": \"20\"" : expected.contains("fisher") ? "\"fisher\": \"hessian\"" : "\"box\": [1, -1]"
+            let text = Self.written.replacingOccurrences(of: edit, with: replacement)
+            XCTAssertThrowsError(try StoreMeta.parse(Data(text.utf8), source: "s/meta.json")) { e in
+                let m = (e as? TwoScaleError)?.message ?? "\(e)"
+                XCTAssertTrue(m.contains("s/meta.json") && m.contains(expected), m)
+            }
+        }
+    }
+}
