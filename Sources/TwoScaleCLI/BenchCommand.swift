@@ -195,8 +195,8 @@ struct BenchCommand: AsyncParsableCommand {
         ]
         return try models.map { name, description, make in
             let start = Date()
-            let report = try ToyReport.compute(model: try make(), eps: eps, zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1_000_000)
-            _ = try report.json.serialized()
+            let result = try ToyMeasurement.measure(model: try make(), eps: eps, zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1_000_000)
+            _ = try JSONValue(encoding: result).serialized()
             let wall = Date().timeIntervalSince(start)
             let ok = wall <= 1
             let json: JSONValue = .object([("name", .string(name)), ("description", .string(description)),

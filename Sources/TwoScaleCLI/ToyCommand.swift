@@ -92,7 +92,7 @@ struct ToyCommand: AsyncParsableCommand {
                                  box: try Grid.parseInterval(box, flag: "--box"))
         let eps = try scale.eps()
         let zeta = try scale.checkedZeta()
-        var result = try ToyReport.compute(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
+        var result = try ToyMeasurement.measure(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
         if monteCarlo.mc {
             let o = monteCarlo
             let trials = try await (0..<o.trials).asyncMap { i in
@@ -100,9 +100,9 @@ struct ToyCommand: AsyncParsableCommand {
                                         traceDraws: o.traceDraws, bootstrap: o.bootstrap)
                     .run(eps: eps, zeta: zeta, normalization: normalize, threads: o.threadCount)
             }
-            result.addMonteCarlo(trials, options: o)
+            try result.addMonteCarlo(trials, estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed), traceDraws: o.traceDraws)
         }
-        try output.emit(result.json) { result.human }
+        try output.emit(result) { ToyReport.text(result) }
     }
 }
 
@@ -111,158 +111,42 @@ private func countCell(_ count: BoxCount) -> String {
     count.exact.map { String(format: "%.0f", $0) } ?? (count.log.isFinite ? "e^" + Fmt.num(count.log, 5) : "∞")
 }
 
-/// The numbers of one `toy` run, as JSON and as a table.
-struct ToyReport {
-    var json: JSONValue
-    var human: String
-    /// Exact d_ζ per grid point (for the Monte Carlo comparison).
-    var exact: [Double] = []
-
-    /// Adds the Monte Carlo estimate (first trial) and, over all trials, coverage and error statistics.
-    mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], options o: ToyMonteCarloOptions) {
-        guard case var .object(top) = json, let pi = top.firstIndex(where: { $0.0 == "points" }),
-              case let .array(points) = top[pi].1, let first = trials.first else { return }
-        var newPoints: [JSONValue] = []
+/// How `toy` words a `ToyMeasurement` as tables.
+enum ToyReport {
+    static func text(_ r: ToyMeasurement) -> String {
+        let model = r.model
         var rows: [[String]] = []
-        for (i, p) in points.enumerated() {
-            guard case var .object(kv) = p else { continue }
-            let mc = first.points[i]
-            let ex = exact[i]
-            kv.append(("d_zeta_mc", .double(mc.dZeta)))
-            kv.append(("ci95_mc", .numbers([mc.ci95.lowerBound, mc.ci95.upperBound])))
-            kv.append(("error_mc", .double(mc.dZeta - ex)))
-            if o.estimator == .smc {
-                kv.append(("se_log_det", .number(mc.standardError)))
-                kv.append(("normalization_share", .double(mc.normalizationShare)))
-            }
-            let ests = trials.map { $0.points[i].dZeta }
-            let covered = trials.filter { $0.points[i].ci95.contains(ex) }.count
-            let mean = ests.reduce(0, +) / Double(ests.count)
-            let sd = ests.count > 1 ? (ests.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ests.count - 1)).squareRoot() : 0
-            let halfWidth = trials.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / Double(trials.count)
-            if trials.count > 1 {
-                kv.append(("trials", .int(trials.count)))
-                kv.append(("covered", .int(covered)))
-                kv.append(("coverage", .double(Double(covered) / Double(trials.count))))
-                kv.append(("mc_mean", .double(mean)))
-                kv.append(("mc_bias", .double(mean - ex)))
-                kv.append(("mc_sd", .double(sd)))
-                kv.append(("mean_half_width", .double(halfWidth)))
-            }
-            newPoints.append(.object(kv))
-            var row = [Fmt.num(mc.eps), Fmt.num(ex), Fmt.num(mc.dZeta),
-                       "[\(Fmt.num(mc.ci95.lowerBound)), \(Fmt.num(mc.ci95.upperBound))]", Fmt.num(mc.dZeta - ex)]
-            if trials.count > 1 { row += ["\(covered)/\(trials.count)", Fmt.num(mean - ex), Fmt.num(sd)] }
-            rows.append(row)
-        }
-        top[pi].1 = .array(newPoints)
-        var extra: [(String, JSONValue)] = [
-            ("estimator", .string(o.estimator.rawValue)), ("paths", .int(o.paths)), ("seed", .int(o.seed)),
-            ("mc_scale", .double(first.scale)),
-        ]
-        if let g = first.diagnostics {
-            extra.append(("smc", SMCReport.json(g)))
-        }
-        if let e = first.minESS { extra.append(("min_ess", .double(e))) }
-        if o.estimator == .smc { extra.append(("trace_draws", .int(o.traceDraws))) }
-        top.insert(contentsOf: extra, at: pi)
-        json = .object(top)
-        var columns = ["eps", "exact d_zeta", "MC d_zeta", "MC 95% interval", "error"]
-        if trials.count > 1 { columns += ["covered", "bias", "sd"] }
-        human += "\nMonte Carlo (\(o.estimator.rawValue), K = \(o.paths), seed \(o.seed)\(trials.count > 1 ? ", \(trials.count) trials" : "")):\n"
-            + Fmt.table(columns, rows)
-    }
-
-    /// The metric of each column, stated once per report.
-    static let metricNote = "metric: d_zeta uses the chosen --normalize; the box counts, log_det_bound, d_zeta_raw, log_eps_pow_minus_d_zeta and log_cover_ratio all use the raw Fisher metric (c = 1), so a count is compared with ε^(−d_ζ) of the same metric"
-    static let greedyNote = "greedy 1-D cover^d: the greedy cover is computed axis by axis and is left out (\"> --greedy-max\", null in JSON) where one axis would need more than --greedy-max boxes"
-
-    static func compute(model: ToyModel, eps: [Double], zeta: Double, normalization: Normalization,
-                        greedyMax: Int) throws -> ToyReport {
-        var points: [JSONValue] = []
-        var rows: [[String]] = []
-        var exact: [Double] = []
-        var logConstant = -Double.infinity  // max over ε of log(N(ε)·ε^(d_ζ,raw))
-        var greedyCapped = false
-        for e in eps {
-            let dz = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: normalization)
-            exact.append(dz)
-            let dzRaw = try model.twoScaleDimension(eps: e, zeta: zeta, normalization: .none)
-            let count: BoxCount = model.family == .constant
-                ? BoxCover.constantMinimal(model, eps: e)
-                : try BoxCover.twoScale(model, eps: e, zeta: zeta)
-            let greedy = greedyMax > 0 && model.family != .constant
-                ? try BoxCover.greedy(model, eps: e, maxBoxes: greedyMax) : nil
-            let detBound = BoxCover.logDetBound(model, eps: e)
-            let absLogEps = Swift.abs(Foundation.log(e))
-            var kv: [(String, JSONValue)] = [
-                ("eps", .double(e)),
-                ("d_zeta", .double(dz)),
-                ("log_box_count", count.log.isFinite ? .double(count.log) : .null),
-                ("box_count", .number(count.exact)),
-                ("log_det_bound", detBound.isFinite ? .double(detBound) : .null),
-                ("d_zeta_raw", .double(dzRaw)),
-                ("cover_dimension", count.log.isFinite ? .double(count.log / absLogEps) : .null),
-                ("log_eps_pow_minus_d_zeta", .double(dzRaw * absLogEps)),
-                ("log_cover_ratio", count.log.isFinite ? .double(count.log - dzRaw * absLogEps) : .null),
-            ]
-            if count.log.isFinite { logConstant = Swift.max(logConstant, count.log - dzRaw * absLogEps) }
-            if greedyMax > 0, model.family != .constant, greedy == nil { greedyCapped = true }
-            if model.family == .constant {
-                kv.append(("log_lower_bound", .double(BoxCover.constantLowerBound(model, eps: e))))
-            } else {
-                kv.append(("log_greedy_count", .number(greedy?.log)))
-                kv.append(("greedy_count", .number(greedy?.exact)))
-            }
-            points.append(.object(kv))
-            var row = [Fmt.num(e), Fmt.num(dz), Fmt.num(dzRaw), countCell(count),
-                       Fmt.num(count.log.isFinite ? count.log : nil), Fmt.num(dzRaw * absLogEps), Fmt.num(detBound)]
-            if model.family != .constant {
-                row.append(greedyMax == 0 ? "off" : greedy.map(countCell) ?? "> --greedy-max")
+        for p in r.points {
+            var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), Fmt.num(p.dZetaRaw), countCell(p.count),
+                       Fmt.num(p.count.log.isFinite ? p.count.log : nil), Fmt.num(p.logEpsPowMinusDZeta), Fmt.num(p.logDetBound)]
+            if !r.constant {
+                row.append(r.greedyMax == 0 ? "off" : p.greedy.map(countCell) ?? "> --greedy-max")
             }
             rows.append(row)
         }
-        var top: [(String, JSONValue)] = [
-            ("dimension", .int(model.dimension)),
-            ("zeta", .double(zeta)),
-            ("normalization", .string(normalization.rawValue)),
-            ("family", .string(model.family.rawValue)),
-            ("box", .numbers([model.lo, model.hi])),
-            ("box_count_kind", .string(model.family == .constant ? "exact-minimal" : "two-scale-cover")),
-        ]
-        if model.family != .constant {
-            top.append(("mean_sqrt_lambda", .double(model.meanSqrtLambda[0])))
-            top.append(("mean_lambda", .number(model.meanLambda?[0])))
-            top.append(("quadrature_error", .numbers([model.quadratureError.sqrt, model.quadratureError.lambda].filter(\.isFinite))))
-        }
-        top.append(("metric_note", .string(Self.metricNote)))
-        top.append(("log_covering_constant", logConstant.isFinite ? .double(logConstant) : .null))
-        top.append(("covering_constant", logConstant.isFinite && logConstant < 700 ? .double(Foundation.exp(logConstant)) : .null))
-        if model.family != .constant { top.append(("greedy_note", .string(Self.greedyNote))) }
-        top.append(("points", .array(points)))
-        let head = "toy model: family \(model.family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(zeta)), normalisation \(normalization.rawValue)\n"
-            + "box counts: \(model.family == .constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)")\n"
-            + Self.metricNote + "\n"
-            + (logConstant.isFinite ? "covering constant max_ε N(ε)·ε^(d_ζ(c=1)) over this grid: \(Fmt.num(Foundation.exp(Swift.min(logConstant, 700)))) (log \(Fmt.num(logConstant)))\n" : "")
+        let c = r.logCoveringConstant
+        let head = "toy model: family \(model.family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue)\n"
+            + "box counts: \(r.constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)")\n"
+            + ToyMeasurement.metricNote + "\n"
+            + (c.isFinite ? "covering constant max_ε N(ε)·ε^(d_ζ(c=1)) over this grid: \(Fmt.num(Foundation.exp(Swift.min(c, 700)))) (log \(Fmt.num(c)))\n" : "")
             + "\n"
         var columns = ["eps", "d_zeta", "d_zeta(c=1)", "box count (c=1)", "log count", "log ε^-d_zeta(c=1)", "log det bound (c=1)"]
-        if model.family != .constant { columns.append("greedy 1-D cover^d") }
-        let table = Fmt.table(columns, rows)
-        let foot = greedyCapped ? "\n" + Self.greedyNote + "\n" : ""
-        return ToyReport(json: .object(top), human: head + table + foot, exact: exact)
-    }
-}
-
-/// SMC diagnostics as JSON (shared by `toy --mc` and the network report).
-enum SMCReport {
-    static func json(_ g: SMCDiagnostics) -> JSONValue {
-        .object([
-            ("samplers", .int(g.samplers)),
-            ("mean_steps", .double(g.meanSteps)),
-            ("max_steps", .int(g.maxSteps)),
-            ("acceptance", .number(g.acceptanceRate)),
-            ("min_stop_ess_fraction", .double(g.minStopESS)),
-        ])
+        if !r.constant { columns.append("greedy 1-D cover^d") }
+        var text = head + Fmt.table(columns, rows) + (r.greedyCapped ? "\n" + ToyMeasurement.greedyNote + "\n" : "")
+        if let mc = r.monteCarlo {
+            var columns = ["eps", "exact d_zeta", "MC d_zeta", "MC 95% interval", "error"]
+            if mc.trials > 1 { columns += ["covered", "bias", "sd"] }
+            let rows = r.points.compactMap { p -> [String]? in
+                guard let q = p.monteCarlo else { return nil }
+                var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), Fmt.num(q.dZetaMc),
+                           "[\(Fmt.num(q.ci95Mc.lowerBound)), \(Fmt.num(q.ci95Mc.upperBound))]", Fmt.num(q.errorMc)]
+                if let t = q.trials, let k = q.covered { row += ["\(k)/\(t)", Fmt.num(q.mcBias), Fmt.num(q.mcSd)] }
+                return row
+            }
+            text += "\nMonte Carlo (\(mc.estimator.rawValue), K = \(mc.paths), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"
+                + Fmt.table(columns, rows)
+        }
+        return text
     }
 }
 
