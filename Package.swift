@@ -39,7 +39,7 @@ let package = Package(
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
         .target(name: "Cluster", dependencies: ["TwoScaleCore", "Networks"], exclude: ["README.md"]),
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
-        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks"],
+        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Bounds"],
                 exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),

@@ -8,7 +8,7 @@ public typealias TwoScaleSource = (_ eps: Double) throws -> Double
 
 /// The constants `C, H, K` of the generalisation theorem (docs/METHOD.md §15). They are unknown: the user sets
 /// them (default 1) and every output labels them as such.
-public struct BoundConstants: Sendable, Equatable {
+public struct BoundConstants: Sendable, Equatable, Encodable {
     public var C: Double
     public var H: Double
     public var K: Double
@@ -28,8 +28,14 @@ public struct BoundConstants: Sendable, Equatable {
         self.K = K
     }
 
-    public var json: JSONValue {
-        .object([("C", .double(C)), ("H", .double(H)), ("K", .double(K)), ("note", .string(Self.note))])
+    enum CodingKeys: String, CodingKey { case C, H, K, note }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(C, forKey: .C)
+        try c.encode(H, forKey: .H)
+        try c.encode(K, forKey: .K)
+        try c.encode(Self.note, forKey: .note)
     }
 }
 

@@ -98,10 +98,10 @@ struct BoundCommand: AsyncParsableCommand {
             if !s.conservative {
                 Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
             }
-            let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                                 dimension: s.dimension, values: s.values, sourceText: s.description,
-                                                 method: s.method, conservative: s.conservative)
-            try output.emit(report.json) { report.human }
+            let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: delta, deltaRange: try BoundReport.parseRange(deltaRange),
+                                                      dimension: s.dimension, values: s.values, source: s.description,
+                                                      method: s.method, conservative: s.conservative)
+            try output.emit(result) { BoundReport.text(result) }
             return
         }
         guard let family else {
@@ -120,18 +120,15 @@ struct BoundCommand: AsyncParsableCommand {
             return (d, d)  // exact: nothing to widen
         }
         let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
-        let report = try BoundReport.compute(bound: bound, ns: ns, delta: delta, deltaRange: deltaRange,
-                                             dimension: model.dimension, values: values, sourceText: sourceText,
-                                             method: "exact (toy model quadrature)", conservative: true)
-        try output.emit(report.json) { report.human }
+        let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: delta, deltaRange: try BoundReport.parseRange(deltaRange),
+                                                  dimension: model.dimension, values: values, source: sourceText,
+                                                  method: "exact (toy model quadrature)", conservative: true)
+        try output.emit(result) { BoundReport.text(result) }
     }
 }
 
-/// The numbers of one `bound` run, as JSON and as a table.
-struct BoundReport {
-    var json: JSONValue
-    var human: String
-
+/// How `bound` words a `BoundEvaluation`.
+enum BoundReport {
     static func parseRange(_ text: String) throws -> ClosedRange<Int> {
         let (lo, hi) = try Grid.parseInterval(text, flag: "--delta-range")
         guard lo >= 2, hi < 9e15, lo == lo.rounded(), hi == hi.rounded() else {
@@ -140,54 +137,19 @@ struct BoundReport {
         return Int(lo)...Int(hi)
     }
 
-    static func compute(bound: GeneralizationBound, ns: [Int], delta: Double?, deltaRange: String,
-                        dimension: Int, values: DimensionValues, sourceText: String,
-                        method: String, conservative: Bool) throws -> BoundReport {
-        // Validate every n before any work: an ε_n ≥ 1 names its n.
-        for n in ns { _ = try bound.epsilon(n: n) }
-        // The tail (and the search for n at δ) uses the value `used`; each point evaluates d_ζ once.
-        let source: TwoScaleSource = { try values($0).used }
-        var points: [BoundPoint] = [], estimates: [Double] = []
-        for n in ns {
-            let v = try values(try bound.epsilon(n: n))
-            points.append(try bound.point(n: n, source: { _ in v.used }))
-            estimates.append(v.estimate)
-        }
-        var top: [(String, JSONValue)] = [
-            ("dimension", .int(dimension)),
-            ("gamma", .double(bound.gamma)),
-            ("zeta", .double(bound.zeta)),
-            ("source", .string(sourceText)),
-            ("d_zeta_used_method", .string(method)),
-            ("conservative", .bool(conservative)),
-            ("points", .array(zip(points, estimates).map { p, e in
-                .object([("n", .int(p.n)), ("eps_n", .double(p.epsN)), ("d_zeta_estimate", .double(e)),
-                         ("d_zeta_used", .double(p.dZeta)),
-                         ("log_tail", .double(p.logTail)), ("deviation", .double(p.deviation)),
-                         ("log10_tail", .double(p.logTail / Foundation.log(10)))])
-            })),
-        ]
-        var deltaLine = ""
-        if let delta {
-            let range = try parseRange(deltaRange)
-            let r = try SampleSizeSearch.smallestN(bound: bound, delta: delta, range: range, source: source)
-            top.append(("delta", .double(delta)))
-            top.append(("n_for_delta", r.n.map { .int($0) } ?? .null))
-            let note = r.n == nil
-                ? "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound) (widen --delta-range)"
-                : "smallest integer n in \(range.lowerBound)...\(range.upperBound) with log_tail < log δ (\(r.method), \(r.evaluations) evaluations)"
-            top.append(("n_for_delta_note", .string(note)))
-            deltaLine = "n for δ = \(Fmt.num(delta)): " + (r.n.map(String.init) ?? "not reached") + " — \(note)\n"
-        }
-        top.append(("constants", bound.constants.json))
-        let c = bound.constants
-        let head = "generalisation bound (docs/METHOD.md §15): γ = \(Fmt.num(bound.gamma)), ζ = \(Fmt.num(bound.zeta)), d_ζ from \(sourceText)\n"
-            + "d_zeta_used (enters the tail): \(method)\n"
+    static func text(_ r: BoundEvaluation) -> String {
+        let c = r.constants
+        let head = "generalisation bound (docs/METHOD.md §15): γ = \(Fmt.num(r.gamma)), ζ = \(Fmt.num(r.zeta)), d_ζ from \(r.source)\n"
+            + "d_zeta_used (enters the tail): \(r.dZetaUsedMethod)\n"
             + "C = \(Fmt.num(c.C)), H = \(Fmt.num(c.H)), K = \(Fmt.num(c.K)) — \(BoundConstants.note)\n\n"
         let table = Fmt.table(["n", "eps_n", "d_zeta_estimate", "d_zeta_used", "log_tail", "log10_tail", "deviation C·eps_n"],
-                              zip(points, estimates).map { p, e in
-            [String(p.n), Fmt.num(p.epsN), Fmt.num(e), Fmt.num(p.dZeta), Fmt.num(p.logTail), Fmt.num(p.logTail / Foundation.log(10)), Fmt.num(p.deviation)]
+                              r.points.map { p in
+            [String(p.n), Fmt.num(p.epsN), Fmt.num(p.dZetaEstimate), Fmt.num(p.dZetaUsed), Fmt.num(p.logTail), Fmt.num(p.log10Tail), Fmt.num(p.deviation)]
         })
-        return BoundReport(json: .object(top), human: head + table + (deltaLine.isEmpty ? "" : "\n" + deltaLine))
+        var deltaLine = ""
+        if let delta = r.delta, let n = r.nForDelta, let note = r.nForDeltaNote {
+            deltaLine = "\nn for δ = \(Fmt.num(delta)): " + (n.map(String.init) ?? "not reached") + " — \(note)\n"
+        }
+        return head + table + deltaLine
     }
 }

@@ -115,11 +115,9 @@ struct FisherCommand: AsyncParsableCommand {
             ? try MarkovFisher(architecture: architecture, activation: act, data: dataset.inputs, sigma2: sigma2 ?? 1,
                                noiseSamples: noiseSamples, noiseSeed: seed)
             : try OutputFisher(architecture: architecture, activation: act, data: dataset.inputs)
-        let spectra = try await Self.spectra(model, net)
+        let result = try await FisherMeasurement.measure(model, at: net, samples: dataset.count, sigma2: sigma2, noiseSamples: noiseSamples)
         if timeDraws > 0 { try Self.time(model, net, draws: timeDraws, seed: seed) }
-        let report = try FisherReport(kind: kind, architecture: architecture, dataset: dataset, spectra: spectra,
-                                      sigma2: kind == .markov ? sigma2 : nil, noiseSamples: noiseSamples)
-        try output.emit(report.json) { report.human }
+        try output.emit(result) { Self.text(result, architecture: architecture, source: dataset.source) }
     }
 
     /// Seconds per `blockEigenvalues` call, per block, over `draws` fresh U(−1,1) draws of θ_m (one thread).
@@ -142,79 +140,20 @@ struct FisherCommand: AsyncParsableCommand {
         }
     }
 
-    /// The eigenvalues of every block, blocks computed concurrently.
-    static func spectra(_ model: any FisherModel, _ net: MLP) async throws -> [[Double]] {
-        let blocks = model.blockDimensions.count
-        return try await Parallel.map(blocks, threads: blocks) { m in
-            let x = try model.blockInputs(net, block: m)
-            return try model.blockEigenvalues(net, block: m, inputs: x)
-        }
-    }
-}
-
-/// One `fisher` run's numbers, as JSON (README, "Input files and JSON output") and as a readable summary.
-struct FisherReport {
-    struct Block {
-        var layer: Int
-        var parameters: Int
-        var eigenvalues: [Double]   // all d_m, ascending, clamped at 0
-        var clamped: Int
-        var trace: Double
-        var rank: Int
-    }
-
-    var json: JSONValue
-    var human: String
-
-    init(kind: FisherKind, architecture: Architecture, dataset: Dataset, spectra: [[Double]], sigma2: Double?, noiseSamples: Int) throws {
-        let dims = kind == .markov ? architecture.blockParameterCounts : [architecture.parameterCount]
-        var blocks: [Block] = []
-        let scale = Spectrum.largestMagnitude(spectra)  // λ_max of the whole F(θ): round-off is relative to it
-        for (m, raw) in spectra.enumerated() {
-            let d = dims[m]
-            let top = raw.map(Swift.abs).max() ?? 0
-            let clamped: Int
-            do { clamped = try Spectrum.checkRoundOff(raw, scale: scale) } catch let e as TwoScaleError {
-                throw TwoScaleError(e.kind, "the Fisher block \(m + 1): " + e.message)
-            }
-            var values = [Double](repeating: 0, count: d - raw.count) + raw.map { Swift.max(0, $0) }
-            values.sort()
-            let tol = Double(d) * Double.ulpOfOne * top
-            // `layer`: the block's layer in the stack, 1-based (pooling layers count; 0 for the output FIM).
-            blocks.append(Block(layer: kind == .markov ? architecture.parametricLayers[m] + 1 : 0, parameters: d, eigenvalues: values, clamped: clamped,
-                                trace: values.reduce(0, +), rank: values.filter { $0 > tol }.count))
-        }
-        let trace = blocks.map(\.trace).reduce(0, +)
-        var top: [(String, JSONValue)] = [
-            ("dimension", .int(architecture.parameterCount)),
-            ("fisher", .string(kind.rawValue)),
-            ("trace", .double(trace)),
-            ("architecture", .string(architecture.notation)),
-            ("bias", .bool(architecture.bias)),
-            ("samples", .int(dataset.count)),
-        ]
-        if let sigma2 {
-            top.append(("sigma2", .double(sigma2)))
-            top.append(("noise_samples", .int(noiseSamples)))
-        }
-        top.append(("blocks", .array(blocks.map { b in
-            .object([("layer", .int(b.layer)), ("parameters", .int(b.parameters)), ("trace", .double(b.trace)),
-                     ("rank", .int(b.rank)), ("clamped", .int(b.clamped)), ("eigenvalues", .numbers(b.eigenvalues))])
-        })))
-        json = .object(top)
-
-        var text = "\(kind.rawValue) Fisher information of \(architecture), d = \(architecture.parameterCount), "
-            + "\(dataset.count) inputs from \(dataset.source)"
-            + (sigma2.map { ", σ² = \(Fmt.num($0)), R = \(noiseSamples)" } ?? "") + "\n"
-        text += "trace Tr F = \(Fmt.num(trace))\n\n"
-        let rows = blocks.map { b -> [String] in
+    /// The readable summary: trace, and per block its rank and largest eigenvalues.
+    static func text(_ r: FisherMeasurement, architecture: Architecture, source: String) -> String {
+        var text = "\(r.fisher.rawValue) Fisher information of \(architecture), d = \(r.dimension), "
+            + "\(r.samples) inputs from \(source)"
+            + (r.sigma2.map { ", σ² = \(Fmt.num($0)), R = \(r.noiseSamples ?? 1)" } ?? "") + "\n"
+        text += "trace Tr F = \(Fmt.num(r.trace))\n\n"
+        let rows = r.blocks.map { b -> [String] in
             let largest = b.eigenvalues.suffix(3).reversed().map { Fmt.num($0, 4) }.joined(separator: ", ")
             return [b.layer == 0 ? "all" : "\(b.layer)", "\(b.parameters)", Fmt.num(b.trace), "\(b.rank)", largest]
         }
         text += Fmt.table(["layer", "parameters", "trace", "rank", "largest eigenvalues"], rows)
-        if blocks.contains(where: { $0.clamped > 0 }) {
-            text += "\n(\(blocks.map(\.clamped).reduce(0, +)) round-off negative eigenvalues clamped to 0)\n"
+        if r.blocks.contains(where: { $0.clamped > 0 }) {
+            text += "\n(\(r.blocks.map(\.clamped).reduce(0, +)) round-off negative eigenvalues clamped to 0)\n"
         }
-        human = text
+        return text
     }
 }

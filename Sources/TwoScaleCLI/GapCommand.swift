@@ -139,91 +139,26 @@ struct GapCommand: AsyncParsableCommand {
                                      seed: seed, checkpointEverySteps: checkpointEvery)
         let experiment = try GapExperiment(task: task, student: sArch, studentActivation: act, training: cfg, sampleSizes: ns,
                                            trials: trials, randomDraws: randomDraws, box: lo...hi, populationSize: population, seed: seed)
-        let clock = ContinuousClock()
-        let start = clock.now
         let showProgress = Console.stderrIsTerminal
         if let t = threads, !(1...1024).contains(t) {
             throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
         }
-        let gaps = try await EmpiricalGap.run(experiment, threads: threads) { done, total in
+        let study = try await GapStudy.run(experiment, loss: loss, gamma: gamma, constants: constants,
+                                           tail: tail.map { ($0.bound, $0.source.values, $0.source.description) }, threads: threads) { done, total in
             if showProgress { Console.error("gap: \(done)/\(total) runs") }
         }
-        let g = gamma
-        let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C, loss: loss) {
-            GeneralizationBound.epsilonIfValid(n: Double($0), gamma: g)
-        }
-        var tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)] = [:]
-        if let tail {
-            for s in summaries where s.epsN != nil {
-                let v = try tail.source.values(try tail.bound.epsilon(n: s.n))
-                let p = try tail.bound.point(n: s.n, source: { _ in v.used })
-                tails[s.n] = (v.estimate, p.dZeta, p.logTail)
-            }
-        }
-        let report = GapReport(summaries: summaries, tails: tails, tailSource: tail?.source.description, constants: constants, gamma: gamma,
-                               seconds: TrainingData.seconds(clock.now - start), population: population,
-                               teacher: tArch, student: sArch)
-        try output.emit(report.json) { report.human }
+        try output.emit(study) { GapReport.text(study) }
     }
 }
 
-/// JSON and table of a `gap` run.
-struct GapReport {
-    var json: JSONValue
-    var human: String
-
-    init(summaries: [GapSummary], tails: [Int: (estimate: Double, dZeta: Double, logTail: Double)], tailSource: String?, constants: BoundConstants, gamma: Double, seconds: Double, population: Int,
-         teacher: Architecture, student: Architecture) {
-        let t = GapTrend(summaries)
-        let cFit = t.cFit, slope = t.logLogSlope
-        var trend = "c_fit needs at least two sample sizes with ε_n < 1 to show a trend"
-        if let first = t.first, let last = t.last {
-            let direction = last.cFit > first.cFit ? "rises" : (last.cFit < first.cFit ? "falls" : "stays")
-            let meaning = last.cFit > first.cFit ? "the observed sup gap shrinks more slowly than ε_n"
-                : "the observed sup gap shrinks at least as fast as ε_n"
-            trend = "c_fit_per_n \(direction) from \(Fmt.num(first.cFit, 4)) at n = \(first.n) to \(Fmt.num(last.cFit, 4)) at n = \(last.n): \(meaning)"
-        }
-        let riskSE = summaries.map(\.riskError).max() ?? 0
-        let riskSE01 = summaries.map(\.riskError01).max() ?? 0
-        json = .object([
-            ("teacher", .string(teacher.notation)),
-            ("student", .string(student.notation)),
-            ("student_parameters", .int(student.parameterCount)),
-            ("gamma", .double(gamma)),
-            ("points", .array(summaries.map { s in
-                .object([
-                    ("n", .int(s.n)), ("trials", .int(s.trials)),
-                    ("gap_mean", .double(s.gapMean)), ("gap_max", .double(s.gapMax)),
-                    ("sup_gap_estimate", .double(s.supGapEstimate)), ("sup_gap_mean", .double(s.supGapMean)),
-                    ("eps_n", .number(s.epsN)), ("deviation", .number(s.deviation)),
-                    ("exceed_frequency", .number(s.exceedFrequency)),
-                    ("gap_mean_01", .double(s.gapMean01)), ("gap_max_01", .double(s.gapMax01)),
-                    ("sup_gap_estimate_01", .double(s.supGapEstimate01)), ("sup_gap_mean_01", .double(s.supGapMean01)),
-                    ("sup_gap", .double(s.supGap)), ("noise_floor", .double(s.noiseFloor)), ("resolved", .bool(s.resolved)),
-                    ("c_fit", .number(s.cFit)),
-                    ("checkpoints", .int(s.checkpoints)), ("checkpoints_outside_box", .int(s.checkpointsOutsideBox)),
-                    ("sup_gap_outside_box", .double(s.supGapOutside)), ("final_outside_box", .int(s.finalOutsideBox)),
-                ] + (tails[s.n].map { [("d_zeta_estimate", JSONValue.double($0.estimate)), ("d_zeta_used", .double($0.dZeta)),
-                                       ("log_tail", .double($0.logTail))] } ?? []))
-            })),
-            ("loss", .string(summaries.first?.loss.rawValue ?? GapLoss.zeroOne.rawValue)),
-            ("loss_note", .string((summaries.first?.loss ?? .zeroOne).note)),
-            ("c_fit", .number(cFit)),
-            ("c_fit_per_n", .array(summaries.map { .number($0.cFit) })),
-            ("c_fit_trend", .string(trend)),
-            ("sup_gap_loglog_slope", .number(slope)),
-            ("risk_standard_error", .double(riskSE)),
-            ("risk_standard_error_01", .double(riskSE01)),
-            ("risk_note", .string("R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)")),
-            ("population", .int(population)),
-            ("tail_source", tailSource.map { .string($0) } ?? .null),
-            ("constants", constants.json),
-            ("seconds", .double(seconds)),
-        ])
-        let head = "empirical gaps: teacher \(teacher), student \(student) (\(student.parameterCount) parameters), γ = \(Fmt.num(gamma)), "
+/// How `gap` words a `GapStudy`.
+enum GapReport {
+    static func text(_ r: GapStudy) -> String {
+        let summaries = r.summaries, constants = r.constants
+        let head = "empirical gaps: teacher \(r.teacher), student \(r.student) (\(r.studentParameters) parameters), γ = \(Fmt.num(r.gamma)), "
             + "C = \(Fmt.num(constants.C)) (\(BoundConstants.note))\n"
-            + "R over \(population) fresh inputs with exact labels (standard error ≤ \(Fmt.num(riskSE, 3)) cross-entropy, \(Fmt.num(riskSE01, 3)) 0-1)\n"
-            + "sup gaps over θ ∈ Θ only (checkpoints outside the box are counted and excluded); compared loss: \((summaries.first?.loss ?? .zeroOne).note)\n\n"
+            + "R over \(r.population) fresh inputs with exact labels (standard error ≤ \(Fmt.num(r.riskStandardError, 3)) cross-entropy, \(Fmt.num(r.riskStandardError01, 3)) 0-1)\n"
+            + "sup gaps over θ ∈ Θ only (checkpoints outside the box are counted and excluded); compared loss: \(r.loss.note)\n\n"
         let table = Fmt.table(["n", "trials", "gap_mean", "gap_max", "sup_gap_ce", "sup_gap_01", "sup_gap", "noise_floor", "eps_n", "C·eps_n", "exceed", "c_fit", "outside Θ"],
                               summaries.map { s in
             [String(s.n), String(s.trials), Fmt.num(s.gapMean, 4), Fmt.num(s.gapMax, 4), Fmt.num(s.supGapEstimate, 4),
@@ -232,10 +167,10 @@ struct GapReport {
         })
         let unresolved = summaries.filter { !$0.resolved }.map { String($0.n) }
         let noise = unresolved.isEmpty ? "" : "note: at n = \(unresolved.joined(separator: ", ")) the sup gap is not above its noise floor (2 × the standard error of R): it and its c_fit are within noise; raise --population to resolve it\n"
-        let tailText = tails.isEmpty ? "" : "\nbound's log tail from \(tailSource ?? "a store") (H = \(Fmt.num(constants.H)), K = \(Fmt.num(constants.K)), \(BoundConstants.note)):\n"
+        let tailText = r.tails.isEmpty ? "" : "\nbound's log tail from \(r.tailSource ?? "a store") (H = \(Fmt.num(constants.H)), K = \(Fmt.num(constants.K)), \(BoundConstants.note)):\n"
             + Fmt.table(["n", "d_zeta_estimate", "d_zeta_used", "log_tail"], summaries.compactMap { s in
-                tails[s.n].map { [String(s.n), Fmt.num($0.estimate), Fmt.num($0.dZeta), Fmt.num($0.logTail)] } })
-        human = head + table + noise + tailText + "\nc_fit = \(Fmt.num(cFit, 4)) (smallest C covering every observed gap); \(trend)\n"
-            + (slope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
+                r.tails[s.n].map { [String(s.n), Fmt.num($0.estimate), Fmt.num($0.dZetaUsed), Fmt.num($0.logTail)] } })
+        return head + table + noise + tailText + "\nc_fit = \(Fmt.num(r.trend.cFit, 4)) (smallest C covering every observed gap); \(r.trendNote)\n"
+            + (r.trend.logLogSlope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
     }
 }

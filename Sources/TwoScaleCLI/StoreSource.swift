@@ -16,9 +16,6 @@ enum StoreEstimator: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// ε ↦ (estimate of d_ζ(ε), the value that enters the bound's tail).
-typealias DimensionValues = (Double) throws -> (estimate: Double, used: Double)
-
 /// The CLI's view of a `StoreDimension`: the values the bound report takes, and a description.
 struct StoreSource {
     let store: StoreDimension

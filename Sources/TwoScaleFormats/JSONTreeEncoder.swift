@@ -9,7 +9,7 @@ extension JSONValue {
     /// out in hash order on Linux), keys stay in the order `encode(to:)` writes them — the declaration
     /// order for a synthesised conformance — so the printed JSON and the reports' columns are stable.
     /// Conventions, the same as `JSONEncoder` with `.convertToSnakeCase`: a key `dZetaJoint` is written
-    /// `d_zeta_joint` (keys that already hold `_` or `-` are kept as they are); a nil optional is left
+    /// `d_zeta_joint` (keys without capitals, or without lower-case letters, are kept as they are); a nil optional is left
     /// out (declare `@NullIfNil` to write `null`); a `ClosedRange` is `[lower, upper]`. A non-finite
     /// number is refused when the tree is serialised.
     public init<T: Encodable>(encoding value: T) throws {
@@ -19,9 +19,10 @@ extension JSONValue {
     }
 
     /// `key` in snake case: a word starts at each upper-case letter (a run of capitals is one word, as
-    /// in `URLPath` → `url_path`), words are lower-cased and joined by `_`.
+    /// in `URLPath` → `url_path`), words are lower-cased and joined by `_`. A key without lower-case
+    /// letters (a constant's name such as `C` or `K`) is kept as it is.
     public static func snakeCase(_ key: String) -> String {
-        guard key.contains(where: \.isUppercase) else { return key }
+        guard key.contains(where: \.isUppercase), key.contains(where: \.isLowercase) else { return key }
         let chars = Array(key)
         var out = ""
         for (i, c) in chars.enumerated() {

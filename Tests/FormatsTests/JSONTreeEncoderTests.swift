@@ -68,6 +68,8 @@ final class JSONTreeEncoderTests: XCTestCase {
         XCTAssertEqual(JSONValue.snakeCase("noise-samples"), "noise-samples")
         XCTAssertEqual(JSONValue.snakeCase("d_zeta"), "d_zeta")
         XCTAssertEqual(JSONValue.snakeCase("eps"), "eps")
+        XCTAssertEqual(JSONValue.snakeCase("C"), "C", "a constant's name stays")
+        XCTAssertEqual(JSONValue.snakeCase("log10Tail"), "log10_tail")
     }
 
     /// A NaN reaching the output is an error, never a printed "nan".

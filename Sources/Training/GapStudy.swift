@@ -1,0 +1,145 @@
+import Bounds
+import Foundation
+import TwoScaleCore
+
+/// The bound's tail at one sample size, beside the gaps: the d_ζ estimate, the value used, log tail.
+public struct GapTail: Sendable, Equatable {
+    public var estimate: Double
+    public var dZetaUsed: Double
+    public var logTail: Double
+}
+
+/// Empirical generalisation gaps against sample size, with the bound's deviation C·ε_n and, given a
+/// spectra store of the student, its log tail: `gap`'s result (docs/METHOD.md §16). JSON keys in this
+/// order; the per-n points carry every `GapSummary` field.
+public struct GapStudy: Sendable, Encodable {
+    public var teacher: String
+    public var student: String
+    public var studentParameters: Int
+    public var gamma: Double
+    public var summaries: [GapSummary]
+    public var tails: [Int: GapTail]
+    public var trend: GapTrend
+    public var population: Int
+    public var tailSource: String?
+    public var constants: BoundConstants
+    public var seconds: Double = 0
+
+    /// The largest standard error of R among the θ evaluated (cross-entropy and 0-1).
+    public var riskStandardError: Double { summaries.map(\.riskError).max() ?? 0 }
+    public var riskStandardError01: Double { summaries.map(\.riskError01).max() ?? 0 }
+    public var loss: GapLoss { summaries.first?.loss ?? .zeroOne }
+
+    public static let riskNote = "R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)"
+
+    /// In words: how c_fit moves with n.
+    public var trendNote: String {
+        guard let first = trend.first, let last = trend.last else {
+            return "c_fit needs at least two sample sizes with ε_n < 1 to show a trend"
+        }
+        let direction = last.cFit > first.cFit ? "rises" : (last.cFit < first.cFit ? "falls" : "stays")
+        let meaning = last.cFit > first.cFit ? "the observed sup gap shrinks more slowly than ε_n"
+            : "the observed sup gap shrinks at least as fast as ε_n"
+        return "c_fit_per_n \(direction) from \(Self.short(first.cFit)) at n = \(first.n) to \(Self.short(last.cFit)) at n = \(last.n): \(meaning)"
+    }
+
+    /// Four significant digits, as the trend sentence shows c_fit.
+    static func short(_ x: Double) -> String {
+        if x != 0 && (Swift.abs(x) >= 1e7 || Swift.abs(x) < 1e-4) { return String(format: "%.3e", x) }
+        return String(format: "%.4g", x)
+    }
+
+    /// Runs the experiment, summarises it per n with the loss compared against C·ε_n, and, with `tail`,
+    /// evaluates the bound's log tail at each n with ε_n < 1.
+    public static func run(_ experiment: GapExperiment, loss: GapLoss, gamma: Double, constants: BoundConstants,
+                           tail: (bound: GeneralizationBound, values: DimensionValues, source: String)?, threads: Int?,
+                           progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> GapStudy {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let gaps = try await EmpiricalGap.run(experiment, threads: threads) { done, total in progress?(done, total) }
+        let ns = experiment.sampleSizes
+        let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C, loss: loss) {
+            GeneralizationBound.epsilonIfValid(n: Double($0), gamma: gamma)
+        }
+        var tails: [Int: GapTail] = [:]
+        if let tail {
+            for s in summaries where s.epsN != nil {
+                let v = try tail.values(try tail.bound.epsilon(n: s.n))
+                let p = try tail.bound.point(n: s.n, source: { _ in v.used })
+                tails[s.n] = GapTail(estimate: v.estimate, dZetaUsed: p.dZeta, logTail: p.logTail)
+            }
+        }
+        let elapsed = clock.now - start
+        return GapStudy(teacher: experiment.task.teacher.architecture.notation, student: experiment.student.notation,
+                        studentParameters: experiment.student.parameterCount, gamma: gamma, summaries: summaries, tails: tails,
+                        trend: GapTrend(summaries), population: experiment.populationSize, tailSource: tail?.source,
+                        constants: constants,
+                        seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// One n's point: the summary's fields, then the tail's (with a store).
+    struct Point: Encodable {
+        var s: GapSummary
+        var tail: GapTail?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(s.n, forKey: Key("n"))
+            try c.encode(s.trials, forKey: Key("trials"))
+            try c.encode(s.gapMean, forKey: Key("gap_mean"))
+            try c.encode(s.gapMax, forKey: Key("gap_max"))
+            try c.encode(s.supGapEstimate, forKey: Key("sup_gap_estimate"))
+            try c.encode(s.supGapMean, forKey: Key("sup_gap_mean"))
+            try c.encode(s.epsN, forKey: Key("eps_n"))
+            try c.encode(s.deviation, forKey: Key("deviation"))
+            try c.encode(s.exceedFrequency, forKey: Key("exceed_frequency"))
+            try c.encode(s.gapMean01, forKey: Key("gap_mean_01"))
+            try c.encode(s.gapMax01, forKey: Key("gap_max_01"))
+            try c.encode(s.supGapEstimate01, forKey: Key("sup_gap_estimate_01"))
+            try c.encode(s.supGapMean01, forKey: Key("sup_gap_mean_01"))
+            try c.encode(s.supGap, forKey: Key("sup_gap"))
+            try c.encode(s.noiseFloor, forKey: Key("noise_floor"))
+            try c.encode(s.resolved, forKey: Key("resolved"))
+            try c.encode(s.cFit, forKey: Key("c_fit"))
+            try c.encode(s.checkpoints, forKey: Key("checkpoints"))
+            try c.encode(s.checkpointsOutsideBox, forKey: Key("checkpoints_outside_box"))
+            try c.encode(s.supGapOutside, forKey: Key("sup_gap_outside_box"))
+            try c.encode(s.finalOutsideBox, forKey: Key("final_outside_box"))
+            if let t = tail {
+                try c.encode(t.estimate, forKey: Key("d_zeta_estimate"))
+                try c.encode(t.dZetaUsed, forKey: Key("d_zeta_used"))
+                try c.encode(t.logTail, forKey: Key("log_tail"))
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(teacher, forKey: Key("teacher"))
+        try c.encode(student, forKey: Key("student"))
+        try c.encode(studentParameters, forKey: Key("student_parameters"))
+        try c.encode(gamma, forKey: Key("gamma"))
+        try c.encode(summaries.map { Point(s: $0, tail: tails[$0.n]) }, forKey: Key("points"))
+        try c.encode(loss.rawValue, forKey: Key("loss"))
+        try c.encode(loss.note, forKey: Key("loss_note"))
+        try c.encode(trend.cFit, forKey: Key("c_fit"))
+        try c.encode(summaries.map(\.cFit), forKey: Key("c_fit_per_n"))
+        try c.encode(trendNote, forKey: Key("c_fit_trend"))
+        try c.encode(trend.logLogSlope, forKey: Key("sup_gap_loglog_slope"))
+        try c.encode(riskStandardError, forKey: Key("risk_standard_error"))
+        try c.encode(riskStandardError01, forKey: Key("risk_standard_error_01"))
+        try c.encode(Self.riskNote, forKey: Key("risk_note"))
+        try c.encode(population, forKey: Key("population"))
+        try c.encode(tailSource, forKey: Key("tail_source"))
+        try c.encode(constants, forKey: Key("constants"))
+        try c.encode(seconds, forKey: Key("seconds"))
+    }
+}
