@@ -43,11 +43,7 @@ public struct GapStudy: Sendable, Encodable {
         return "c_fit_per_n \(direction) from \(Self.short(first.cFit)) at n = \(first.n) to \(Self.short(last.cFit)) at n = \(last.n): \(meaning)"
     }
 
-    /// Four significant digits, as the trend sentence shows c_fit.
-    static func short(_ x: Double) -> String {
-        if x != 0 && (Swift.abs(x) >= 1e7 || Swift.abs(x) < 1e-4) { return String(format: "%.3e", x) }
-        return String(format: "%.4g", x)
-    }
+    static func short(_ x: Double) -> String { NumberText.format(x, digits: 4) }
 
     /// Runs the experiment, summarises it per n with the loss compared against C·ε_n, and, with `tail`,
     /// evaluates the bound's log tail at each n with ε_n < 1.

@@ -177,103 +177,35 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let comparison = ArchitectureComparison(settings: settings)
-        var summaries: [ArchitectureSummary] = []
-        for (i, a) in architectures.enumerated() {
-            var entries: [ArchitectureComparison.Entry] = []
-            for r in 0..<seeds {
+        let paths = paths
+        let study = try await ComparisonStudy.run(
+            architectures, seeds: seeds, comparison: comparison, fisherInputs: fisherInputs, train: train, holdout: held,
+            epsN: epsN, n: n, flatTolerance: flatTolerance,
+            progress: { i, r in
+                let a = architectures[i]
                 if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)") }
-                let e = try await comparison.measure(a, replicate: r, fisherInputs: fisherInputs, train: train, holdout: held)
-                if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(a): " + w) }
-                entries.append(e)
-            }
-            summaries.append(ArchitectureSummary(architecture: a, entries: entries))
-        }
-        let measures = ComparisonMeasure.all(summaries)
-        // The 2sEDs' τ must exist: where the library left it undefined, recomputing it throws the reason.
-        func tau(_ name: String) throws -> KendallTau {
-            let m = measures.first { $0.name == name }
-            return try m?.tau ?? KendallTau(m?.values ?? [], summaries.map { $0.mean(\.trainLoss) })
-        }
-        let report = Self.report(summaries: summaries, measures: measures, epsN: epsN, n: n,
-                                 tauLower: try tau("d_zeta_lower"), tauNested: try tau("d_zeta"),
-                                 settings: settings, flatTolerance: flatTolerance)
-        try output.emit(report.json) { report.human }
+            },
+            measured: { e in if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(e.architecture): " + w) } })
+        try output.emit(study) { Self.text(study) }
     }
 
-    static func report(summaries: [ArchitectureSummary], measures: [ComparisonMeasure], epsN: Double, n: Int,
-                       tauLower: KendallTau, tauNested: KendallTau,
-                       settings: ArchitectureComparison.Settings, flatTolerance: Double) -> (json: JSONValue, human: String) {
-        typealias E = ArchitectureComparison.Entry
-        let pts: [JSONValue] = summaries.map { m in
-            let a = m.architecture
-            func both(_ key: String, _ f: (E) -> Double) -> [(String, JSONValue)] {
-                [(key, .double(m.mean(f))), (key + "_sd", .double(m.sd(f)))]
-            }
-            var kv: [(String, JSONValue)] = [
-                ("arch", .string(a.notation)),
-                ("parameters", .int(a.parameterCount)),
-                ("layers", .int(a.parametricLayers.count)),
-                ("min_hidden_width", .int(a.hiddenWidths.min() ?? 0)),
-                ("last_hidden_width", .int(a.hiddenWidths.last ?? 0)),
-                ("seeds", .int(m.entries.count)),
-            ]
-            kv += both("d_zeta_lower", \.dZetaLower) + both("d_zeta", \.dZeta) + both("d_zeta_joint", \.dZetaJoint)
-            kv.append(("lower_per_parameter", .double(m.mean(\.dZetaLower) / Double(a.parameterCount))))
-            kv.append(("ess", .numbers(m.entries.flatMap(\.ess))))
-            kv += both("train_loss", \.trainLoss)
-            if m.entries.allSatisfy({ $0.trainAccuracy != nil }) { kv += both("train_accuracy") { $0.trainAccuracy ?? .nan } }
-            if m.entries.allSatisfy({ $0.holdoutLoss != nil }) {
-                kv += both("holdout_loss") { $0.holdoutLoss ?? .nan } + both("holdout_accuracy") { $0.holdoutAccuracy ?? .nan }
-            }
-            kv += both("initial_weight_norm", \.initialWeightNorm) + both("initial_path_norm", \.initialPathNorm)
-            kv += both("distance_from_init", \.distanceFromInit) + both("sharpness", \.sharpness)
-            kv.append(("last_epoch_share", .array(m.entries.map { $0.lastEpochShare.isFinite ? .double($0.lastEpochShare) : .null })))
-            kv.append(("training_flat", .bool(m.flat(tolerance: flatTolerance))))
-            kv.append(("spectra_seconds", .double(m.entries.reduce(0) { $0 + $1.spectraSeconds })))
-            kv.append(("training_seconds", .double(m.entries.reduce(0) { $0 + $1.trainingSeconds })))
-            return .object(kv)
-        }
-        let allFlat = summaries.allSatisfy { $0.flat(tolerance: flatTolerance) }
-        let json = JSONValue.object([
-            ("n", .int(n)),
-            ("eps_n", .double(epsN)),
-            ("zeta", .double(settings.zeta)),
-            ("paths", .int(settings.paths)),
-            ("inner", .int(settings.inner)),
-            ("sigma2", .double(settings.sigma2)),
-            ("epochs", .int(settings.training.epochs)),
-            ("seeds", .int(summaries.first?.entries.count ?? 0)),
-            ("flat_criterion", .string("the last epoch brought less than \(Fmt.num(flatTolerance)) of the whole decrease of the training loss since initialisation, for every seed")),
-            ("all_training_flat", .bool(allFlat)),
-            ("sharpness_definition", .string("mean over \(ArchitectureComparison.sharpnessDraws) draws of L(θ̂ + u) − L(θ̂) on the training set, u ~ N(0, (\(ArchitectureComparison.sharpnessScale)·rms(θ̂))² I)")),
-            ("rank_note", .string("every τ compares the per-architecture means over the seeds")),
-            ("kendall_tau_lower_vs_train_loss", .double(tauLower.tau)),
-            ("p_value_lower", .double(tauLower.pValue)),
-            ("kendall_tau_nested_vs_train_loss", .double(tauNested.tau)),
-            ("p_value_nested", .double(tauNested.pValue)),
-            ("p_value_method", .string(tauLower.exact ? "exact" : "normal approximation (ties or n > 50)")),
-            ("measures", .array(measures.map { m in
-                .object([("name", .string(m.name)), ("description", .string(m.description)),
-                         ("kendall_tau_vs_train_loss", .number(m.tau?.tau)), ("p_value", .number(m.tau?.pValue)),
-                         ("p_value_method", m.tau.map { .string($0.exact ? "exact" : "normal approximation (ties or n > 50)") }
-                             ?? .string("undefined: the measure is constant over these architectures"))])
-            })),
-            ("points", .array(pts)),
-        ])
+    /// The readable summary of a comparison.
+    static func text(_ r: ComparisonStudy) -> String {
+        let summaries = r.summaries, settings = r.settings, flatTolerance = r.flatTolerance
         let seedCount = summaries.first?.entries.count ?? 0
-        var human = "architecture comparison at ε_n = \(Fmt.num(epsN)) (n = \(n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
-        human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(allFlat ? "yes" : "no")\n\n"
+        var human = "architecture comparison at ε_n = \(Fmt.num(r.epsN)) (n = \(r.n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
+        human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(r.allFlat ? "yes" : "no")\n\n"
         human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "flat"], summaries.map { m in
             [m.architecture.notation, String(m.architecture.parameterCount),
              "\(Fmt.num(m.mean(\.dZetaLower))) ± \(Fmt.num(m.sd(\.dZetaLower), 3))", "\(Fmt.num(m.mean(\.dZeta))) ± \(Fmt.num(m.sd(\.dZeta), 3))",
              "\(Fmt.num(m.mean(\.trainLoss))) ± \(Fmt.num(m.sd(\.trainLoss), 3))", m.flat(tolerance: flatTolerance) ? "yes" : "no"]
         })
-        human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(tauLower.tau)), p = \(Fmt.num(tauLower.pValue))"
-        human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(tauNested.tau)), p = \(Fmt.num(tauNested.pValue))\n"
+        human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(r.tauLower.tau)), p = \(Fmt.num(r.tauLower.pValue))"
+        human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(r.tauNested.tau)), p = \(Fmt.num(r.tauNested.pValue))\n"
         human += "\nevery measure against the training loss (baselines beside the 2sED):\n"
-        human += Fmt.table(["measure", "Kendall τ", "p"], measures.map { m in
+        human += Fmt.table(["measure", "Kendall τ", "p"], r.measures.map { m in
             [m.description, m.tau.map { Fmt.num($0.tau) } ?? "undefined (constant)", m.tau.map { Fmt.num($0.pValue) } ?? "—"]
         })
-        return (json, human)
+        return human
     }
 }

@@ -135,13 +135,9 @@ struct EdCommand: AsyncParsableCommand {
         }
 
         if let s = shardSpec {
-            let seconds = Date().timeIntervalSince(start)
-            let json: JSONValue = .object([
-                ("store", .string(store ?? "")), ("shard", .string(s.description)),
-                ("paths", .int(meta.storedPaths.count)), ("total_paths", .int(paths)),
-                ("computed", .int(outcome.computed)), ("dimension", .int(meta.dimension)), ("seconds", .double(seconds)),
-            ])
-            try output.emit(json) {
+            let summary = ShardRunSummary(store: store ?? "", meta: meta, computed: outcome.computed,
+                                          seconds: Date().timeIntervalSince(start))
+            try output.emit(summary) {
                 "shard \(s) of \(architecture): \(meta.storedPaths.count) of K = \(paths) paths in \(store ?? "") (\(outcome.computed) computed now); merge all \(s.count) shards with twoscale merge\n"
             }
             return

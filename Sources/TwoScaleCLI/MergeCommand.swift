@@ -30,15 +30,9 @@ struct MergeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let start = Date()
-        let store = try SpectraStore.merge(directories, into: out)
-        let seconds = Date().timeIntervalSince(start)
-        let json: JSONValue = .object([
-            ("store", .string(out)), ("shards", .int(directories.count)), ("paths", .int(store.meta.paths)),
-            ("dimension", .int(store.meta.dimension)), ("seconds", .double(seconds)),
-        ])
-        try output.emit(json) {
-            "merged \(directories.count) shards into \(out): K = \(store.meta.paths) paths, d = \(store.meta.dimension)\n"
+        let summary = try StoreMergeSummary.merge(directories, into: out)
+        try output.emit(summary) {
+            "merged \(summary.shards) shards into \(summary.store): K = \(summary.paths) paths, d = \(summary.dimension)\n"
         }
     }
 }

@@ -62,12 +62,7 @@ extension GapLoss: ExpressibleByArgument {}
 
 /// Fixed-width number formatting for readable tables.
 enum Fmt {
-    static func num(_ x: Double?, _ digits: Int = 6) -> String {
-        guard let x else { return "—" }
-        if !x.isFinite { return x > 0 ? "∞" : (x < 0 ? "-∞" : "nan") }
-        if x != 0 && (Swift.abs(x) >= 1e7 || Swift.abs(x) < 1e-4) { return String(format: "%.\(digits - 1)e", x) }
-        return String(format: "%.\(digits)g", x)
-    }
+    static func num(_ x: Double?, _ digits: Int = 6) -> String { NumberText.format(x, digits: digits) }
 
     /// A plain-text table with right-aligned columns.
     static func table(_ header: [String], _ rows: [[String]]) -> String {

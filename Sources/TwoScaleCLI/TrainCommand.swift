@@ -129,77 +129,18 @@ struct TrainCommand: AsyncParsableCommand {
         guard batch <= trainSet.count else {
             throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(trainSet.count) samples)")
         }
-        var index: [JSONValue] = []
-        if let dir = checkpoints { try AtomicFile.makeDirectory(dir) }
-        if let w = weightsOut {  // fail before training, not after
-            let dir = URL(fileURLWithPath: w).deletingLastPathComponent().path
-            guard FileManager.default.fileExists(atPath: dir) else {
-                throw TwoScaleError.file(w, "cannot be written: the folder \(dir) does not exist")
-            }
-        }
-        let result = try trainer.train(data: trainSet, holdout: holdSet) { cp in
-            guard let dir = checkpoints else { return }
-            let name = cp.endOfEpoch ? String(format: "epoch-%04d.json", cp.epoch) : String(format: "step-%08d.json", cp.step)
-            try WeightsFile.write(cp.network, to: dir + "/" + name)
-            index.append(.object([("file", .string(name)), ("epoch", .int(cp.epoch)), ("step", .int(cp.step)),
-                                  ("end_of_epoch", .bool(cp.endOfEpoch))]))
-        }
-        if let dir = checkpoints {
-            try AtomicFile.write(try JSONValue.object([("checkpoints", .array(index))]).serialized(), to: dir + "/index.json")
-        }
-        if let w = weightsOut { try WeightsFile.write(result.network, to: w) }
-
-        let report = TrainReport(result: result, config: config, trainCount: trainSet.count, holdoutCount: holdSet?.count,
-                                 source: trainSet.source)
-        try output.emit(report.json) { report.human }
-    }
-}
-
-/// JSON and table of one training run.
-struct TrainReport {
-    var json: JSONValue
-    var human: String
-
-    static func epochJSON(_ r: EpochRecord) -> JSONValue {
-        var kv: [(String, JSONValue)] = [("epoch", .int(r.epoch)), ("train_loss", .double(r.trainLoss))]
-        if let h = r.holdoutLoss { kv.append(("holdout_loss", .double(h))) }
-        if let h = r.holdoutAccuracy { kv.append(("holdout_accuracy", .double(h))) }
-        kv.append(("train_accuracy", .number(r.trainAccuracy)))
-        if let b = r.meanBatchLoss { kv.append(("mean_batch_loss", .double(b))) }
-        return .object(kv)
+        let run = try TrainingRun.run(trainer, train: trainSet, holdout: holdSet, checkpoints: checkpoints, weightsOut: weightsOut)
+        try output.emit(run) { Self.text(run) }
     }
 
-    init(result: TrainingResult, config: TrainingConfig, trainCount: Int, holdoutCount: Int?, source: String) {
-        let o = config.optimizer
-        var opt: [(String, JSONValue)] = [("kind", .string(o.kind.rawValue)), ("lr", .double(o.learningRate))]
-        if o.kind == .sgd { opt.append(("momentum", .double(o.momentum))) } else {
-            opt += [("beta1", .double(o.beta1)), ("beta2", .double(o.beta2)), ("epsilon", .double(o.epsilon))]
-        }
-        let last = result.epochs.last!
-        json = .object([
-            ("architecture", .string(config.architecture.notation)),
-            ("bias", .bool(config.architecture.bias)),
-            ("activation", .string(config.activation.rawValue)),
-            ("parameters", .int(config.architecture.parameterCount)),
-            ("data", .string(source)),
-            ("train_samples", .int(trainCount)),
-            ("holdout_samples", holdoutCount.map { .int($0) } ?? .null),
-            ("optimizer", .object(opt)),
-            ("batch", .int(config.batchSize)),
-            ("seed", .int(Int(truncatingIfNeeded: config.seed))),
-            ("init", .string(config.initialization.description)),
-            ("epochs", .array(result.epochs.map(Self.epochJSON))),
-            ("final", Self.epochJSON(last)),
-            ("steps", .int(result.steps)),
-            ("seconds", .double(result.totalSeconds)),
-            ("training_seconds", .double(result.trainingSeconds)),
-            ("samples_per_second", .double(result.samplesPerSecond)),
-        ])
-        let head = "trained \(config.architecture) (\(config.architecture.parameterCount) parameters, \(config.activation.rawValue)) on \(source): "
-            + "\(trainCount) samples\(holdoutCount.map { ", \($0) held out" } ?? ""), \(o.kind.rawValue) lr \(Fmt.num(o.learningRate)), batch \(config.batchSize)\n\n"
+    /// The readable summary: the loss per epoch and the optimisation speed.
+    static func text(_ run: TrainingRun) -> String {
+        let config = run.config, result = run.result, o = config.optimizer
+        let head = "trained \(config.architecture) (\(config.architecture.parameterCount) parameters, \(config.activation.rawValue)) on \(run.data): "
+            + "\(run.trainSamples) samples\(run.holdoutSamples.map { ", \($0) held out" } ?? ""), \(o.kind.rawValue) lr \(Fmt.num(o.learningRate)), batch \(config.batchSize)\n\n"
         let table = Fmt.table(["epoch", "train_loss", "train_acc", "holdout_loss", "holdout_acc"], result.epochs.map { r in
             [String(r.epoch), Fmt.num(r.trainLoss), Fmt.num(r.trainAccuracy), Fmt.num(r.holdoutLoss), Fmt.num(r.holdoutAccuracy)]
         })
-        human = head + table + "\n\(result.steps) steps in \(Fmt.num(result.totalSeconds, 4)) s (\(Fmt.num(result.samplesPerSecond, 4)) samples/s of optimisation)\n"
+        return head + table + "\n\(result.steps) steps in \(Fmt.num(result.totalSeconds, 4)) s (\(Fmt.num(result.samplesPerSecond, 4)) samples/s of optimisation)\n"
     }
 }
