@@ -41,12 +41,15 @@ let package = Package(
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
         .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Bounds"],
                 exclude: ["README.md"]),
+        // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
+        .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
+                                                   "Networks", "Training"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
-            "Reporting", "Cluster",
+            "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),

@@ -36,6 +36,9 @@ public struct NetworkSMC: Sendable {
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
+    /// The default budget (`ed --estimator smc`): K = 64 outer particles, J = 32 island particles.
+    public static let defaultPaths = 64, defaultInner = 32
+
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
         guard model.architecture.stack.allSatisfy({ $0 is DenseLayer }) else {

@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleFormats
 
 /// Where command output goes. By default stdout/stderr; a notebook run installs a `Capture` (task
 /// local) and reads the command's stdout back.
@@ -10,8 +11,19 @@ public final class OutputCapture: @unchecked Sendable {
     public var text: String { lock.lock(); defer { lock.unlock() }; return buffer }
 }
 
+/// Where a command's typed result goes when a notebook runs it: the JSON tree itself, not its text.
+public final class ResultSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [JSONValue] = []
+    public init() {}
+    func append(_ v: JSONValue) { lock.lock(); stored.append(v); lock.unlock() }
+    public var results: [JSONValue] { lock.lock(); defer { lock.unlock() }; return stored }
+}
+
 public enum Console {
     @TaskLocal public static var capture: OutputCapture?
+    /// When set (notebooks), `--json` results are handed over here as trees instead of being printed.
+    @TaskLocal public static var results: ResultSink?
     /// When set (tests), stderr lines — errors, warnings, progress — go here instead of stderr.
     @TaskLocal public static var errorCapture: OutputCapture?
     /// When true (notebooks), progress lines are not printed.

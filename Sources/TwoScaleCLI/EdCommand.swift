@@ -38,8 +38,8 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island neuron.")
     var inner: Int?
 
-    static let smcDefaultPaths = 64
-    static let smcDefaultInner = 32
+    static let smcDefaultPaths = NetworkSMC.defaultPaths
+    static let smcDefaultInner = NetworkSMC.defaultInner
 
     @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval).")
     var traceDraws: Int = 1000

@@ -85,22 +85,26 @@ struct NotebookCommand: AsyncParsableCommand {
         var results: [JSONValue] = []
         for (i, command) in block.commands.enumerated() {
             let where_ = "\(notebook.source):\(command.line): block \(block.number), command \(i + 1) (twoscale \(command.arguments.joined(separator: " ")))"
-            let capture = OutputCapture()
+            // The command runs as from the shell (same parsing, validation and library call), but its
+            // typed result comes back as a JSON tree instead of being printed and read back.
+            let capture = OutputCapture(), sink = ResultSink()
             let status = await Console.$capture.withValue(capture) {
-                await Console.$quiet.withValue(true) {
-                    await NotebookCommand.$running.withValue(true) {
-                        await TwoScaleMain.execute(command.jsonArguments)
+                await Console.$results.withValue(sink) {
+                    await Console.$quiet.withValue(true) {
+                        await NotebookCommand.$running.withValue(true) {
+                            await TwoScaleMain.execute(command.jsonArguments)
+                        }
                     }
                 }
             }
             guard status == 0 else {
                 throw TwoScaleError.failure("\(where_) failed with exit status \(status) (its message is above); no report was written")
             }
-            do {
-                results.append(try JSONValue.parse(Data(capture.text.utf8), source: "output of " + where_))
-            } catch let e as TwoScaleError {
-                throw TwoScaleError.failure("\(e.message) — the command must print JSON with --json; no report was written")
+            guard sink.results.count == 1, let result = sink.results.first else {
+                let printed = capture.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                throw TwoScaleError.failure("\(where_) gave no JSON result\(printed.isEmpty ? "" : " (it printed: \(printed.prefix(200)))") — a notebook runs commands that report results (--json); no report was written")
             }
+            results.append(result)
         }
         let elapsed = clock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

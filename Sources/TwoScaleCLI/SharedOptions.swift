@@ -49,7 +49,9 @@ struct OutputOptions: ParsableArguments {
     }
 
     func emit(_ value: JSONValue, human: () -> String) throws {
-        if json {
+        if json, let sink = Console.results {
+            sink.append(try value.asWritten())
+        } else if json {
             Console.out(try value.serialized())
         } else {
             Console.out(human())

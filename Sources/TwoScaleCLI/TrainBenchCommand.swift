@@ -1,11 +1,9 @@
 import ArgumentParser
 import Foundation
 import Networks
-import Sampling
-import Training
+import Benchmarks
 import TwoScaleCore
 import TwoScaleFormats
-import TwoScaleNumerics
 
 /// `twoscale bench-train`: trainer throughput (samples per second of optimisation).
 struct TrainBenchCommand: AsyncParsableCommand {
@@ -39,45 +37,22 @@ struct TrainBenchCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    func run() async throws {
+    func validate() throws {
         guard samples >= 1 else { throw TwoScaleError.invalid("--samples", "\(samples)", allowed: "give N ≥ 1") }
         guard repeats >= 1 else { throw TwoScaleError.invalid("--repeats", "\(repeats)", allowed: "give at least 1 run") }
+    }
+
+    func run() async throws {
         let archs = try arch.split(separator: ",").map { try Architecture(parsing: String($0)) }
         #if DEBUG
-        let build = "debug"
         Console.warn("bench-train in a debug build: figures are not representative; use `swift build -c release`")
-        #else
-        let build = "release"
         #endif
-        var rows: [JSONValue] = []
-        var table: [[String]] = []
-        for a in archs {
-            var rng = Xoshiro256(seed: seed, stream: [500])
-            var x = Matrix(rows: samples, cols: a.inputSize)
-            for i in x.data.indices { x.data[i] = rng.normal() }
-            let labels = (0..<samples).map { _ in rng.index(a.classes) }
-            let data = Dataset(inputs: x, labels: labels, classes: a.classes, source: "synthetic")
-            let settings = try OptimizerSettings(kind: .adam, learningRate: 1e-3)
-            let cfg = try TrainingConfig(architecture: a, activation: .relu, optimizer: settings, batchSize: batch,
-                                         epochs: epochs, seed: seed, evaluateEpochs: false)
-            var best: TrainingResult?
-            for _ in 0..<repeats {
-                let r = try Trainer(config: cfg).train(data: data)
-                if best == nil || r.trainingSeconds < best!.trainingSeconds { best = r }
-            }
-            let r = best!
-            rows.append(.object([
-                ("arch", .string(a.notation)), ("parameters", .int(a.parameterCount)),
-                ("batch", .int(batch)), ("epochs", .int(epochs)), ("samples", .int(samples)),
-                ("training_seconds", .double(r.trainingSeconds)), ("samples_per_second", .double(r.samplesPerSecond)),
-            ]))
-            table.append([a.description, String(a.parameterCount), String(batch), Fmt.num(r.trainingSeconds, 4), Fmt.num(r.samplesPerSecond, 5)])
-        }
-        let json = JSONValue.object([("build", .string(build)), ("optimizer", .string("adam")), ("activation", .string("relu")),
-                                     ("threads", .int(1)), ("benchmarks", .array(rows))])
-        try output.emit(json) {
-            "trainer throughput (\(build) build, Adam, relu, one BLAS thread)\n\n"
-                + Fmt.table(["arch", "parameters", "batch", "seconds", "samples/s"], table)
+        let r = try TrainerThroughput.measure(archs, batch: batch, epochs: epochs, samples: samples, repeats: repeats, seed: seed)
+        try output.emit(r) {
+            "trainer throughput (\(r.build) build, Adam, relu, one BLAS thread)\n\n"
+                + Fmt.table(["arch", "parameters", "batch", "seconds", "samples/s"], r.benchmarks.map {
+                    [$0.arch, String($0.parameters), String($0.batch), Fmt.num($0.trainingSeconds, 4), Fmt.num($0.samplesPerSecond, 5)]
+                })
         }
     }
 }

@@ -48,6 +48,20 @@ public indirect enum JSONValue: Sendable, Equatable {
     public var arrayValue: [JSONValue]? { if case let .array(a) = self { return a } else { return nil } }
     public var stringValue: String? { if case let .string(s) = self { return s } else { return nil } }
 
+    /// The value as a reader of `serialized()` sees it, without the text in between: whole numbers
+    /// below 10¹⁵ become `.int` (the writer prints them without a fraction), and a non-finite number is
+    /// refused as the writer refuses it. A notebook takes a command's result this way.
+    public func asWritten() throws -> JSONValue {
+        switch self {
+        case let .double(x):
+            guard x.isFinite else { throw TwoScaleError.failure("internal error: a non-finite number (\(x)) reached the JSON output") }
+            return x == x.rounded() && Swift.abs(x) < 1e15 ? .int(Int(x)) : self
+        case let .array(a): return .array(try a.map { try $0.asWritten() })
+        case let .object(kv): return .object(try kv.map { ($0.0, try $0.1.asWritten()) })
+        default: return self
+        }
+    }
+
     /// Serialises with two-space indentation; arrays of scalars stay on one line.
     public func serialized() throws -> String {
         var out = ""
