@@ -69,7 +69,8 @@ let package = Package(
                                                          "TwoScaleFormats"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats",
+        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
+                                                 "ToyModels", "Networks", "Bounds", "Training", "Benchmarks",
             .product(name: "PropertyBased", package: "swift-property-based")]),
     ]
 )

@@ -157,6 +157,11 @@ public enum ReferenceWorkloads {
 public struct BenchmarkSuite: Sendable, Encodable {
     public var threads: Int
     public var benchmarks: [BenchmarkResult]
+
+    public init(threads: Int, benchmarks: [BenchmarkResult]) {
+        self.threads = threads
+        self.benchmarks = benchmarks
+    }
 }
 
 /// One timed workload against its targets.

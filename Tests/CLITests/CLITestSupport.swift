@@ -34,7 +34,7 @@ func runCLICapturingErrors(_ args: [String]) async -> (status: Int32, out: Strin
 /// The JSON of a command without its timing keys (`seconds`, `samples_per_second`, …): the bytes that
 /// must be identical between runs with the same seed.
 func withoutTimingKeys(_ v: JSONValue) -> JSONValue {
-    let timing: Set<String> = ["seconds", "training_seconds", "setup_seconds", "samples_per_second"]
+    let timing: Set<String> = ["seconds", "training_seconds", "setup_seconds", "spectra_seconds", "estimator_seconds", "samples_per_second"]
     switch v {
     case let .object(kv): return .object(kv.filter { !timing.contains($0.0) }.map { ($0.0, withoutTimingKeys($0.1)) })
     case let .array(a): return .array(a.map(withoutTimingKeys))

@@ -1,0 +1,195 @@
+import Benchmarks
+import Bounds
+import Foundation
+import Networks
+import Sampling
+import ToyModels
+import Training
+import TwoScaleCLI
+import TwoScaleCore
+import TwoScaleFormats
+import TwoScaleNumerics
+import XCTest
+
+/// Every command's numbers come from a library function that returns a typed result; the CLI only
+/// parses flags, calls it and prints. Each test here calls the library directly, as a program using
+/// twoscale as a package would, and checks that the command's `--json` output is that result (timing
+/// keys aside).
+final class LibraryParityTests: ScratchDirectoryTestCase {
+    override class var scratchTag: String { "parity" }
+
+    /// The library result as the CLI would print it, without timings.
+    func tree(_ value: some Encodable) throws -> JSONValue {
+        withoutTimingKeys(try JSONValue.parse(Data(try JSONValue(encoding: value).serialized().utf8), source: "library"))
+    }
+
+    func cli(_ args: [String]) async throws -> JSONValue {
+        withoutTimingKeys(try await runJSON(args + ["--json"]))
+    }
+
+    func testToy() async throws {
+        let model = try ToyModel(family: .poisson, dimension: 20, box: (0.05, 0.95))
+        var r = try ToyMeasurement.measure(model: model, eps: [1e-3, 0.1], zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1000)
+        let trials = try await (0..<2).asyncMapForTest { i in
+            try await ToyMonteCarlo(model: model, estimator: .smc, paths: 32, seed: UInt64(5 + i), traceDraws: 200, bootstrap: 200)
+                .run(eps: [1e-3, 0.1], zeta: 2.0 / 3.0, normalization: .trace, threads: 2)
+        }
+        try r.addMonteCarlo(trials, estimator: .smc, paths: 32, seed: 5, traceDraws: 200)
+        let json = try await cli(["toy", "--family", "poisson", "--dim", "20", "--box", "0.05:0.95", "--eps", "1e-3,0.1",
+                                  "--zeta", "0.6666666666666666", "--greedy-max", "1000", "--mc", "--paths", "32", "--seed", "5",
+                                  "--trials", "2", "--trace-draws", "200"])
+        XCTAssertEqual(json, try tree(r))
+    }
+
+    /// ed (plain), analyze of its store, and ed --shard, from the library's spectra run.
+    func testEdAnalyzeAndShard() async throws {
+        let arch = try Architecture(parsing: "5-3-2")
+        let data = try DataSource.load("synthetic:gaussian", samples: 12, labels: .none, standardize: false, seed: 3,
+                                       inputSize: 5, inputShape: nil)
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: data.inputs, sigma2: 0.1, noiseSamples: 1, noiseSeed: 3)
+        let design = try MonteCarloDesign(paths: 6, inner: 3, box: -1...1, seed: 3, activation: .relu)
+        let config = NetworkRunConfiguration(fisher: .markov, arch: "5-3-2", bias: false, activation: .relu, box: -1...1, seed: 3,
+                                             data: "synthetic:gaussian", samples: 12, labels: "none", standardize: false,
+                                             sigma2: 0.1, noiseSamples: 1)
+        let meta = try StoreMeta(layers: model.blockDimensions, paths: 6, inner: 3, configuration: config)
+        let outcome = try await SpectraRun(model: model, design: design, meta: meta, threads: 2).execute(store: nil, resume: false)
+        let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
+        let request = MeasurementRequest(eps: [1e-3, 0.1], zeta: 0.6, lower: true, bootstrap: 50, abbasN: [100], threads: 2)
+        let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        let flags = ["--arch", "5-3-2", "--samples", "12", "--paths", "6", "--inner", "3", "--sigma2", "0.1", "--seed", "3"]
+        let measure = ["--eps", "1e-3,0.1", "--zeta", "0.6", "--lower", "--bootstrap", "50", "--abbas-n", "100"]
+        let store = dir + "/s"
+        let ed = try await cli(["ed"] + flags + measure + ["--store", store])
+        XCTAssertEqual(ed, try tree(m))
+        let analyze = try await cli(["analyze", store] + measure)
+        XCTAssertEqual(analyze, try tree(m))
+
+        var sharded = meta
+        sharded.shard = try Shard(index: 2, count: 3)
+        let shard = ShardRunSummary(store: dir + "/sh", meta: sharded, computed: 2, seconds: 0)
+        let shardJSON = try await cli(["ed"] + flags + ["--eps", "0.1", "--shard", "2/3", "--store", dir + "/sh"])
+        XCTAssertEqual(shardJSON, try tree(shard))
+    }
+
+    func testEdSMC() async throws {
+        let arch = try Architecture(parsing: "4-3-2")
+        let data = try DataSource.load("synthetic:gaussian", samples: 10, labels: .none, standardize: false, seed: 2,
+                                       inputSize: 4, inputShape: nil)
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: data.inputs, sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 100)
+        let r = try await smc.run(eps: [0.01], zeta: 0.6, normalization: .trace, lower: true, threads: 2)
+        let config = NetworkRunConfiguration(fisher: .markov, arch: "4-3-2", bias: false, activation: .relu, box: -1...1, seed: 2,
+                                             data: "synthetic:gaussian", samples: 10, labels: "none", standardize: false,
+                                             sigma2: 0.1, noiseSamples: 1)
+        let m = NetworkSMCMeasurement(result: r, architecture: arch, settings: config, zeta: 0.6, normalization: .trace, lower: true,
+                                      paths: 8, inner: 8)
+        let json = try await cli(["ed", "--arch", "4-3-2", "--samples", "10", "--paths", "8", "--inner", "8", "--sigma2", "0.1",
+                                  "--seed", "2", "--estimator", "smc", "--trace-draws", "100", "--eps", "0.01", "--zeta", "0.6", "--lower"])
+        XCTAssertEqual(json, try tree(m))
+    }
+
+    func testFisher() async throws {
+        let arch = try Architecture(parsing: "4-3-2")
+        var rng = Xoshiro256(seed: 7, stream: [0x5745_4947])  // fisher's stream for a random θ
+        let net = MLP.uniform(architecture: arch, activation: .tanh, box: -1...1, rng: &rng)
+        let data = try DataSource.load("synthetic:gaussian", samples: 9, labels: .none, standardize: false, seed: 7,
+                                       inputSize: 4, inputShape: nil)
+        let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data.inputs, sigma2: 0.2, noiseSamples: 2, noiseSeed: 7)
+        let r = try await FisherMeasurement.measure(model, at: net, samples: 9, sigma2: 0.2, noiseSamples: 2)
+        let json = try await cli(["fisher", "--arch", "4-3-2", "--data", "synthetic:gaussian", "--samples", "9", "--sigma2", "0.2",
+                                  "--noise-samples", "2", "--activation", "tanh", "--seed", "7"])
+        XCTAssertEqual(json, try tree(r))
+    }
+
+    func testBound() async throws {
+        let bound = try GeneralizationBound(gamma: 0.5, zeta: 0.7, constants: try BoundConstants(C: 1, H: 2, K: 1))
+        let model = try ToyModel(family: .constant, lambdas: [4, 0.01])
+        let r = try BoundEvaluation.evaluate(
+            bound: bound, ns: [100, 10_000], delta: 0.05, deltaRange: 2...1_000_000_000_000, dimension: 2,
+            values: { e in let d = try model.twoScaleDimension(eps: e, zeta: 0.7, normalization: .trace); return (d, d) },
+            source: "toy constant, d = 2, box [0.0, 1.0]^d, normalisation trace", method: "exact (toy model quadrature)",
+            conservative: true)
+        let json = try await cli(["bound", "--n", "100,10000", "--gamma", "0.5", "--zeta", "0.7", "--H", "2", "--family", "constant",
+                                  "--lambdas", "4,0.01", "--delta", "0.05"])
+        XCTAssertEqual(json, try tree(r))
+    }
+
+    func testTrainAndGap() async throws {
+        let arch = try Architecture(parsing: "4-5-3")
+        let data = try DataSource.load("synthetic:teacher:4-3-3", samples: 40, labels: .last, standardize: false, seed: 4,
+                                       inputSize: 4, inputShape: nil)
+        let cfg = try TrainingConfig(architecture: arch, activation: .relu,
+                                     optimizer: try OptimizerSettings(kind: .sgd, learningRate: 0.05, momentum: 0.5),
+                                     batchSize: 8, epochs: 2, seed: 4)
+        let run = try TrainingRun.run(Trainer(config: cfg), train: data, holdout: nil, checkpoints: dir + "/cp", weightsOut: nil)
+        let json = try await cli(["train", "--arch", "4-5-3", "--data", "synthetic:teacher:4-3-3", "--samples", "40", "--optimizer", "sgd",
+                                  "--lr", "0.05", "--momentum", "0.5", "--batch", "8", "--epochs", "2", "--seed", "4",
+                                  "--checkpoints", dir + "/cp2"])
+        XCTAssertEqual(json, try tree(run))
+        XCTAssertEqual(try String(contentsOfFile: dir + "/cp/index.json", encoding: .utf8),
+                       try String(contentsOfFile: dir + "/cp2/index.json", encoding: .utf8))
+
+        let task = try TeacherTask.random(architecture: try Architecture(parsing: "4-3-3"), activation: .relu, seed: 4)
+        let gcfg = try TrainingConfig(architecture: arch, activation: .relu, optimizer: try OptimizerSettings(kind: .adam, learningRate: 0.01),
+                                      batchSize: 8, epochs: 2, seed: 4)
+        let experiment = try GapExperiment(task: task, student: arch, studentActivation: .relu, training: gcfg, sampleSizes: [20, 60],
+                                           trials: 2, randomDraws: 3, box: -1...1, populationSize: 500, seed: 4)
+        let study = try await GapStudy.run(experiment, loss: .zeroOne, gamma: 1, constants: try BoundConstants(C: 1, H: 1, K: 1),
+                                           tail: nil, threads: 2)
+        let gap = try await cli(["gap", "--teacher", "4-3-3", "--student", "4-5-3", "--n", "20,60", "--trials", "2", "--random-draws", "3",
+                                 "--population", "500", "--batch", "8", "--epochs", "2", "--seed", "4"])
+        XCTAssertEqual(gap, try tree(study))
+    }
+
+    func testCompare() async throws {
+        let archs = try ["4-4-3", "4-2-2-3"].map { try Architecture(parsing: $0) }
+        let data = try DataSource.load("synthetic:teacher:4-3-3", samples: 30, labels: .last, standardize: false, seed: 1,
+                                       inputSize: 4, inputShape: nil)
+        let training = try TrainingConfig(architecture: archs[0], activation: .relu,
+                                          optimizer: try OptimizerSettings(kind: .adam, learningRate: 1e-3), batchSize: 10, epochs: 1, seed: 1)
+        let epsN = try GeneralizationBound.epsilon(n: 30, gamma: 1)
+        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 4, inner: 2, box: -1...1,
+                                                       seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training)
+        let study = try await ComparisonStudy.run(archs, seeds: 2, comparison: ArchitectureComparison(settings: settings),
+                                                  fisherInputs: data.prefix(10).inputs, train: data, holdout: nil, epsN: epsN, n: 30,
+                                                  flatTolerance: 0.05)
+        let json = try await cli(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
+                                  "--fisher-samples", "10", "--paths", "4", "--inner", "2", "--batch", "10", "--epochs", "1",
+                                  "--seeds", "2", "--threads", "2"])
+        XCTAssertEqual(json, try tree(study))
+    }
+
+    func testMerge() async throws {
+        let flags = ["--arch", "3-2-2", "--samples", "5", "--paths", "4", "--inner", "2", "--sigma2", "0.1", "--eps", "0.1"]
+        for i in 1...2 { _ = try await cli(["ed"] + flags + ["--shard", "\(i)/2", "--store", dir + "/p\(i)"]) }
+        let json = try await cli(["merge", dir + "/p1", dir + "/p2", "--out", dir + "/m1"])
+        let summary = try StoreMergeSummary.merge([dir + "/p1", dir + "/p2"], into: dir + "/m2")
+        var expected = try tree(summary)
+        if case var .object(kv) = expected, let i = kv.firstIndex(where: { $0.0 == "store" }) {
+            kv[i].1 = .string(dir + "/m1")
+            expected = .object(kv)
+        }
+        XCTAssertEqual(json, expected)
+        XCTAssertEqual(try String(contentsOfFile: dir + "/m1/meta.json", encoding: .utf8),
+                       try String(contentsOfFile: dir + "/m2/meta.json", encoding: .utf8))
+    }
+
+    /// bench's toy workloads: the same result keys and check values (the figures themselves are timings).
+    func testBenchToyKeys() async throws {
+        let json = try await runJSON(["bench", "toy", "--json"])
+        let suite = try JSONValue(encoding: BenchmarkSuite(threads: 1, benchmarks: try ReferenceWorkloads.measureToy()))
+        func keys(_ v: JSONValue) -> [[String]] {
+            (v["benchmarks"]?.arrayValue ?? []).map { b in if case let .object(kv) = b { return kv.map(\.0) } else { return [] } }
+        }
+        XCTAssertEqual(keys(json), keys(suite))
+        XCTAssertEqual(json["benchmarks"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["toy-constant", "toy-bernoulli"])
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncMapForTest<T>(_ f: (Element) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        for x in self { out.append(try await f(x)) }
+        return out
+    }
+}
