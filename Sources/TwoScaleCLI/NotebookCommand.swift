@@ -45,7 +45,7 @@ struct NotebookCommand: AsyncParsableCommand {
 
     /// Runs the notebook at `file` and writes its report under `outDir`; returns the JSON summary and
     /// a one-line readable summary. Throws (writing nothing) when parsing, a command or a plot fails.
-    static func produce(file: String, outDir: String) async throws -> (JSONValue, String) {
+    static func produce(file: String, outDir: String) async throws -> (NotebookSummary, String) {
         guard !running else {
             throw TwoScaleError.usage("twoscale notebook cannot run inside a notebook (nested notebooks are not allowed)")
         }
@@ -62,16 +62,7 @@ struct NotebookCommand: AsyncParsableCommand {
         let report = try NotebookReport.render(notebook: notebook, outcomes: outcomes, info: info)
         let paths = try ReportWriter.write(report, name: notebook.name, outDir: outDir)
 
-        let summary = JSONValue.object([
-            ("notebook", .string(file)),
-            ("report", .string(paths.markdown)),
-            ("figures", .array(report.figures.map { .string(paths.figureDir + "/" + $0.file) })),
-            ("seeds", .array(notebook.seeds.map { .string($0) })),
-            ("blocks", .array(outcomes.map { o in
-                .object([("block", .int(o.block.number)), ("line", .int(o.block.line)),
-                         ("commands", .int(o.block.commands.count)), ("seconds", .double(o.seconds))])
-            })),
-        ])
+        let summary = NotebookSummary(notebook: file, paths: paths, report: report, seeds: notebook.seeds, outcomes: outcomes)
         let n = outcomes.count, f = report.figures.count
         let human = "wrote \(paths.markdown) (\(n) block\(n == 1 ? "" : "s"), \(f) figure\(f == 1 ? "" : "s")"
             + (f == 0 ? ")\n" : " in \(paths.figureDir))\n")

@@ -1,16 +1,15 @@
 import Foundation
-import Reporting
 import TwoScaleCore
+import TwoScaleFormats
 #if canImport(Glibc)
 import Glibc
-import TwoScaleFormats
 #endif
 
 /// Facts about this machine and checkout for the report header.
-enum MachineInfo {
+public enum MachineInfo {
     /// `git rev-parse --short HEAD` in the current folder, or "unknown" when git or the repository is
     /// missing. The child's output is read before waiting, stderr goes to /dev/null.
-    static func gitCommit() -> String {
+    public static func gitCommit() -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["git", "rev-parse", "--short", "HEAD"]
@@ -28,7 +27,7 @@ enum MachineInfo {
     }
 
     /// Now, as `YYYY-MM-DD HH:MM:SS UTC`.
-    static func utcDate() -> String {
+    public static func utcDate() -> String {
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")
@@ -36,13 +35,13 @@ enum MachineInfo {
         return f.string(from: Date()) + " UTC"
     }
 
-    static func hostName() -> String {
+    public static func hostName() -> String {
         let h = ProcessInfo.processInfo.hostName
         return h.isEmpty ? "unknown" : h
     }
 
     /// The machine hardware name, as `uname -m` prints it.
-    static func architecture() -> String {
+    public static func architecture() -> String {
         var u = utsname()
         guard uname(&u) == 0 else { return "unknown" }
         let s = withUnsafeBytes(of: &u.machine) { raw in
@@ -51,16 +50,16 @@ enum MachineInfo {
         return s.isEmpty ? "unknown" : s
     }
 
-    static func cores() -> Int { ProcessInfo.processInfo.activeProcessorCount }
+    public static func cores() -> Int { ProcessInfo.processInfo.activeProcessorCount }
 }
 
 /// Puts a rendered report in place without ever leaving a half-written one: figures go to a fresh
 /// hidden folder first, which is then swapped in by renames; the .md is written atomically last.
 /// If anything fails before the swap, the previous report is untouched.
-enum ReportWriter {
-    struct Paths { var markdown: String; var figureDir: String }
+public enum ReportWriter {
+    public struct Paths: Sendable { public var markdown: String; public var figureDir: String }
 
-    static func write(_ report: NotebookReport, name: String, outDir: String) throws -> Paths {
+    public static func write(_ report: NotebookReport, name: String, outDir: String) throws -> Paths {
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: outDir, isDirectory: &isDir) {
@@ -112,5 +111,30 @@ enum ReportWriter {
         }
         if hadOld { try? fm.removeItem(atPath: old) }
         return Paths(markdown: md, figureDir: figDir)
+    }
+}
+
+/// What `notebook` reports of a rendered notebook: the report, its figures, the seeds the notebook
+/// declares, and per block its line, command count and wall time.
+public struct NotebookSummary: Sendable, Encodable {
+    public struct Block: Sendable, Equatable, Encodable {
+        public var block: Int
+        public var line: Int
+        public var commands: Int
+        public var seconds: Double
+    }
+
+    public var notebook: String
+    public var report: String
+    public var figures: [String]
+    public var seeds: [String]
+    public var blocks: [Block]
+
+    public init(notebook: String, paths: ReportWriter.Paths, report: NotebookReport, seeds: [String], outcomes: [BlockOutcome]) {
+        self.notebook = notebook
+        self.report = paths.markdown
+        figures = report.figures.map { paths.figureDir + "/" + $0.file }
+        self.seeds = seeds
+        blocks = outcomes.map { Block(block: $0.block.number, line: $0.block.line, commands: $0.block.commands.count, seconds: $0.seconds) }
     }
 }
