@@ -129,7 +129,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
             sizes.append(n)
         }
         do { try self.init(sizes: sizes, bias: bias) } catch let e as TwoScaleError {
-            throw TwoScaleError(e.kind, e.message.replacingOccurrences(of: "--arch", with: flag))
+            throw e.renaming("--arch", to: flag)
         }
     }
 

@@ -53,7 +53,7 @@ public struct FisherMeasurement: Sendable, Encodable {
             let top = raw.map(Swift.abs).max() ?? 0
             let clamped: Int
             do { clamped = try Spectrum.checkRoundOff(raw, scale: scale) } catch let e as TwoScaleError {
-                throw TwoScaleError(e.kind, "the Fisher block \(m + 1): " + e.message)
+                throw e.prefixed("the Fisher block \(m + 1): ")
             }
             var values = [Double](repeating: 0, count: d - raw.count) + raw.map { Swift.max(0, $0) }
             values.sort()

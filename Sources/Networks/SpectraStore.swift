@@ -284,7 +284,7 @@ public struct SpectraStore: Sendable {
         } catch let e as TwoScaleError {
             try? FileManager.default.removeItem(atPath: staging.directory)
             // Name the folder the user asked for, not the staging one.
-            throw TwoScaleError(e.kind, e.message.replacingOccurrences(of: staging.directory, with: output))
+            throw e.renaming(staging.directory, to: output)
         }
         return out
     }

@@ -48,13 +48,7 @@ public struct ComparisonStudy: Sendable, Encodable {
                                epsN: epsN, n: n, settings: comparison.settings, flatTolerance: flatTolerance)
     }
 
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ s: String) { stringValue = s }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    typealias Key = ResultKey
 
     /// One architecture: sizes, then each measure's mean and sd over the seeds.
     struct Point: Encodable {

@@ -73,13 +73,7 @@ public struct GapStudy: Sendable, Encodable {
                         seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
 
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ s: String) { stringValue = s }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    typealias Key = ResultKey
 
     /// One n's point: the summary's fields, then the tail's (with a store).
     struct Point: Encodable {

@@ -26,3 +26,13 @@ extension NullIfNil: Decodable where Value: Decodable {
         self.init(wrappedValue: c.decodeNil() ? nil : try c.decode(Value.self))
     }
 }
+
+/// A coding key spelled out where it is used, for results whose keys are not Swift names
+/// (`gap_mean_01`, `noise-samples`) or depend on the data (`d_zeta_sd` for each measure).
+public struct ResultKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+    public init(_ s: String) { stringValue = s }
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
+}
