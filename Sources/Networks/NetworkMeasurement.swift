@@ -61,10 +61,44 @@ public struct AbbasPoint: Sendable, Equatable, Encodable {
     public var ed: Double
 }
 
+/// What both network measurements (plain and smc) report about their run, written in one place.
+protocol NetworkRunReport {
+    var ess: [Double] { get }
+    var seconds: Double { get }
+    var layers: [Int] { get }
+    var paths: Int { get }
+    var inner: Int { get }
+    var settings: NetworkRunConfiguration { get }
+    var zeta: Double { get }
+    var normalization: Normalization { get }
+    var scale: Double { get }
+    var meanTrace: Double { get }
+}
+
+extension NetworkRunReport {
+    /// `ess`, `seconds`, `layers`, `paths`, `inner`.
+    func encodeDesign(_ c: inout KeyedEncodingContainer<ResultKey>) throws {
+        try c.encode(ess, forKey: ResultKey("ess"))
+        try c.encode(seconds, forKey: ResultKey("seconds"))
+        try c.encode(layers, forKey: ResultKey("layers"))
+        try c.encode(paths, forKey: ResultKey("paths"))
+        try c.encode(inner, forKey: ResultKey("inner"))
+    }
+
+    /// `settings`, `zeta`, `normalization`, `scale` (c), `mean_trace`.
+    func encodeScale(_ c: inout KeyedEncodingContainer<ResultKey>) throws {
+        try c.encode(settings, forKey: ResultKey("settings"))
+        try c.encode(zeta, forKey: ResultKey("zeta"))
+        try c.encode(normalization.rawValue, forKey: ResultKey("normalization"))
+        try c.encode(scale, forKey: ResultKey("scale"))
+        try c.encode(meanTrace, forKey: ResultKey("mean_trace"))
+    }
+}
+
 /// The 2sED of a network run measured from its stored (or just computed) spectra by the plain
 /// estimator: `ed`'s and `analyze`'s result (docs/METHOD.md §13; the JSON keys are the snake-case
 /// names of the fields, in this order).
-public struct NetworkMeasurement: Sendable, Encodable {
+public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
     /// One ε of the grid.
     public struct Point: Sendable, Equatable, Encodable {
         public var eps: Double
@@ -83,22 +117,28 @@ public struct NetworkMeasurement: Sendable, Encodable {
         /// Whether the lower 2sED was asked for (its keys are written, null intervals included).
         var lower: Bool
 
-        enum CodingKeys: String, CodingKey {
-            case eps, zeta, dZeta, dZetaJoint, dZetaLower, ci95, ci95Joint, ci95Lower, ess, essMin
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try Self.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZetaJoint, ci95: ci95, ci95Joint: ci95Joint,
+                                     lower: lower ? (dZetaLower, ci95Lower) : nil)
+            try c.encode(ess, forKey: ResultKey("ess"))
+            try c.encode(essMin, forKey: ResultKey("ess_min"))
         }
 
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(eps, forKey: .eps)
-            try c.encode(zeta, forKey: .zeta)
-            try c.encode(dZeta, forKey: .dZeta)
-            try c.encode(dZetaJoint, forKey: .dZetaJoint)
-            if lower { try c.encode(dZetaLower, forKey: .dZetaLower) }
-            try c.encode(ci95, forKey: .ci95)
-            try c.encode(ci95Joint, forKey: .ci95Joint)
-            if lower { try c.encode(ci95Lower, forKey: .ci95Lower) }
-            try c.encode(ess, forKey: .ess)
-            try c.encode(essMin, forKey: .essMin)
+        /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`,
+        /// `d_zeta_lower` (with `lower`), `ci95`, `ci95_joint`, `ci95_lower` (with `lower`; null intervals
+        /// written as null).
+        static func encodeEstimates(_ c: inout KeyedEncodingContainer<ResultKey>, eps: Double, zeta: Double, dZeta: Double,
+                                    dZetaJoint: Double, ci95: ClosedRange<Double>?, ci95Joint: ClosedRange<Double>?,
+                                    lower: (value: Double?, ci95: ClosedRange<Double>?)?) throws {
+            try c.encode(eps, forKey: ResultKey("eps"))
+            try c.encode(zeta, forKey: ResultKey("zeta"))
+            try c.encode(dZeta, forKey: ResultKey("d_zeta"))
+            try c.encode(dZetaJoint, forKey: ResultKey("d_zeta_joint"))
+            if let l = lower { try c.encode(l.value, forKey: ResultKey("d_zeta_lower")) }
+            try c.encode(ci95, forKey: ResultKey("ci95"))
+            try c.encode(ci95Joint, forKey: ResultKey("ci95_joint"))
+            if let l = lower { try c.encode(l.ci95, forKey: ResultKey("ci95_lower")) }
         }
     }
 
@@ -128,30 +168,17 @@ public struct NetworkMeasurement: Sendable, Encodable {
     /// The degenerate stage, when the outer weights' ESS is too small (WeightDegeneracy's rule).
     public var degeneracy: WeightDegeneracy?
 
-    enum CodingKeys: String, CodingKey {
-        case dimension, points, ess, seconds, layers, paths, inner, settings, zeta, normalization, scale, meanTrace, clamped, bootstrap
-        case gamma, abbas
-    }
-
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(dimension, forKey: .dimension)
-        try c.encode(points, forKey: .points)
-        try c.encode(ess, forKey: .ess)
-        try c.encode(seconds, forKey: .seconds)
-        try c.encode(layers, forKey: .layers)
-        try c.encode(paths, forKey: .paths)
-        try c.encode(inner, forKey: .inner)
-        try c.encode(settings, forKey: .settings)
-        try c.encode(zeta, forKey: .zeta)
-        try c.encode(normalization.rawValue, forKey: .normalization)
-        try c.encode(scale, forKey: .scale)
-        try c.encode(meanTrace, forKey: .meanTrace)
-        try c.encode(clamped, forKey: .clamped)
-        try c.encode(bootstrap, forKey: .bootstrap)
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(dimension, forKey: ResultKey("dimension"))
+        try c.encode(points, forKey: ResultKey("points"))
+        try encodeDesign(&c)
+        try encodeScale(&c)
+        try c.encode(clamped, forKey: ResultKey("clamped"))
+        try c.encode(bootstrap, forKey: ResultKey("bootstrap"))
         try rank.encode(to: encoder)
-        try c.encodeIfPresent(gamma, forKey: .gamma)
-        try c.encodeIfPresent(abbas, forKey: .abbas)
+        try c.encodeIfPresent(gamma, forKey: ResultKey("gamma"))
+        try c.encodeIfPresent(abbas, forKey: ResultKey("abbas"))
     }
 
     /// Measures `spectra` (a run described by `meta`) as `request` asks. The bootstrap is seeded by the

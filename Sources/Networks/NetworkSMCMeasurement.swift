@@ -3,7 +3,7 @@ import TwoScaleCore
 
 /// The 2sED of a network by the smc estimator: `ed --estimator smc`'s result (docs/ESTIMATORS.md). For
 /// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
-public struct NetworkSMCMeasurement: Sendable, Encodable {
+public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public struct Point: Sendable, Equatable, Encodable {
         public var eps: Double
         public var zeta: Double
@@ -22,28 +22,16 @@ public struct NetworkSMCMeasurement: Sendable, Encodable {
         public var stageSE: [Double]
         var lower: Bool
 
-        enum CodingKeys: String, CodingKey {
-            case eps, zeta, dZeta = "d_zeta", dZetaJoint = "d_zeta_joint", dZetaLower = "d_zeta_lower", ci95
-            case ci95Joint = "ci95_joint", ci95Lower = "ci95_lower", seLogDet = "se_log_det", normalizationShare = "normalization_share"
-            case stageESS = "stage_ess", essMin = "ess_min", stageLogZ = "stage_log_z", stageSE = "stage_se"
-        }
-
         public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(eps, forKey: .eps)
-            try c.encode(zeta, forKey: .zeta)
-            try c.encode(dZeta, forKey: .dZeta)
-            try c.encode(dZeta, forKey: .dZetaJoint)
-            if lower { try c.encode(dZetaLower, forKey: .dZetaLower) }
-            try c.encode(ci95, forKey: .ci95)
-            try c.encode(ci95, forKey: .ci95Joint)
-            if lower { try c.encode(ci95Lower, forKey: .ci95Lower) }
-            try c.encode(seLogDet, forKey: .seLogDet)
-            try c.encode(normalizationShare, forKey: .normalizationShare)
-            try c.encode(stageESS, forKey: .stageESS)
-            try c.encode(stageESS.min(), forKey: .essMin)
-            try c.encode(stageLogZ, forKey: .stageLogZ)
-            try c.encode(stageSE, forKey: .stageSE)
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
+                                                         ci95Joint: ci95, lower: lower ? (dZetaLower, ci95Lower) : nil)
+            try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
+            try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
+            try c.encode(stageESS, forKey: ResultKey("stage_ess"))
+            try c.encode(stageESS.min(), forKey: ResultKey("ess_min"))
+            try c.encode(stageLogZ, forKey: ResultKey("stage_log_z"))
+            try c.encode(stageSE, forKey: ResultKey("stage_se"))
         }
     }
 
@@ -75,28 +63,15 @@ public struct NetworkSMCMeasurement: Sendable, Encodable {
     public var islands: SMCDiagnostics
     public var degeneracy: WeightDegeneracy?
 
-    enum CodingKeys: String, CodingKey {
-        case dimension, estimator, points, ess, seconds, layers, paths, inner, traceDraws, settings, zeta, normalization
-        case scale, meanTrace, smc
-    }
-
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(dimension, forKey: .dimension)
-        try c.encode(estimator, forKey: .estimator)
-        try c.encode(points, forKey: .points)
-        try c.encode(ess, forKey: .ess)
-        try c.encode(seconds, forKey: .seconds)
-        try c.encode(layers, forKey: .layers)
-        try c.encode(paths, forKey: .paths)
-        try c.encode(inner, forKey: .inner)
-        try c.encode(traceDraws, forKey: .traceDraws)
-        try c.encode(settings, forKey: .settings)
-        try c.encode(zeta, forKey: .zeta)
-        try c.encode(normalization.rawValue, forKey: .normalization)
-        try c.encode(scale, forKey: .scale)
-        try c.encode(meanTrace, forKey: .meanTrace)
-        try c.encode(smc, forKey: .smc)
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(dimension, forKey: ResultKey("dimension"))
+        try c.encode(estimator, forKey: ResultKey("estimator"))
+        try c.encode(points, forKey: ResultKey("points"))
+        try encodeDesign(&c)
+        try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
+        try encodeScale(&c)
+        try c.encode(smc, forKey: ResultKey("smc"))
         try rank.encode(to: encoder)
     }
 
