@@ -103,7 +103,8 @@ struct CompareCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    func run() async throws {
+    /// The architectures of --archs, parsed and checked to share their input and classes.
+    func architectures() throws -> [Architecture] {
         let list = archs.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard list.count >= 2 else {
             throw TwoScaleError.invalid("--archs", archs, allowed: "give at least two architectures, comma-separated")
@@ -113,6 +114,12 @@ struct CompareCommand: AsyncParsableCommand {
         guard inputs.count == 1, classes.count == 1 else {
             throw TwoScaleError.invalid("--archs", archs, allowed: "every architecture needs the same input size and number of classes")
         }
+        return architectures
+    }
+
+    /// Every check that needs no file: before any data is read.
+    func validate() throws {
+        _ = try architectures()
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
         }
@@ -129,15 +136,22 @@ struct CompareCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--labels", labels, allowed: "give last or none")
         }
         try ScaleParameters.checkZeta(zeta)
-        let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
-        let act = try TrainingData.activation(activation)
-        let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
+        _ = try Grid.parseInterval(box, flag: "--box")
+        _ = try TrainingData.activation(activation)
+        _ = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
         guard epochs >= 1 else { throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch") }
         guard batch >= 1 else { throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must be ≥ 1") }
         guard (1...100).contains(seeds) else { throw TwoScaleError.invalid("--seeds", "\(seeds)", allowed: "give from 1 to 100 replicate seeds") }
         guard flatTolerance > 0, flatTolerance < 1 else {
             throw TwoScaleError.invalid("--flat-tolerance", "\(flatTolerance)", allowed: "give a fraction in (0, 1)")
         }
+    }
+
+    func run() async throws {
+        let architectures = try architectures()
+        let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+        let act = try TrainingData.activation(activation)
+        let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
 
         let loaded = try TrainingData.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .last,
                                            standardize: standardize, seed: seed, architecture: architectures[0], shape: shape)

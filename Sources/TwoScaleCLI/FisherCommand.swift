@@ -84,9 +84,15 @@ struct FisherCommand: AsyncParsableCommand {
         if let s = sigma2, !(s.isFinite && s > 0) {
             throw TwoScaleError.invalid("--sigma2", "\(s)", allowed: "the noise variance σ² must be a finite number > 0")
         }
+        let (kind, _, _) = try choices()
+        _ = try Architecture(parsing: arch, bias: bias)
+        if kind == .markov && sigma2 == nil {
+            throw TwoScaleError.missing("--sigma2", "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
+        }
     }
 
-    func run() async throws {
+    /// The Fisher route, activation and label column the flags name.
+    func choices() throws -> (kind: FisherKind, activation: Activation, labels: LabelColumn) {
         guard let kind = FisherKind(rawValue: fisher) else {
             throw TwoScaleError.invalid("--fisher", fisher, allowed: "markov or output")
         }
@@ -96,10 +102,12 @@ struct FisherCommand: AsyncParsableCommand {
         guard let labelColumn = LabelColumn(rawValue: labels) else {
             throw TwoScaleError.invalid("--labels", labels, allowed: "none or last")
         }
+        return (kind, act, labelColumn)
+    }
+
+    func run() async throws {
+        let (kind, act, labelColumn) = try choices()
         let architecture = try Architecture(parsing: arch, bias: bias)
-        if kind == .markov && sigma2 == nil {
-            throw TwoScaleError.missing("--sigma2", "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
-        }
         let net: MLP
         if let weights {
             net = try WeightsFile.load(path: weights, architecture: architecture, activation: act)

@@ -111,11 +111,22 @@ struct GapCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    /// Every check that needs no file and no training.
+    func validate() throws {
+        _ = try Architecture(parsing: teacher, flag: "--teacher")
+        _ = try Architecture(parsing: student, flag: "--student")
+        _ = try SampleSizeGrid.parse(nText)
+        try GeneralizationBound.checkGamma(gamma)
+        _ = try BoundConstants(C: constC, H: constH, K: constK)
+        if let t = threads, !(1...1024).contains(t) {
+            throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
+        }
+    }
+
     func run() async throws {
         let tArch = try Architecture(parsing: teacher, flag: "--teacher")
         let sArch = try Architecture(parsing: student, flag: "--student")
         let ns = try SampleSizeGrid.parse(nText)
-        try GeneralizationBound.checkGamma(gamma)
         let constants = try BoundConstants(C: constC, H: constH, K: constK)
         var tail: (bound: GeneralizationBound, source: StoreSource)?
         if let store {
@@ -140,9 +151,6 @@ struct GapCommand: AsyncParsableCommand {
         let experiment = try GapExperiment(task: task, student: sArch, studentActivation: act, training: cfg, sampleSizes: ns,
                                            trials: trials, randomDraws: randomDraws, box: lo...hi, populationSize: population, seed: seed)
         let showProgress = Console.stderrIsTerminal
-        if let t = threads, !(1...1024).contains(t) {
-            throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
-        }
         let study = try await GapStudy.run(experiment, loss: loss, gamma: gamma, constants: constants,
                                            tail: tail.map { ($0.bound, $0.source.values, $0.source.description) }, threads: threads) { done, total in
             if showProgress { Console.error("gap: \(done)/\(total) runs") }
