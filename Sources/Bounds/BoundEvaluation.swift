@@ -34,8 +34,8 @@ public struct BoundEvaluation: Sendable, Encodable {
     public var constants: BoundConstants
 
     /// Evaluates `bound` at each n (every ε_n is checked before any work, so an ε_n ≥ 1 names its n);
-    /// with `delta`, also searches `deltaRange` for the smallest n with log tail < log δ.
-    public static func evaluate(bound: GeneralizationBound, ns: [Int], delta: Double?, deltaRange: ClosedRange<Int>,
+    /// with `delta` (and the range of n to search), also finds the smallest n with log tail < log δ.
+    public static func evaluate(bound: GeneralizationBound, ns: [Int], delta: (value: Double, range: ClosedRange<Int>)?,
                                 dimension: Int, values: DimensionValues, source: String, method: String,
                                 conservative: Bool) throws -> BoundEvaluation {
         for n in ns { _ = try bound.epsilon(n: n) }
@@ -49,7 +49,7 @@ public struct BoundEvaluation: Sendable, Encodable {
         var result = BoundEvaluation(dimension: dimension, gamma: bound.gamma, zeta: bound.zeta, source: source,
                                      dZetaUsedMethod: method, conservative: conservative, points: points,
                                      constants: bound.constants)
-        if let delta {
+        if let (delta, deltaRange) = delta {
             let r = try SampleSizeSearch.smallestN(bound: bound, delta: delta, range: deltaRange, source: { try values($0).used })
             result.delta = delta
             result.nForDelta = .some(r.n)

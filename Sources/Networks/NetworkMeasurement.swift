@@ -115,7 +115,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
         public var ess: [Double]
         public var essMin: Double?
         /// Whether the lower 2sED was asked for (its keys are written, null intervals included).
-        var lower: Bool
+        public var lower: Bool
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)

@@ -20,7 +20,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         /// Per stage: log Ẑ_m and its standard error.
         public var stageLogZ: [Double]
         public var stageSE: [Double]
-        var lower: Bool
+        /// Whether the lower 2sED was asked for (its keys are written).
+        public var lower: Bool
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)

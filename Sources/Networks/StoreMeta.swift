@@ -199,6 +199,27 @@ public struct StoreMeta: Codable, Sendable, Equatable {
         guard v["format"]?.stringValue != nil else {
             throw TwoScaleError.file(source, "has no \"format\"; it is not a twoscale spectra store")
         }
+        // Whole-number fields are checked on the parsed tree first: JSONDecoder reports a 2.5 where a
+        // whole number belongs as corrupt data without naming the key.
+        func whole(_ v: JSONValue?, _ key: String, nullable: Bool = false) throws {
+            let ok: Bool
+            switch v {
+            case .int(let i)?: ok = key != "seed" || i >= 0
+            case .null?: ok = nullable
+            case nil: ok = true  // missing: the decoder names it
+            default: ok = false
+            }
+            guard ok else { throw TwoScaleError.file(source, "\"\(key)\" must be a whole number\(key == "seed" ? " ≥ 0" : "")") }
+        }
+        for key in ["dimension", "paths", "inner", "samples", "seed"] { try whole(v[key], key) }
+        try whole(v["noise-samples"], "noise-samples", nullable: true)
+        if let layers = v["layers"]?.arrayValue {
+            for x in layers { try whole(x, "layers") }
+        }
+        if let shard = v["shard"] {
+            try whole(shard["index"], "shard.index")
+            try whole(shard["count"], "shard.count")
+        }
         do {
             return try JSONDecoder().decode(StoreMeta.self, from: data)
         } catch let e as TwoScaleError {
@@ -210,7 +231,9 @@ public struct StoreMeta: Codable, Sendable, Equatable {
 
     /// A decoding error as the key it concerns and what that key must hold.
     static func describe(_ e: DecodingError) -> String {
-        func path(_ p: [any CodingKey]) -> String { p.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".") }
+        func path(_ p: [any CodingKey]) -> String {
+            p.reduce("") { s, k in k.intValue.map { s + "[\($0)]" } ?? (s.isEmpty ? k.stringValue : s + "." + k.stringValue) }
+        }
         switch e {
         case let .keyNotFound(k, c): return "has no \"\(path(c.codingPath + [k]))\" (a store made by another twoscale, or edited)"
         case let .typeMismatch(t, c): return "\"\(path(c.codingPath))\" must be \(Self.expected(t))"
@@ -226,7 +249,9 @@ public struct StoreMeta: Codable, Sendable, Equatable {
         case is Double.Type: return "a number"
         case is String.Type: return "a string"
         case is Bool.Type: return "true or false"
-        default: return "a value of type \(t)"
+        case is [Int].Type: return "a list of whole numbers"
+        case is [Double].Type, is ClosedRange<Double>.Type: return "a list of two numbers"
+        default: return "a JSON value of another kind (a store made by another twoscale, or edited)"
         }
     }
 

@@ -177,6 +177,20 @@ public struct ToyMeasurement: Sendable, Encodable {
                               logCoveringConstant: logConstant, greedyCapped: capped, monteCarlo: nil)
     }
 
+    /// Runs `trials` Monte Carlo estimates of every ε (trial i with seed `seed + i`) and adds them beside
+    /// the exact values (`toy --mc`).
+    public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int,
+                                       bootstrap: Int, threads: Int) async throws {
+        let eps = points.map(\.eps)
+        var results: [ToyMonteCarlo.Result] = []
+        for i in 0..<trials {
+            results.append(try await ToyMonteCarlo(model: model, estimator: estimator, paths: paths, seed: seed + UInt64(i),
+                                                   traceDraws: traceDraws, bootstrap: bootstrap)
+                .run(eps: eps, zeta: zeta, normalization: normalization, threads: threads))
+        }
+        try addMonteCarlo(results, estimator: estimator, paths: paths, seed: seed, traceDraws: traceDraws)
+    }
+
     /// Adds Monte Carlo trials (the same ε grid) beside the exact values: the first trial's estimate and,
     /// over all trials, how often the 95% interval holds the exact value, the bias and the spread.
     public mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], estimator: EstimatorKind, paths: Int, seed: UInt64,

@@ -98,7 +98,7 @@ struct BoundCommand: AsyncParsableCommand {
             if !s.conservative {
                 Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
             }
-            let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: delta, deltaRange: try BoundReport.parseRange(deltaRange),
+            let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
                                                       dimension: s.dimension, values: s.values, source: s.description,
                                                       method: s.method, conservative: s.conservative)
             try output.emit(result) { BoundReport.text(result) }
@@ -120,10 +120,17 @@ struct BoundCommand: AsyncParsableCommand {
             return (d, d)  // exact: nothing to widen
         }
         let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
-        let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: delta, deltaRange: try BoundReport.parseRange(deltaRange),
+        let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
                                                   dimension: model.dimension, values: values, source: sourceText,
                                                   method: "exact (toy model quadrature)", conservative: true)
         try output.emit(result) { BoundReport.text(result) }
+    }
+}
+
+extension BoundCommand {
+    /// δ and the range of n to search, parsed only when δ is given.
+    func deltaSearch() throws -> (value: Double, range: ClosedRange<Int>)? {
+        try delta.map { ($0, try BoundReport.parseRange(deltaRange)) }
     }
 }
 

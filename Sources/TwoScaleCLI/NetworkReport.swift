@@ -83,7 +83,7 @@ enum NetworkReport {
         if !m.ess.isEmpty { head += "ESS per stage (min over ε): " + m.ess.map { Fmt.num($0, 4) }.joined(separator: ", ") + " of \(m.paths)\n" }
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
-        let lower = m.points.first?.dZetaLower != nil
+        let lower = m.points.first?.lower ?? false
         var header = ["eps", "d_zeta", "joint"]
         if lower { header.append("lower") }
         header.append("ci95 (nested)")
@@ -110,7 +110,7 @@ enum NetworkReport {
         }
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
-        let lower = m.points.first?.dZetaLower != nil
+        let lower = m.points.first?.lower ?? false
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
         header.append("outer ESS")

@@ -69,7 +69,7 @@ struct NotebookCommand: AsyncParsableCommand {
         return (summary, human)
     }
 
-    /// Runs every command of `block` with `--json`, capturing and parsing its output.
+    /// Runs every command of `block` with `--json`, taking its typed result as a JSON tree.
     static func run(_ block: NotebookBlock, of notebook: Notebook) async throws -> BlockOutcome {
         let clock = ContinuousClock()
         let start = clock.now

@@ -45,7 +45,11 @@ struct OutputOptions: ParsableArguments {
     /// Prints `value` as JSON, or `human()` as text.
     /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`.
     func emit<T: Encodable>(_ value: T, human: () -> String) throws {
-        try emit(try JSONValue(encoding: value), human: human)
+        if json {
+            try emit(try JSONValue(encoding: value), human: human)
+        } else {
+            Console.out(human())
+        }
     }
 
     func emit(_ value: JSONValue, human: () -> String) throws {

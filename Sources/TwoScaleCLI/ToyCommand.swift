@@ -95,12 +95,8 @@ struct ToyCommand: AsyncParsableCommand {
         var result = try ToyMeasurement.measure(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
         if monteCarlo.mc {
             let o = monteCarlo
-            let trials = try await (0..<o.trials).asyncMap { i in
-                try await ToyMonteCarlo(model: model, estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed + i),
-                                        traceDraws: o.traceDraws, bootstrap: o.bootstrap)
-                    .run(eps: eps, zeta: zeta, normalization: normalize, threads: o.threadCount)
-            }
-            try result.addMonteCarlo(trials, estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed), traceDraws: o.traceDraws)
+            try await result.runMonteCarlo(estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed), trials: o.trials,
+                                           traceDraws: o.traceDraws, bootstrap: o.bootstrap, threads: o.threadCount)
         }
         try output.emit(result) { ToyReport.text(result) }
     }
@@ -147,14 +143,5 @@ enum ToyReport {
                 + Fmt.table(columns, rows)
         }
         return text
-    }
-}
-
-extension Sequence {
-    /// Sequential async map (order kept).
-    func asyncMap<T>(_ f: (Element) async throws -> T) async rethrows -> [T] {
-        var out: [T] = []
-        for x in self { out.append(try await f(x)) }
-        return out
     }
 }

@@ -38,7 +38,8 @@ public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable
         return self
     }
 
-    /// The same error with `context` before its message (a block, a layer); the subject is kept.
+    /// The same error with `context` before its message (a block, a layer). The message no longer starts
+    /// with the subject, so the result has none (rename first, then prefix).
     public func prefixed(_ context: String) -> TwoScaleError {
         TwoScaleError(kind, context + message)
     }

@@ -8,10 +8,12 @@ extension JSONValue {
     /// `--json` prints and a notebook reads. Unlike Foundation's `JSONEncoder` (whose object keys come
     /// out in hash order on Linux), keys stay in the order `encode(to:)` writes them — the declaration
     /// order for a synthesised conformance — so the printed JSON and the reports' columns are stable.
-    /// Conventions, the same as `JSONEncoder` with `.convertToSnakeCase`: a key `dZetaJoint` is written
-    /// `d_zeta_joint` (keys without capitals, or without lower-case letters, are kept as they are); a nil optional is left
-    /// out (declare `@NullIfNil` to write `null`); a `ClosedRange` is `[lower, upper]`. A non-finite
-    /// number is refused when the tree is serialised.
+    /// Conventions: a field `dZetaJoint` is written `d_zeta_joint` (as `JSONEncoder`'s `.convertToSnakeCase`
+    /// does for such names; unlike it, a run of capitals is one word, `URLPath` → `url_path`, and a name
+    /// without lower-case letters, a constant's `C`, is kept); a nil optional is left out (declare
+    /// `@NullIfNil` to write `null`); a `ClosedRange` is `[lower, upper]`; a `[String: …]` dictionary is
+    /// written with its keys sorted and unconverted (they are data). A whole number beyond `Int` is
+    /// refused; a non-finite number is refused when the tree is serialised.
     public init<T: Encodable>(encoding value: T) throws {
         let root = TreeNode()
         try value.encode(to: TreeEncoder(node: root, codingPath: []))
@@ -37,46 +39,60 @@ extension JSONValue {
     }
 }
 
-/// A node of the tree being encoded: empty until a container or a value is written into it.
+/// A node of the tree being encoded: empty until a container or a value is written into it. Children
+/// are appended in place (an object keeps an index of its keys), so encoding is linear in the size.
 private final class TreeNode {
-    enum Content {
-        case empty
-        case scalar(JSONValue)
-        case object([(String, TreeNode)])
-        case array([TreeNode])
-    }
+    enum Kind { case empty, scalar, object, array }
 
-    var content: Content = .empty
+    var kind: Kind = .empty
+    var scalar: JSONValue = .null
+    var keys: [String] = []
+    var children: [TreeNode] = []
+    var index: [String: Int] = [:]
 
     var value: JSONValue {
-        switch content {
+        switch kind {
         case .empty: return .object([])
-        case let .scalar(v): return v
-        case let .object(kv): return .object(kv.map { ($0.0, $0.1.value) })
-        case let .array(a): return .array(a.map(\.value))
+        case .scalar: return scalar
+        case .object: return .object(zip(keys, children).map { ($0, $1.value) })
+        case .array: return .array(children.map(\.value))
         }
     }
 
-    /// The child for `key` (replacing an earlier one of that key in place).
+    func set(_ v: JSONValue) {
+        kind = .scalar
+        scalar = v
+        keys = []
+        children = []
+        index = [:]
+    }
+
+    func makeObject() {
+        if kind != .object { kind = .object; keys = []; children = []; index = [:] }
+    }
+
+    func makeArray() {
+        if kind != .array { kind = .array; keys = []; children = []; index = [:] }
+    }
+
+    /// The child for `key` (an earlier child of that key is replaced in its place).
     func child(_ key: String) -> TreeNode {
+        makeObject()
         let n = TreeNode()
-        if case var .object(kv) = content {
-            if let i = kv.firstIndex(where: { $0.0 == key }) { kv[i].1 = n } else { kv.append((key, n)) }
-            content = .object(kv)
+        if let i = index[key] {
+            children[i] = n
         } else {
-            content = .object([(key, n)])
+            index[key] = children.count
+            keys.append(key)
+            children.append(n)
         }
         return n
     }
 
     func appendChild() -> TreeNode {
+        makeArray()
         let n = TreeNode()
-        if case var .array(a) = content {
-            a.append(n)
-            content = .array(a)
-        } else {
-            content = .array([n])
-        }
+        children.append(n)
         return n
     }
 }
@@ -88,25 +104,56 @@ private struct TreeKey: CodingKey {
     init(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue }
 }
 
-private func scalar(_ v: some Encodable) -> JSONValue? {
+/// The JSON scalar of a standard scalar type; nil for anything else. A whole number beyond `Int`
+/// (a `UInt64` above 2⁶³ − 1) is refused rather than rounded to a double.
+private func scalar(_ v: some Encodable, codingPath: [any CodingKey]) throws -> JSONValue? {
+    func whole<I: BinaryInteger>(_ x: I) throws -> JSONValue {
+        guard let i = Int(exactly: x) else {
+            throw EncodingError.invalidValue(x, .init(codingPath: codingPath, debugDescription: "\(x) does not fit a JSON whole number here"))
+        }
+        return .int(i)
+    }
     switch v {
     case let x as Double: return .double(x)
     case let x as Float: return .double(Double(x))
     case let x as Int: return .int(x)
-    case let x as Int64: return .int(Int(x))
+    case let x as Int8: return .int(Int(x))
+    case let x as Int16: return .int(Int(x))
     case let x as Int32: return .int(Int(x))
-    case let x as UInt64: return Int(exactly: x).map { .int($0) } ?? .double(Double(x))
+    case let x as Int64: return try whole(x)
+    case let x as UInt: return try whole(x)
+    case let x as UInt8: return .int(Int(x))
+    case let x as UInt16: return .int(Int(x))
     case let x as UInt32: return .int(Int(x))
-    case let x as UInt: return Int(exactly: x).map { .int($0) } ?? .double(Double(x))
+    case let x as UInt64: return try whole(x)
     case let x as Bool: return .bool(x)
     case let x as String: return .string(x)
     default: return nil
     }
 }
 
+/// A dictionary with string keys: written with its keys sorted and as they are (data, not field names).
+private protocol StringKeyedEncodable {
+    func encodeSorted(into node: TreeNode, codingPath: [any CodingKey]) throws
+}
+
+extension Dictionary: StringKeyedEncodable where Key == String, Value: Encodable {
+    fileprivate func encodeSorted(into node: TreeNode, codingPath: [any CodingKey]) throws {
+        node.makeObject()
+        for k in keys.sorted() {
+            try encodeValue(self[k]!, into: node.child(k), codingPath: codingPath + [TreeKey(stringValue: k)])
+        }
+    }
+}
+
 private func encodeValue<T: Encodable>(_ value: T, into node: TreeNode, codingPath: [any CodingKey]) throws {
-    if let s = scalar(value) {
-        node.content = .scalar(s)
+    if let s = try scalar(value, codingPath: codingPath) {
+        node.set(s)
+    } else if let d = value as? any StringKeyedEncodable {
+        try d.encodeSorted(into: node, codingPath: codingPath)
+    } else if let a = value as? [Double] {
+        node.makeArray()
+        for x in a { node.appendChild().set(.double(x)) }
     } else {
         try value.encode(to: TreeEncoder(node: node, codingPath: codingPath))
     }
@@ -118,12 +165,12 @@ private struct TreeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .object = node.content {} else { node.content = .object([]) }
+        node.makeObject()
         return KeyedEncodingContainer(KeyedTree<Key>(node: node, codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .array = node.content {} else { node.content = .array([]) }
+        node.makeArray()
         return UnkeyedTree(node: node, codingPath: codingPath)
     }
 
@@ -136,7 +183,7 @@ private struct KeyedTree<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     private func name(_ key: Key) -> String { JSONValue.snakeCase(key.stringValue) }
 
-    mutating func encodeNil(forKey key: Key) throws { node.child(name(key)).content = .scalar(.null) }
+    mutating func encodeNil(forKey key: Key) throws { node.child(name(key)).set(.null) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try encodeValue(value, into: node.child(name(key)), codingPath: codingPath + [key])
@@ -145,13 +192,13 @@ private struct KeyedTree<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
                                                         forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         let child = node.child(name(key))
-        child.content = .object([])
+        child.makeObject()
         return KeyedEncodingContainer(KeyedTree<NestedKey>(node: child, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let child = node.child(name(key))
-        child.content = .array([])
+        child.makeArray()
         return UnkeyedTree(node: child, codingPath: codingPath + [key])
     }
 
@@ -167,14 +214,11 @@ private struct KeyedTree<Key: CodingKey>: KeyedEncodingContainerProtocol {
 private struct UnkeyedTree: UnkeyedEncodingContainer {
     let node: TreeNode
     var codingPath: [any CodingKey]
-    var count: Int {
-        if case let .array(a) = node.content { return a.count }
-        return 0
-    }
+    var count: Int { node.kind == .array ? node.children.count : 0 }
 
     private var nextKey: TreeKey { TreeKey(intValue: count) }
 
-    mutating func encodeNil() throws { node.appendChild().content = .scalar(.null) }
+    mutating func encodeNil() throws { node.appendChild().set(.null) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let key = nextKey
@@ -184,14 +228,14 @@ private struct UnkeyedTree: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let key = nextKey
         let child = node.appendChild()
-        child.content = .object([])
+        child.makeObject()
         return KeyedEncodingContainer(KeyedTree<NestedKey>(node: child, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let key = nextKey
         let child = node.appendChild()
-        child.content = .array([])
+        child.makeArray()
         return UnkeyedTree(node: child, codingPath: codingPath + [key])
     }
 
@@ -205,7 +249,7 @@ private struct SingleTree: SingleValueEncodingContainer {
     let node: TreeNode
     var codingPath: [any CodingKey]
 
-    mutating func encodeNil() throws { node.content = .scalar(.null) }
+    mutating func encodeNil() throws { node.set(.null) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try encodeValue(value, into: node, codingPath: codingPath)

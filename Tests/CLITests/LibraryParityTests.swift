@@ -30,11 +30,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     func testToy() async throws {
         let model = try ToyModel(family: .poisson, dimension: 20, box: (0.05, 0.95))
         var r = try ToyMeasurement.measure(model: model, eps: [1e-3, 0.1], zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1000)
-        let trials = try await (0..<2).asyncMapForTest { i in
-            try await ToyMonteCarlo(model: model, estimator: .smc, paths: 32, seed: UInt64(5 + i), traceDraws: 200, bootstrap: 200)
-                .run(eps: [1e-3, 0.1], zeta: 2.0 / 3.0, normalization: .trace, threads: 2)
-        }
-        try r.addMonteCarlo(trials, estimator: .smc, paths: 32, seed: 5, traceDraws: 200)
+        try await r.runMonteCarlo(estimator: .smc, paths: 32, seed: 5, trials: 2, traceDraws: 200, bootstrap: 200, threads: 2)
         let json = try await cli(["toy", "--family", "poisson", "--dim", "20", "--box", "0.05:0.95", "--eps", "1e-3,0.1",
                                   "--zeta", "0.6666666666666666", "--greedy-max", "1000", "--mc", "--paths", "32", "--seed", "5",
                                   "--trials", "2", "--trace-draws", "200"])
@@ -105,7 +101,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let bound = try GeneralizationBound(gamma: 0.5, zeta: 0.7, constants: try BoundConstants(C: 1, H: 2, K: 1))
         let model = try ToyModel(family: .constant, lambdas: [4, 0.01])
         let r = try BoundEvaluation.evaluate(
-            bound: bound, ns: [100, 10_000], delta: 0.05, deltaRange: 2...1_000_000_000_000, dimension: 2,
+            bound: bound, ns: [100, 10_000], delta: (0.05, 2...1_000_000_000_000), dimension: 2,
             values: { e in let d = try model.twoScaleDimension(eps: e, zeta: 0.7, normalization: .trace); return (d, d) },
             source: "toy constant, d = 2, box [0.0, 1.0]^d, normalisation trace", method: "exact (toy model quadrature)",
             conservative: true)
@@ -183,13 +179,5 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         }
         XCTAssertEqual(keys(json), keys(suite))
         XCTAssertEqual(json["benchmarks"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["toy-constant", "toy-bernoulli"])
-    }
-}
-
-extension Sequence {
-    fileprivate func asyncMapForTest<T>(_ f: (Element) async throws -> T) async rethrows -> [T] {
-        var out: [T] = []
-        for x in self { out.append(try await f(x)) }
-        return out
     }
 }

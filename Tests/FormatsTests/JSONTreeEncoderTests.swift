@@ -72,6 +72,25 @@ final class JSONTreeEncoderTests: XCTestCase {
         XCTAssertEqual(JSONValue.snakeCase("log10Tail"), "log10_tail")
     }
 
+    /// Small integer types are scalars, a dictionary's keys are data (sorted, not case-converted), and a
+    /// whole number beyond Int is refused rather than rounded.
+    func testIntegerTypesDictionariesAndOverflow() throws {
+        struct Small: Encodable {
+            var a: Int8 = -3
+            var b: UInt16 = 7
+            var byName: [String: Int] = ["ResNet": 2, "MLP": 1, "cnnSmall": 3]
+            var values = (0..<100_000).map(Double.init)
+        }
+        let v = try JSONValue(encoding: Small())
+        XCTAssertEqual(v["a"], .int(-3))
+        XCTAssertEqual(v["b"], .int(7))
+        XCTAssertEqual(v["by_name"], .object([("MLP", .int(1)), ("ResNet", .int(2)), ("cnnSmall", .int(3))]))
+        XCTAssertEqual(v["values"]?.arrayValue?.count, 100_000)
+        XCTAssertEqual(v["values"]?.arrayValue?.last, .double(99_999))
+        struct Big: Encodable { var seed = UInt64.max }
+        XCTAssertThrowsError(try JSONValue(encoding: Big()))
+    }
+
     /// A NaN reaching the output is an error, never a printed "nan".
     func testNonFiniteIsRefusedWhenSerialised() throws {
         struct Bad: Encodable { var x = Double.nan }

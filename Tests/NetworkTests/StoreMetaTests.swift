@@ -68,6 +68,21 @@ final class StoreMetaTests: XCTestCase {
         XCTAssertEqual(a.differences(to: a.unsharded), [], "the shard is not a setting")
     }
 
+    /// A fraction or a negative where a whole number belongs is named as such.
+    func testNonWholeNumbersAreNamed() {
+        for (edit, replacement, expected) in [("\"paths\": 8", "\"paths\": 2.5", "\"paths\" must be a whole number"),
+                                              ("\"layers\": [28, 15]", "\"layers\": [28.5, 15]", "\"layers\" must be a whole number"),
+                                              ("\"seed\": 1", "\"seed\": -1", "\"seed\" must be a whole number ≥ 0"),
+                                              ("\"index\": 2", "\"index\": 1.5", "\"shard.index\" must be a whole number")] {
+            let text = Self.written.replacingOccurrences(of: edit, with: replacement)
+            XCTAssertNotEqual(text, Self.written)
+            XCTAssertThrowsError(try StoreMeta.parse(Data(text.utf8), source: "s/meta.json")) { e in
+                let m = (e as? TwoScaleError)?.message ?? "\(e)"
+                XCTAssertTrue(m.contains("s/meta.json") && m.contains(expected), m)
+            }
+        }
+    }
+
     /// A field of the wrong type or a missing one is named in the error.
     func testBadFieldsAreNamed() {
         for (edit, expected) in [("\"samples\": 20", "\"samples\" must be a whole number"), ("\"samples\": 20", "has no \"samples\""),
