@@ -41,13 +41,10 @@ public struct NetworkSMC: Sendable {
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
-        guard model.architecture.stack.allSatisfy({ $0 is DenseLayer }) else {
-            throw TwoScaleError.invalid("--estimator", "smc", allowed: "the smc estimator handles MLPs (dense layers) only for now; \(model.architecture.notation) has convolution or pooling layers: use --estimator plain")
-        }
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 4K particles per first-layer neuron)")
         }
-        guard model.architecture.layers == 1 || (inner >= 2 * replicates && inner <= 1_000_000) else {
+        guard model.blockDimensions.count == 1 || (inner >= 2 * replicates && inner <= 1_000_000) else {
             throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(2 * replicates) to 10⁶ island particles")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
@@ -83,14 +80,14 @@ public struct NetworkSMC: Sendable {
         let perDraw: [[Spectrum]] = try await Parallel.map(Self.rankDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 8, UInt64(k)])
             let net = Network.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
-            let raw = try (0..<me.model.architecture.layers).map { m in
+            let raw = try (0..<me.model.blockDimensions.count).map { m in
                 try me.model.blockEigenvalues(net, block: m, inputs: try me.model.blockInputs(net, block: m))
             }
             let scale = Spectrum.largestMagnitude(raw)
             return try raw.map { try Spectrum(eigenvalues: $0, scale: scale) }
         }
         return try FisherRank(perDraw: perDraw, parameters: model.blockDimensions,
-                              layers: Array(1...model.architecture.layers))
+                              layers: Array(1...model.blockDimensions.count))
     }
 
     /// ĉ from `traceDraws` uniform networks (`Tr F` needs no eigenproblem).
@@ -100,7 +97,7 @@ public struct NetworkSMC: Sendable {
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
             let net = Network.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
             var t = 0.0
-            for m in 0..<me.model.architecture.layers {
+            for m in 0..<me.model.blockDimensions.count {
                 t += try me.model.blockTrace(net, block: m, inputs: try me.model.blockInputs(net, block: m))
             }
             guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller --box") }
@@ -141,7 +138,7 @@ public struct NetworkSMC: Sendable {
         for e in eps { try ScaleParameters.checkEpsilon(e) }
         let a = model.architecture
         let d = a.parameterCount
-        let L = a.layers
+        let L = model.blockDimensions.count
         progress("trace normalisation from \(traceDraws) uniform draws")
         let trace = try await traceEstimate(threads: threads)
         let (c, varLogC) = try trace.scale(normalization, dimension: d)

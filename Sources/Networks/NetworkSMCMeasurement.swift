@@ -83,12 +83,12 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
                   stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower)
         }
-        let stages = Swift.max(0, architecture.layers - 1)
+        let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }
         dimension = architecture.parameterCount
         layers = architecture.blockParameterCounts
         self.paths = paths
-        self.inner = architecture.layers > 1 ? inner : 0
+        self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

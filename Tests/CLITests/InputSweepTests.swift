@@ -191,7 +191,7 @@ final class InputSweepTests: XCTestCase {
         Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/img36.csv --shape 4x9x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "images are 4x9x1", absent: "cnn"),
         Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/ok3.csv --shape 6x6x1 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "--shape", absent: "cnn"),
         Case("ed --arch 6x6x1-conv2k3-3 --data csv:$D/img36.csv --shape 6x6 --samples 2 --paths 2 --inner 2 --eps 0.1 --store $D/cnn", 2, "--shape", absent: "cnn"),
-        Case("ed --arch 6x6x1-conv2k3-3 --estimator smc --samples 2 --paths 4 --inner 4 --eps 0.1", 2, "MLPs (dense layers) only"),
+        Case("ed --arch 6x6x1-conv2k3-3 --estimator smc --samples 2 --paths 2 --inner 4 --eps 0.1", 2, "the smc estimator needs K from 4"),
         Case("fisher --arch 6x6x1-conv2k3-3 --fisher output --weights $D/w.json --data csv:$D/img36.csv --shape 6x6x1 --samples 2", 2, "the architecture 6x6x1-conv2k3-3 needs 2"),
         Case("train --arch 6x6x1-conv2k3-maxpool2-3 --data csv:$D/img36lab.csv --labels last --samples 2 --epochs 1 --weights-out $D/cnnw.json", 2, "--shape 6x6x1", absent: "cnnw.json"),
         Case("train --arch 6x6x1-conv2k3-maxpool2-3 --data csv:$D/img36lab.csv --labels last --shape 6x6x2 --samples 2 --epochs 1 --weights-out $D/cnnw.json", 2, "--shape", absent: "cnnw.json"),

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Networks
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest
@@ -86,6 +87,85 @@ final class NetworkSMCTests: XCTestCase {
             XCTAssertEqual(jointEst, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)")
             XCTAssertEqual(lowerEst, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)")
             XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values")
+        }
+    }
+
+    /// Convolutional stacks: each filter is a unit shared over positions, the dense softmax layer after
+    /// pooling one unit; stacked, the units carry the Markov block's spectrum (computed by the plain
+    /// route), and the cheap trace equals Σ λ.
+    func testConvolutionalUnitsCarryTheBlockSpectrum() throws {
+        for (notation, bias, act) in [("6x6x1-conv2k3-maxpool2-3", false, Activation.relu), ("5x5x2-conv3k2-maxpool2-conv2k2-2", true, .tanh)] {
+            let arch = try Architecture(parsing: notation, bias: bias)
+            var rng = Xoshiro256(seed: 9)
+            let net = Network.uniform(architecture: arch, activation: act, box: -1...1, rng: &rng)
+            let model = try MarkovFisher(architecture: arch, activation: act, data: R.gaussianData(5, arch.inputSize, seed: 3),
+                                         sigma2: 0.4, noiseSamples: 2, noiseSeed: 6)
+            for m in 0..<model.blockDimensions.count {
+                let x = try model.blockInputs(net, block: m)
+                let block = try model.blockEigenvalues(net, block: m, inputs: x)
+                let xa = model.unitInputs(x, block: m)
+                let layer = arch.parametricLayers[m]
+                let st = arch.structure(layer: layer)
+                let (count, p) = model.units(block: m)
+                var roots: [Double] = []
+                for u in 0..<count {
+                    let rows = m == model.blockDimensions.count - 1 ? Array(0..<st.units) : [u]
+                    let w = rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
+                    XCTAssertEqual(w.count, p)
+                    roots += try model.unitRoots(w, block: m, inputs: xa)
+                    var copy = model.zeroNetwork()
+                    model.setUnit(&copy, block: m, unit: u, parameters: w)
+                    for r in rows { for i in st.unitIndices(r) { XCTAssertEqual(copy.blocks[layer][i], net.blocks[layer][i]) } }
+                }
+                let top = block.last ?? 1
+                let positive = block.filter { $0 > 1e-9 * top }.sorted()
+                let fromUnits = roots.map { $0 * $0 }.filter { $0 > 1e-9 * top }.sorted()
+                XCTAssertGreaterThan(positive.count, 0)
+                XCTAssertEqual(positive.count, fromUnits.count, "\(notation) block \(m)")
+                for (a, b) in zip(positive, fromUnits) { XCTAssertEqual(a, b, accuracy: 1e-9 * top) }
+                XCTAssertEqual(try model.blockTrace(net, block: m, inputs: x), block.reduce(0, +), accuracy: 1e-9 * Swift.max(1, top))
+            }
+        }
+    }
+
+    /// 2x2x1-conv1k1-maxpool2-2 (tanh, N = 4): one filter weight w shared over 4 positions, max-pooled to
+    /// one feature, then a softmax layer v = (v₁, v₂); d = 3. Brute force by midpoint quadrature, as
+    /// for the MLP above: the smc estimator runs on convolutional and pooling layers.
+    func testTinyConvolutionalNetworkAgainstQuadrature() async throws {
+        let arch = try Architecture(parsing: "2x2x1-conv1k1-maxpool2-2")
+        XCTAssertEqual(arch.parameterCount, 3)
+        let data = Matrix(rows: 4, cols: 4, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2, 0.1, 0.7, -1.4, 0.5])
+        let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 2, noiseSeed: 3)
+        let eps = [0.01, 0.2], zeta = 2.0 / 3
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 5, paths: 128, inner: 64, traceDraws: 100)
+        let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
+        let nw = 120, nv = 48
+        let xa0 = model.unitInputs(data, block: 0)
+        for (i, e) in eps.enumerated() {
+            let s = ScaleParameters.t(eps: e, zeta: zeta)
+            var g1 = [Double](), logZ2 = [Double]()
+            for a in 0..<nw {
+                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], block: 0, inputs: xa0), scale: s))
+                var net = model.zeroNetwork()
+                model.setUnit(&net, block: 0, unit: 0, parameters: [w])
+                let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
+                var l2 = [Double]()
+                for b in 0..<nv { for c in 0..<nv {
+                    let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
+                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, block: 1, inputs: xa), scale: s))
+                } }
+                logZ2.append(LogSpace.logMeanExp(l2))
+            }
+            let logZ1 = LogSpace.logMeanExp(g1)
+            let joint = LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 })
+            let pi = LogSpace.normalizedWeights(logWeights: g1)
+            let lower = logZ1 + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }
+            let p = r.points[i]
+            let L = Swift.abs(Foundation.log(e))
+            let se = try XCTUnwrap(p.standardError)
+            XCTAssertEqual((p.dZeta - zeta * 3) * L, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)")
+            XCTAssertEqual((try XCTUnwrap(p.dZetaLower) - zeta * 3) * L, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)")
         }
     }
 
