@@ -48,14 +48,21 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
-    /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3. Brute force by midpoint quadrature:
-    /// joint = log ∫ g₁(w) Z₂(w), lower = log Z₁ + ∫ π₁(w) log Z₂(w), Z₂(w) = E_v g₂(w, v).
+    /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3.
     func testTinyNetworkAgainstQuadrature() async throws {
-        let arch = try Architecture(parsing: "1-1-2")
         let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
-        let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .tanh, data: data, sigma2: 0.5,
+                                     noiseSamples: 1, noiseSeed: 3)
+        try await assertAgainstQuadrature(model, data: data, seed: 11)
+    }
+
+    /// For a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight softmax layer (d = 3): the
+    /// smc estimates at K = 128, J = 64 against brute force by midpoint quadrature,
+    /// joint = log ∫ g₁(w) Z₂(w), lower = log Z₁ + ∫ π₁(w) log Z₂(w), Z₂(w) = E_v g₂(w, v).
+    func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64,
+                                 file: StaticString = #filePath, line: UInt = #line) async throws {
         let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 11, paths: 128, inner: 64, traceDraws: 100)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120, nv = 48
         let xa0 = model.unitInputs(data, block: 0)
@@ -84,9 +91,9 @@ final class NetworkSMCTests: XCTestCase {
             let jointEst = (p.dZeta - zeta * 3) * L
             let lowerEst = (try XCTUnwrap(p.dZetaLower) - zeta * 3) * L
             let se = try XCTUnwrap(p.standardError)
-            XCTAssertEqual(jointEst, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)")
-            XCTAssertEqual(lowerEst, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)")
-            XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values")
+            XCTAssertEqual(jointEst, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)", file: file, line: line)
+            XCTAssertEqual(lowerEst, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)", file: file, line: line)
+            XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values", file: file, line: line)
         }
     }
 
@@ -136,37 +143,7 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(arch.parameterCount, 3)
         let data = Matrix(rows: 4, cols: 4, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2, 0.1, 0.7, -1.4, 0.5])
         let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 2, noiseSeed: 3)
-        let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 5, paths: 128, inner: 64, traceDraws: 100)
-        let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
-        let nw = 120, nv = 48
-        let xa0 = model.unitInputs(data, block: 0)
-        for (i, e) in eps.enumerated() {
-            let s = ScaleParameters.t(eps: e, zeta: zeta)
-            var g1 = [Double](), logZ2 = [Double]()
-            for a in 0..<nw {
-                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
-                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], block: 0, inputs: xa0), scale: s))
-                var net = model.zeroNetwork()
-                model.setUnit(&net, block: 0, unit: 0, parameters: [w])
-                let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
-                var l2 = [Double]()
-                for b in 0..<nv { for c in 0..<nv {
-                    let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
-                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, block: 1, inputs: xa), scale: s))
-                } }
-                logZ2.append(LogSpace.logMeanExp(l2))
-            }
-            let logZ1 = LogSpace.logMeanExp(g1)
-            let joint = LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 })
-            let pi = LogSpace.normalizedWeights(logWeights: g1)
-            let lower = logZ1 + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }
-            let p = r.points[i]
-            let L = Swift.abs(Foundation.log(e))
-            let se = try XCTUnwrap(p.standardError)
-            XCTAssertEqual((p.dZeta - zeta * 3) * L, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)")
-            XCTAssertEqual((try XCTUnwrap(p.dZetaLower) - zeta * 3) * L, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)")
-        }
+        try await assertAgainstQuadrature(model, data: data, seed: 5)
     }
 
     /// Same numbers for any thread count.
