@@ -91,7 +91,7 @@ public enum ReferenceWorkloads {
             name: c.name, description: c.description, dimension: spectra.dimension, paths: c.paths, inner: meta.inner, seconds: wall,
             phases: .init(setup: setup, spectra: spectraSeconds, estimators: estimatorSeconds), targetSeconds: c.targetSeconds,
             memory: .init(peak: peak, target: c.targetMemoryBytes), pass: wall <= c.targetSeconds && memOK,
-            check: .init(eps: mid.eps, dZeta: mid.dZeta, interval: nil, encoded: .plain(mid)))
+            check: .plain(mid))
     }
 
     /// The p1 network with the smc estimator at its default budget: 2sED and lower 2sED with intervals over 5 ε.
@@ -112,11 +112,10 @@ public enum ReferenceWorkloads {
             description: "MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, smc K = \(smcPaths), J = \(smcInner), 5 ε, 2sED + lower with intervals",
             dimension: architecture.parameterCount, paths: nil, inner: nil, seconds: wall, phases: nil, targetSeconds: 30, memory: nil,
             pass: wall <= 30,
-            check: .init(eps: p.eps, dZeta: p.dZeta, interval: p.ci95,
-                         encoded: .smc(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower))))
+            check: .smc(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower)))
     }
 
-    struct SMCCheck: Sendable, Encodable {
+    public struct SMCCheck: Sendable, Encodable {
         var eps: Double
         var dZeta: Double
         var ci95: ClosedRange<Double>
@@ -179,13 +178,21 @@ public struct BenchmarkResult: Sendable, Encodable {
         public var target: Int?
     }
 
-    /// A value the workload computed, to check a faster build still computes the same thing.
-    public struct Check: Sendable {
-        public var eps: Double
-        public var dZeta: Double
-        public var interval: ClosedRange<Double>?
-        enum Encoded: Sendable { case plain(NetworkMeasurement.Point), smc(ReferenceWorkloads.SMCCheck) }
-        var encoded: Encoded
+    /// A value the workload computed, to check a faster build still computes the same thing: a point of
+    /// the plain estimator, or of the smc estimator with its interval.
+    public enum Check: Sendable {
+        case plain(NetworkMeasurement.Point)
+        case smc(ReferenceWorkloads.SMCCheck)
+
+        public var eps: Double {
+            switch self { case let .plain(p): p.eps; case let .smc(p): p.eps }
+        }
+        public var dZeta: Double {
+            switch self { case let .plain(p): p.dZeta; case let .smc(p): p.dZeta }
+        }
+        public var interval: ClosedRange<Double>? {
+            switch self { case .plain: nil; case let .smc(p): p.ci95 }
+        }
     }
 
     public var name: String
@@ -224,7 +231,7 @@ public struct BenchmarkResult: Sendable, Encodable {
             try c.encode(m.target, forKey: .targetMemoryBytes)
         }
         try c.encode(pass, forKey: .pass)
-        switch check?.encoded {
+        switch check {
         case let .plain(p)?: try c.encode(p, forKey: .checkPoint)
         case let .smc(p)?: try c.encode(p, forKey: .checkPoint)
         case nil: break

@@ -31,26 +31,25 @@ public struct MeasurementRequest: Sendable, Equatable {
 
 /// The Fisher rank as a run's report gives it: total rank (largest over the draws) and smallest, the
 /// draws, the per-block ranks, the threshold rule, and the ε → 0 limit ζd + (1 − ζ)·rank of the 2sED.
+/// JSON keys: `rank`, `rank_min`, `rank_draws`, `rank_blocks`, `rank_threshold`, `d_zeta_limit`.
 public struct RankReport: Sendable, Equatable, Encodable {
-    public var rank: Int
-    public var rankMin: Int
-    public var rankDraws: Int
-    public var rankBlocks: [FisherRank.Block]
-    public var rankThreshold: String
-    public var dZetaLimit: Double
-    /// The ranks it was made from (for the readable summary).
+    /// The ranks over the draws.
     public var source: FisherRank
-
-    enum CodingKeys: String, CodingKey { case rank, rankMin, rankDraws, rankBlocks, rankThreshold, dZetaLimit }
+    public var dZetaLimit: Double
 
     public init(_ r: FisherRank, zeta: Double, dimension: Int) {
         source = r
-        rank = r.rank
-        rankMin = r.rankMin
-        rankDraws = r.draws
-        rankBlocks = r.blocks
-        rankThreshold = FisherRank.thresholdNote
         dZetaLimit = r.limit(zeta: zeta, dimension: dimension)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(source.rank, forKey: ResultKey("rank"))
+        try c.encode(source.rankMin, forKey: ResultKey("rank_min"))
+        try c.encode(source.draws, forKey: ResultKey("rank_draws"))
+        try c.encode(source.blocks, forKey: ResultKey("rank_blocks"))
+        try c.encode(FisherRank.thresholdNote, forKey: ResultKey("rank_threshold"))
+        try c.encode(dZetaLimit, forKey: ResultKey("d_zeta_limit"))
     }
 }
 
@@ -115,7 +114,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
         public var ess: [Double]
         public var essMin: Double?
         /// Whether the lower 2sED was asked for (its keys are written, null intervals included).
-        public var lower: Bool
+        public var lower: Bool { dZetaLower != nil }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
@@ -190,8 +189,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
         let ess = (0..<stages).map { m in pts.map { $0.ess[m] }.min() ?? 0 }
         let points = pts.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: r.lower ? p.dZetaLower : nil,
-                  ci95: p.ci95, ci95Joint: p.ci95Joint, ci95Lower: r.lower ? p.ci95Lower : nil, ess: p.ess, essMin: p.ess.min(),
-                  lower: r.lower)
+                  ci95: p.ci95, ci95Joint: p.ci95Joint, ci95Lower: r.lower ? p.ci95Lower : nil, ess: p.ess, essMin: p.ess.min())
         }
         var abbas: [AbbasPoint]?
         if !r.abbasN.isEmpty {

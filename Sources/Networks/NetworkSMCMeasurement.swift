@@ -57,9 +57,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var normalization: Normalization
     public var scale: Double
     public var meanTrace: Double
-    public var smc: Diagnostics
     public var rank: RankReport
-    /// The full diagnostics (for the readable summary).
+    /// The samplers' diagnostics: stage 1 and the islands (JSON: their summaries under `smc`).
     public var stage1: SMCDiagnostics
     public var islands: SMCDiagnostics
     public var degeneracy: WeightDegeneracy?
@@ -72,7 +71,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try encodeDesign(&c)
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
-        try c.encode(smc, forKey: ResultKey("smc"))
+        try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
         try rank.encode(to: encoder)
     }
 
@@ -95,7 +94,6 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.normalization = normalization
         scale = r.scale
         meanTrace = r.trace.meanTrace
-        smc = Diagnostics(stage1: r.stage1.summary, islands: r.islands.summary)
         rank = RankReport(r.rank, zeta: zeta, dimension: architecture.parameterCount)
         stage1 = r.stage1
         islands = r.islands

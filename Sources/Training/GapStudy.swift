@@ -40,10 +40,8 @@ public struct GapStudy: Sendable, Encodable {
         let direction = last.cFit > first.cFit ? "rises" : (last.cFit < first.cFit ? "falls" : "stays")
         let meaning = last.cFit > first.cFit ? "the observed sup gap shrinks more slowly than ε_n"
             : "the observed sup gap shrinks at least as fast as ε_n"
-        return "c_fit_per_n \(direction) from \(Self.short(first.cFit)) at n = \(first.n) to \(Self.short(last.cFit)) at n = \(last.n): \(meaning)"
+        return "c_fit_per_n \(direction) from \(NumberText.format(first.cFit, digits: 4)) at n = \(first.n) to \(NumberText.format(last.cFit, digits: 4)) at n = \(last.n): \(meaning)"
     }
-
-    static func short(_ x: Double) -> String { NumberText.format(x, digits: 4) }
 
     /// Runs the experiment, summarises it per n with the loss compared against C·ε_n, and, with `tail`,
     /// evaluates the bound's log tail at each n with ε_n < 1.

@@ -42,23 +42,15 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .customLong("json"), help: "Print JSON (its keys are listed in the README) instead of a readable summary.")
     var json = false
 
-    /// Prints `value` as JSON, or `human()` as text.
-    /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`.
+    /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`. Under a
+    /// notebook the JSON tree goes to `Console.results` instead of being printed.
     func emit<T: Encodable>(_ value: T, human: () -> String) throws {
-        if json {
-            try emit(try JSONValue(encoding: value), human: human)
+        guard json else { return Console.out(human()) }
+        let tree = try JSONValue(encoding: value)
+        if let sink = Console.results {
+            sink.append(try tree.asWritten())
         } else {
-            Console.out(human())
-        }
-    }
-
-    func emit(_ value: JSONValue, human: () -> String) throws {
-        if json, let sink = Console.results {
-            sink.append(try value.asWritten())
-        } else if json {
-            Console.out(try value.serialized())
-        } else {
-            Console.out(human())
+            Console.out(try tree.serialized())
         }
     }
 }
