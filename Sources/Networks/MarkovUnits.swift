@@ -14,45 +14,93 @@ extension MarkovFisher {
         return m == blockDimensions.count - 1 ? (1, st.parameterCount) : (st.units, st.unitDimension)
     }
 
-    /// The block's input patches with the bias column appended (what every unit of block m reads).
-    public func unitInputs(_ x: Matrix, block m: Int) -> Matrix {
-        architecture.stack[architecture.parametricLayers[m]].patches(x)
+    /// What every unit of block m reads, prepared once per input matrix: the block's input patches
+    /// with the bias column appended and, where it can pay, their Gram `X̃X̃ᵀ` (see `neuronEigenvalues`).
+    public func unitInputs(_ x: Matrix, block m: Int) -> UnitInputs {
+        unitInputs(x, block: m, gram: nil)
     }
 
-    /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for block m with
-    /// augmented inputs `xa` (from `unitInputs`).
-    public func unitRoots(_ w: [Double], block m: Int, inputs xa: Matrix) throws -> [Double] {
-        let positions = architecture.structure(layer: architecture.parametricLayers[m]).positions
-        let eig = m == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: xa)
-                                                 : try neuronEigenvalues(w, inputs: xa, samples: xa.rows / positions)
+    /// `gram`: force (true) or forbid (false) the precomputed Gram; nil decides by size (tests compare
+    /// the two routes).
+    func unitInputs(_ x: Matrix, block m: Int, gram: Bool?) -> UnitInputs {
+        let layer = architecture.parametricLayers[m]
+        let xa = architecture.stack[layer].patches(x)
+        let samples = xa.rows / architecture.structure(layer: layer).positions
+        let softmax = m == blockDimensions.count - 1
+        // The Gram route needs the active rows to be fewer than the columns, so the Gram can only pay
+        // when the rows are (at most a few times) the columns; 4096 rows cap it at 128 MiB.
+        let useGram = !softmax && (gram ?? (xa.rows <= 4 * xa.cols && xa.rows <= 4096))
+        return UnitInputs(block: m, patches: xa, samples: samples,
+                          gram: useGram ? BLAS.gram(xa) : nil)
+    }
+
+    /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for the block and
+    /// inputs that `inputs` (from `unitInputs`) holds.
+    public func unitRoots(_ w: [Double], inputs: UnitInputs) throws -> [Double] {
+        let eig = inputs.block == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: inputs.patches)
+                                                            : try neuronEigenvalues(w, inputs: inputs)
         return try Spectrum(eigenvalues: eig).roots
     }
 
-    /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (its Gram route, as in `gaussianEigenvalues`). The
-    /// samples are the rows of `xa` (a unit shared over positions: use `unitRoots`, which divides by
-    /// the number of samples, not of patches).
-    func neuronEigenvalues(_ w: [Double], inputs xa: Matrix, samples: Int? = nil) throws -> [Double] {
+    /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (a filter: the sum over its positions), whose nonzero
+    /// eigenvalues are those of the smaller of
+    ///
+    ///     σ⁻²/S · X̃ᵀ D² X̃   (p × p)   and   σ⁻²/S · D X̃X̃ᵀ D   (r × r),
+    ///
+    /// D = diag|act'(w·x_i)| over the r rows with act' ≠ 0 (ReLU drops the others). The second reads
+    /// the precomputed `X̃X̃ᵀ`, so an evaluation costs one matrix–vector product, an r² scaling and the
+    /// eigenproblem, instead of a Gram product of r²p.
+    func neuronEigenvalues(_ w: [Double], inputs: UnitInputs) throws -> [Double] {
+        let xa = inputs.patches
         let s = xa.rows, p = xa.cols
         precondition(w.count == p)
-        var y = [Double](repeating: 0, count: s * p)
-        var rows = 0
+        let scale = 1 / (sigma2 * Double(inputs.samples))
+        var z = [Double](repeating: 0, count: s)
         xa.data.withUnsafeBufferPointer { px in
-            y.withUnsafeMutableBufferPointer { py in
-                for i in 0..<s {
-                    let xr = px.baseAddress! + i * p
-                    var z = 0.0
-                    for j in 0..<p { z += w[j] * xr[j] }
-                    let d = activation.derivative(z)
-                    if d == 0 { continue }
-                    let a = Swift.abs(d)
-                    let yr = py.baseAddress! + rows * p
-                    for j in 0..<p { yr[j] = a * xr[j] }
-                    rows += 1
+            w.withUnsafeBufferPointer { pw in
+                z.withUnsafeMutableBufferPointer { pz in
+                    BLAS.gemv(m: s, n: p, a: px.baseAddress!, lda: p, x: pw.baseAddress!, y: pz.baseAddress!)
                 }
             }
         }
-        let scale = 1 / (sigma2 * Double(samples ?? s))
-        return try y.withUnsafeBufferPointer { try FisherKernels.gramEigenvalues($0.baseAddress!, rows: rows, cols: p, alpha: scale) }
+        var active: [Int] = []
+        var weight: [Double] = []
+        active.reserveCapacity(s)
+        weight.reserveCapacity(s)
+        for i in 0..<s {
+            let d = activation.derivative(z[i])
+            if d == 0 { continue }
+            active.append(i)
+            weight.append(Swift.abs(d))
+        }
+        let r = active.count
+        if r == 0 { return [] }
+        if let g0 = inputs.gram, r <= p {
+            var g = Matrix(rows: r, cols: r)
+            g0.data.withUnsafeBufferPointer { pg0 in
+                g.data.withUnsafeMutableBufferPointer { pg in
+                    for a in 0..<r {
+                        let row = pg0.baseAddress! + active[a] * s
+                        let wa = scale * weight[a]
+                        for b in a..<r { pg[a * r + b] = wa * weight[b] * row[active[b]] }
+                    }
+                }
+            }
+            return try SymmetricEigen.eigenvalues(g)
+        }
+        // Scaled active rows (not zero-filled first: every entry is written).
+        let y = [Double](unsafeUninitializedCapacity: r * p) { buf, count in
+            xa.data.withUnsafeBufferPointer { px in
+                for (a, i) in active.enumerated() {
+                    let xr = px.baseAddress! + i * p
+                    let yr = buf.baseAddress! + a * p
+                    let wa = weight[a]
+                    for j in 0..<p { yr[j] = wa * xr[j] }
+                }
+            }
+            count = r * p
+        }
+        return try y.withUnsafeBufferPointer { try FisherKernels.gramEigenvalues($0.baseAddress!, rows: r, cols: p, alpha: scale) }
     }
 
     /// The softmax block at weights `w` (K rows of the augmented input width).
@@ -73,7 +121,7 @@ extension MarkovFisher {
     public func blockTrace(_ net: Network, block m: Int, inputs x: Matrix) throws -> Double {
         try check(net, block: m)
         let layer = architecture.parametricLayers[m]
-        let xa = unitInputs(x, block: m)
+        let xa = unitInputs(x, block: m, gram: false).patches
         let s = xa.rows, p = xa.cols
         var norms = [Double](repeating: 0, count: s)
         for i in 0..<s { var q = 0.0; for j in 0..<p { let v = xa.data[i * p + j]; q += v * v }; norms[i] = q }
@@ -113,4 +161,16 @@ extension MarkovFisher {
 
     /// A network with every parameter 0 (a template whose blocks are filled unit by unit).
     public func zeroNetwork() -> Network { Network.zeros(architecture: architecture, activation: activation) }
+}
+
+/// A block's unit inputs, prepared once for many evaluations (`MarkovFisher.unitInputs`).
+public struct UnitInputs: Sendable {
+    /// The Fisher block whose units read these inputs.
+    public let block: Int
+    /// The augmented input patches, one row per (sample, position).
+    public let patches: Matrix
+    /// Samples the block averages over (patches / positions).
+    let samples: Int
+    /// `patches · patchesᵀ`, both triangles, when the Gram route can pay.
+    let gram: Matrix?
 }

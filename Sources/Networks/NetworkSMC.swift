@@ -115,18 +115,17 @@ public struct NetworkSMC: Sendable {
 
     public static let stageOneFactor = 4
 
-    func unit(block m: Int, inputs xa: Matrix) -> SMCUnit {
+    func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
-        return SMCUnit(dimension: model.units(block: m).dimension, box: box) { w in
-            try model.unitRoots(w, block: m, inputs: xa)
+        return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box) { w in
+            try model.unitRoots(w, inputs: inputs)
         }
     }
 
     /// All units of block m given its inputs, each over `stops`.
     func runUnits(block m: Int, inputs x: Matrix, stops: [Double], settings: SMCSettings, stream: [UInt64],
                   keep: Bool) throws -> [SMCUnitEstimate] {
-        let xa = model.unitInputs(x, block: m)
-        let u = unit(block: m, inputs: xa)
+        let u = unit(inputs: model.unitInputs(x, block: m))
         return try (0..<model.units(block: m).count).map { k in
             try AnnealedSMC.run(u, stops: stops, settings: settings, seed: seed, stream: stream + [UInt64(k)], keepPopulations: keep)
         }
@@ -149,7 +148,7 @@ public struct NetworkSMC: Sendable {
         let n1 = model.units(block: 0).count
         progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
         let me = self
-        let firstUnit = unit(block: 0, inputs: model.unitInputs(model.data, block: 0))
+        let firstUnit = unit(inputs: model.unitInputs(model.data, block: 0))
         let stage1: [SMCUnitEstimate] = try await Parallel.map(n1, threads: threads) { k in
             try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
                                        stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)

@@ -1,7 +1,7 @@
 import CGSL
 import Foundation
 
-/// BLAS level 3 on raw row-major buffers, for kernels that assemble their operands in scratch memory
+/// BLAS levels 2 and 3 on raw row-major buffers, for kernels that assemble their operands in scratch memory
 /// (the Fisher routes of Networks) and must not copy them into a `Matrix`. Like every call into C
 /// numerics, they go through this module: OpenBLAS is pinned to one thread first (`GSL.prepare`), and
 /// shapes are checked before the call. All buffers are row-major with the given leading dimensions
@@ -28,6 +28,22 @@ extension BLAS {
         GSL.prepare()
         cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                     Int32(m), Int32(n), Int32(k), alpha, a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
+    }
+
+    /// `y ← A·x` with A stored m × n row-major (leading dimension `lda`), x of n and y of m entries
+    /// (`dgemv`). With `n == 0`, y becomes 0.
+    public static func gemv(m: Int, n: Int, a: UnsafePointer<Double>, lda: Int, x: UnsafePointer<Double>,
+                            y: UnsafeMutablePointer<Double>) {
+        precondition(m >= 0 && n >= 0, "gemv: negative dimension")
+        precondition(lda >= Swift.max(1, n), "gemv: leading dimension shorter than a row")
+        precondition([m, n, lda].allSatisfy { $0 <= Int(Int32.max) }, "gemv: dimension beyond 32-bit BLAS")
+        if m == 0 { return }
+        if n == 0 {
+            for i in 0..<m { y[i] = 0 }
+            return
+        }
+        GSL.prepare()
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, Int32(m), Int32(n), 1, a, Int32(lda), x, 1, 0, y, 1)
     }
 
     /// The upper triangle of `C ← α·A·Aᵀ + β·C` (`transpose == false`, A stored n × k) or of

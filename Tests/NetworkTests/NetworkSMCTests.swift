@@ -31,7 +31,7 @@ final class NetworkSMCTests: XCTestCase {
                         for j in 0..<nIn { w[q * (nIn + (bias ? 1 : 0)) + j] = net.weights[m].data[r * nIn + j] }
                         if bias { w[q * (nIn + 1) + nIn] = net.biases[m][r] }
                     }
-                    roots += try model.unitRoots(w, block: m, inputs: xa)
+                    roots += try model.unitRoots(w, inputs: xa)
                     var copy = model.zeroNetwork()
                     model.setUnit(&copy, block: m, unit: u, parameters: w)
                     for (q, r) in rows.enumerated() {
@@ -44,6 +44,41 @@ final class NetworkSMCTests: XCTestCase {
                 for (a, b) in zip(positive, fromUnits) { XCTAssertEqual(a, b, accuracy: 1e-9 * (block.last ?? 1)) }
                 let trace = try model.blockTrace(net, block: m, inputs: x)
                 XCTAssertEqual(trace, block.reduce(0, +), accuracy: 1e-9 * Swift.max(1, trace))
+            }
+        }
+    }
+
+    /// A neuron's eigenvalues through the precomputed input Gram (`D X̃X̃ᵀ D`, r × r) and through its
+    /// scaled rows (`X̃ᵀD²X̃`), both against the dense `σ⁻²/S Σ_i act'(w·x_i)² x_i x_iᵀ`, with fewer
+    /// samples than inputs (the Gram route) and more (the rows route), ReLU (rows dropped) and tanh.
+    func testNeuronGramRouteMatchesTheDenseBlock() throws {
+        for (samples, act) in [(5, Activation.relu), (5, .tanh), (14, .relu), (14, .tanh)] {
+            let arch = try Architecture(parsing: "7-3-2", bias: true)
+            let x = R.gaussianData(samples, 7, seed: UInt64(samples))
+            let model = try MarkovFisher(architecture: arch, activation: act, data: x, sigma2: 0.3, noiseSamples: 1, noiseSeed: 2)
+            var rng = Xoshiro256(seed: 17)
+            for _ in 0..<4 {
+                let w = (0..<8).map { _ in rng.uniform() * 2 - 1 }
+                var dense = Matrix(rows: 8, cols: 8)
+                for i in 0..<samples {
+                    let xi = (0..<7).map { x.data[i * 7 + $0] } + [1]
+                    let z = zip(w, xi).reduce(0) { $0 + $1.0 * $1.1 }
+                    let d = act.derivative(z)
+                    for a in 0..<8 { for b in 0..<8 { dense.data[a * 8 + b] += d * d * xi[a] * xi[b] / (0.3 * Double(samples)) } }
+                }
+                let exact = try SymmetricEigen.eigenvalues(dense)
+                let top = exact.last ?? 1
+                let expected = exact.filter { $0 > 1e-10 * top }.sorted()
+                for gram in [true, false] {
+                    let inputs = model.unitInputs(x, block: 0, gram: gram)
+                    XCTAssertEqual(inputs.gram != nil, gram)
+                    let got = try model.unitRoots(w, inputs: inputs).map { $0 * $0 }.filter { $0 > 1e-10 * top }.sorted()
+                    XCTAssertEqual(got.count, expected.count, "S = \(samples) \(act) gram \(gram)")
+                    for (a, b) in zip(got, expected) { XCTAssertEqual(a, b, accuracy: 1e-10 * top) }
+                }
+                // The size rule: a Gram is kept when the samples are few against the inputs.
+                XCTAssertEqual(model.unitInputs(x, block: 0).gram != nil, samples <= 4 * 8)
+                XCTAssertNil(model.unitInputs(R.gaussianData(samples, 3, seed: 1), block: 1).gram, "the softmax unit has its own route")
             }
         }
     }
@@ -71,14 +106,14 @@ final class NetworkSMCTests: XCTestCase {
             var g1 = [Double](), logZ2 = [Double]()
             for a in 0..<nw {
                 let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
-                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], block: 0, inputs: xa0), scale: s))
+                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], inputs: xa0), scale: s))
                 var net = model.zeroNetwork()
                 model.setUnit(&net, block: 0, unit: 0, parameters: [w])
                 let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
                 var l2 = [Double]()
                 for b in 0..<nv { for c in 0..<nv {
                     let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
-                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, block: 1, inputs: xa), scale: s))
+                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, inputs: xa), scale: s))
                 } }
                 logZ2.append(LogSpace.logMeanExp(l2))
             }
@@ -119,7 +154,7 @@ final class NetworkSMCTests: XCTestCase {
                     let rows = m == model.blockDimensions.count - 1 ? Array(0..<st.units) : [u]
                     let w = rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
                     XCTAssertEqual(w.count, p)
-                    roots += try model.unitRoots(w, block: m, inputs: xa)
+                    roots += try model.unitRoots(w, inputs: xa)
                     var copy = model.zeroNetwork()
                     model.setUnit(&copy, block: m, unit: u, parameters: w)
                     for r in rows { for i in st.unitIndices(r) { XCTAssertEqual(copy.blocks[layer][i], net.blocks[layer][i]) } }
