@@ -115,6 +115,18 @@ public struct NetworkSMC: Sendable {
 
     public static let stageOneFactor = 4
 
+    /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
+    /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
+    /// (0 when the log Ẑ do not vary).
+    static func noiseShare(noise: [Double], logZ: [Double]) -> Double {
+        let k = Double(logZ.count)
+        guard logZ.count >= 2 else { return 0 }
+        let mean = logZ.reduce(0, +) / k
+        let spread = logZ.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (k - 1)
+        guard spread > 0 else { return 0 }
+        return Swift.min(1, noise.reduce(0, +) / k / spread)
+    }
+
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
         return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box) { w in
@@ -171,6 +183,7 @@ public struct NetworkSMC: Sendable {
             var low = joint
             var stageTerms = [joint]
             var stageESS: [Double] = []
+            var stageNoise: [Double] = []
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
                 // Outer particles θ_{<2}: one draw from every first-layer unit.
@@ -186,24 +199,25 @@ public struct NetworkSMC: Sendable {
                 for m in 1..<L {
                     let last = m == L - 1
                     let current = particles
-                    let islands: [(logZ: Double, relVar: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
+                    let islands: [(logZ: Double, relVar: Double, noise: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)
                             let units = try me.runUnits(block: m, inputs: x, stops: [s], settings: islandSettings,
                                                         stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
-                            var lz = 0.0, rv = 0.0, sl = 0.0
+                            var lz = 0.0, rv = 0.0, sl = 0.0, noise = 0.0
                             var dg = SMCDiagnostics()
                             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                             for (u, est) in units.enumerated() {
                                 let cmb = est.combined(0)
+                                noise += SMCUnitEstimate.logNoiseVariance(est.logZ[0])
                                 lz += cmb.logZ
                                 rv += cmb.relVar
                                 sl += est.slope[0]
                                 dg.merge(est.diagnostics)
                                 if !last { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
                             }
-                            return (lz, rv, sl, net, dg)
+                            return (lz, rv, noise, sl, net, dg)
                         }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
@@ -213,6 +227,7 @@ public struct NetworkSMC: Sendable {
                     let w = LogSpace.normalizedWeights(logWeights: lz)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
+                    stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
@@ -229,6 +244,7 @@ public struct NetworkSMC: Sendable {
             var point = SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
                                  stageESS: stageESS, normalizationVariance: cv)
             point.stages = stageTerms
+            point.stageIslandNoise = stageNoise
             points.append(point)
         }
         progress("Fisher rank from \(Self.rankDraws) uniform draws")

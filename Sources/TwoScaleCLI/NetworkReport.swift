@@ -57,9 +57,16 @@ enum NetworkReport {
     /// The warning text for a degenerate stage (`WeightDegeneracy`, the rule lives in TwoScaleCore).
     static func essWarning(_ d: WeightDegeneracy?) -> String? {
         guard let d else { return nil }
-        return "the stage-\(d.stage) weights have an effective sample size of \(Fmt.num(d.ess, 3)) of K = \(d.paths) paths at some ε: "
-            + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
-            + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
+        let head = "the stage-\(d.stage) weights have an effective sample size of \(Fmt.num(d.ess, 3)) of K = \(d.paths) paths at some ε: "
+        guard let share = d.islandNoiseShare else {
+            return head + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
+                + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
+        }
+        let percent = Fmt.num((100 * share).rounded(), 3)
+        return head + "the estimate rests on a few islands, and its interval on a delta method over a heavy tail; "
+            + (share >= 0.5 ? "\(percent)% of the weights' spread is the islands' own noise, so raise --inner (J) first"
+                            : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
+            + " (see README, Estimators)"
     }
 
     static func essWarning(_ ess: [Double], paths: Int) -> String? { essWarning(WeightDegeneracy.check(ess: ess, paths: paths)) }
@@ -113,11 +120,12 @@ enum NetworkReport {
         let lower = m.points.first?.lower ?? false
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
-        header.append("outer ESS")
+        header += ["outer ESS", "island noise"]
         let rows = m.points.map { p -> [String] in
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95)]
             if lower { row += [Fmt.num(p.dZetaLower), interval(p.ci95Lower)] }
             row.append(p.stageESS.map { Fmt.num($0, 3) }.joined(separator: ", "))
+            row.append(p.stageIslandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
             return row
         }
         return head + Fmt.table(header, rows)

@@ -103,6 +103,10 @@ public struct SMCPoint: Sendable, Equatable {
     public var ci95Lower: ClosedRange<Double>?
     /// ESS of the outer particles' weights at each stage m ≥ 2 (empty for one stage), as a count.
     public var stageESS: [Double]
+    /// Per stage m ≥ 2: the share of the spread of `log Ẑ_m^k` over the outer particles that is the
+    /// islands' own Monte Carlo noise (from their replicates), capped at 1; the rest is the variation
+    /// of `Z_m(θ_{<m})` over θ_{<m}. Empty for one stage.
+    public var stageIslandNoise: [Double] = []
     /// Share of the variance of `log E det` that comes from the estimated normalisation ĉ.
     public var normalizationShare: Double
     /// The 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).

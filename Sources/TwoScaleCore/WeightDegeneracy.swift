@@ -7,6 +7,8 @@ public struct WeightDegeneracy: Sendable, Equatable {
     public var stage: Int
     public var ess: Double
     public var paths: Int
+    /// smc only: at that stage and ε, the share of the weights' spread that is the islands' own noise.
+    public var islandNoiseShare: Double?
 
     /// The threshold below which a stage counts as degenerate.
     public static func threshold(paths: Int) -> Double { Swift.max(2, Double(paths) / 20) }
@@ -16,6 +18,6 @@ public struct WeightDegeneracy: Sendable, Equatable {
     public static func check(ess: [Double], paths: Int) -> WeightDegeneracy? {
         guard paths >= 2, let worst = ess.min(), worst < threshold(paths: paths),
               let m = ess.firstIndex(of: worst) else { return nil }
-        return WeightDegeneracy(stage: m + 2, ess: worst, paths: paths)
+        return WeightDegeneracy(stage: m + 2, ess: worst, paths: paths, islandNoiseShare: nil)
     }
 }

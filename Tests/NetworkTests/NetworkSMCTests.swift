@@ -182,6 +182,31 @@ final class NetworkSMCTests: XCTestCase {
     }
 
     /// Same numbers for any thread count.
+    /// The island-noise share: its two formulas on hand-computed cases, and on a network it falls as
+    /// the islands grow (their noise shrinks like 1/J, the variation of Z₂ over θ₁ does not).
+    func testIslandNoiseShare() async throws {
+        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([1, 3]), 1, accuracy: 1e-15)  // (1 − 3)²/4
+        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([0, 3, 6]), 3, accuracy: 1e-15)  // var 9, R = 3
+        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([2]), 0)
+        XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1, 1, 1], logZ: [0, 2, 4, 6]), 0.15, accuracy: 1e-15)  // 1/(20/3)
+        XCTAssertEqual(NetworkSMC.noiseShare(noise: [10, 10], logZ: [0, 1]), 1)
+        XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1], logZ: [3, 3]), 0)
+
+        let arch = try Architecture(parsing: "3-4-3")
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(8, 3, seed: 1),
+                                     sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
+        var shares: [Double] = []
+        for inner in [4, 256] {
+            let smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 64, inner: inner, traceDraws: 20)
+            let r = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .none, lower: false, threads: 2)
+            let p = try XCTUnwrap(r.points.first)
+            XCTAssertEqual(p.stageIslandNoise.count, 1)
+            shares.append(p.stageIslandNoise[0])
+        }
+        XCTAssert(shares.allSatisfy { (0...1).contains($0) }, "\(shares)")
+        XCTAssertLessThan(shares[1], shares[0] / 4, "J = 4 → 256: \(shares)")
+    }
+
     func testThreadIndependence() async throws {
         let arch = try Architecture(parsing: "3-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(5, 3, seed: 1),
