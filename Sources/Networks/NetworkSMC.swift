@@ -44,8 +44,9 @@ public struct NetworkSMC: Sendable {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 4K particles per first-layer neuron)")
         }
-        guard model.blockDimensions.count == 1 || (inner >= 2 * replicates && inner <= 1_000_000) else {
-            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(2 * replicates) to 10⁶ island particles")
+        // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
+        guard model.blockDimensions.count == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
+            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")

@@ -45,7 +45,7 @@ public struct ToyMonteCarlo: Sendable {
         self.seed = seed
         self.traceDraws = traceDraws
         self.bootstrap = bootstrap
-        smc = try SMCSettings(particles: Swift.max(2, paths / replicates), replicates: replicates)
+        smc = try SMCSettings(particles: Swift.max(4, paths / replicates), replicates: replicates)
     }
 
     /// `λ_i(θ_i)` on axis i.

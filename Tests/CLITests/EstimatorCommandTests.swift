@@ -75,6 +75,7 @@ final class EstimatorCommandTests: XCTestCase {
             (toy + ["--trials", "0"], 2, "--trials"), (toy + ["--estimator", "foo"], 2, "--estimator"),
             (toy + ["--seed", "-1"], 2, "--seed"), (toy + ["--threads", "0"], 2, "--threads"),
             (ed + ["--paths", "3"], 2, "--paths"), (ed + ["--inner", "2"], 2, "--inner"),
+            (ed + ["--inner", "7"], 2, "at least 4 per replicate"),
             (ed + ["--trace-draws", "1"], 2, "--trace-draws"), (ed + ["--resume"], 2, "--resume"),
             (ed + ["--shard", "1/2"], 2, "--shard"), (ed + ["--box=-1e200:1e200"], 1, "--box"),
         ]

@@ -35,7 +35,7 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         let common = ["--arch", "2-1-2", "--activation", "linear", "--data", "csv:\(dir)/X.csv", "--samples", "3", "--paths", "3", "--inner", "2",
                       "--zeta", "0.5", "--eps", "1e-3", "--seed", "5", "--json"]
         for (estimator, fisher, blocks, total) in [("plain", "markov", [2, 1], 3), ("smc", "markov", [2, 1], 3), ("plain", "output", [2], 2)] {
-            let extra = estimator == "smc" ? ["--paths", "4", "--inner", "4"] : []
+            let extra = estimator == "smc" ? ["--paths", "4", "--inner", "8"] : []
             let (s, out) = await run(["ed"] + common + extra + ["--estimator", estimator, "--fisher", fisher])
             XCTAssertEqual(s, 0, out)
             let j = try JSONValue.parse(Data(out.utf8), source: "stdout")

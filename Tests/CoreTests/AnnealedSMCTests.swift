@@ -77,6 +77,14 @@ final class AnnealedSMCTests: XCTestCase {
     }
 
     /// The replicate combination: log mean e^l and the relative variance of that mean.
+    /// A replicate whose ESS threshold τP is at most 1 could never resample (an ESS is ≥ 1): refused.
+    func testSettingsThatCannotAdaptAreRefused() throws {
+        XCTAssertThrowsError(try SMCSettings(particles: 2, essFraction: 0.5))
+        XCTAssertThrowsError(try SMCSettings(particles: 4, essFraction: 0.25))
+        XCTAssertNoThrow(try SMCSettings(particles: 4, essFraction: 0.5))
+        XCTAssertNoThrow(try SMCSettings(particles: 2, essFraction: 0.8))
+    }
+
     func testCombineAndLogEstimate() {
         let c = SMCUnitEstimate.combine([Foundation.log(1.0), Foundation.log(3.0)])
         XCTAssertEqual(c.logZ, Foundation.log(2.0), accuracy: 1e-14)

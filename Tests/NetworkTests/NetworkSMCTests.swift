@@ -196,7 +196,7 @@ final class NetworkSMCTests: XCTestCase {
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(8, 3, seed: 1),
                                      sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
         var shares: [Double] = []
-        for inner in [4, 256] {
+        for inner in [8, 256] {
             let smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 64, inner: inner, traceDraws: 20)
             let r = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .none, lower: false, threads: 2)
             let p = try XCTUnwrap(r.points.first)
@@ -204,7 +204,7 @@ final class NetworkSMCTests: XCTestCase {
             shares.append(p.stageIslandNoise[0])
         }
         XCTAssert(shares.allSatisfy { (0...1).contains($0) }, "\(shares)")
-        XCTAssertLessThan(shares[1], shares[0] / 4, "J = 4 → 256: \(shares)")
+        XCTAssertLessThan(shares[1], shares[0] / 4, "J = 8 → 256: \(shares)")
     }
 
     func testThreadIndependence() async throws {
