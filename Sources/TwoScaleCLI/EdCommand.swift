@@ -35,7 +35,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 4K particles per first-layer neuron.")
     var paths: Int?
 
-    @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island neuron.")
+    @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
     var inner: Int?
 
     static let smcDefaultPaths = NetworkSMC.defaultPaths
