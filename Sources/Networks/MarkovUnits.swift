@@ -121,7 +121,7 @@ extension MarkovFisher {
     public func blockTrace(_ net: Network, block m: Int, inputs x: Matrix) throws -> Double {
         try check(net, block: m)
         let layer = architecture.parametricLayers[m]
-        let xa = unitInputs(x, block: m, gram: false).patches
+        let xa = architecture.stack[layer].patches(x)
         let s = xa.rows, p = xa.cols
         var norms = [Double](repeating: 0, count: s)
         for i in 0..<s { var q = 0.0; for j in 0..<p { let v = xa.data[i * p + j]; q += v * v }; norms[i] = q }

@@ -121,9 +121,7 @@ public struct NetworkSMC: Sendable {
     /// (0 when the log Ẑ do not vary).
     static func noiseShare(noise: [Double], logZ: [Double]) -> Double {
         let k = Double(logZ.count)
-        guard logZ.count >= 2 else { return 0 }
-        let mean = logZ.reduce(0, +) / k
-        let spread = logZ.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (k - 1)
+        let spread = LogEstimate.mean(logZ).variance * k  // the sample variance (0 for one particle)
         guard spread > 0 else { return 0 }
         return Swift.min(1, noise.reduce(0, +) / k / spread)
     }
@@ -211,7 +209,8 @@ public struct NetworkSMC: Sendable {
                             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                             for (u, est) in units.enumerated() {
                                 let cmb = est.combined(0)
-                                noise += SMCUnitEstimate.logNoiseVariance(est.logZ[0])
+                                // The replicates' own noise in log Ẑ: var_r(l_r)/R, the variance of their mean.
+                                noise += LogEstimate.mean(est.logZ[0]).variance
                                 lz += cmb.logZ
                                 rv += cmb.relVar
                                 sl += est.slope[0]

@@ -21,7 +21,9 @@ struct EdCommand: AsyncParsableCommand {
         Under MPI (mpirun -np P twoscale ed … --store DIR, Open MPI) the ranks share the paths and rank 0 writes \
         the store and the result of the same run in one process, byte for byte; --resume continues it with any number of ranks. \
         Every path and inner draw has its own random stream, so results do not depend on --threads. \
-        The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid;         with smc, "stage_island_noise" gives the share of those weights' spread that is the islands' own noise         (near 1: raise --inner; near 0: raise --paths).
+        The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid; \
+        with smc, "stage_island_noise" gives the share of those weights' spread that is the islands' own noise \
+        (near 1: raise --inner; near 0: raise --paths).
         """)
 
     @OptionGroup var network: NetworkModelOptions

@@ -82,17 +82,6 @@ public struct SMCUnitEstimate: Sendable {
         SMCUnitEstimate.combine(logZ[t])
     }
 
-    /// The variance of `log mean_r Ẑ_r` due to the sampler's own noise, from the replicates' spread:
-    /// `var_r(l_r) / R` (the delta method: the mean of R independent replicates has 1/R of one's
-    /// variance); 0 with one replicate. Unlike `combine`'s relative variance it stays informative when
-    /// the replicates differ by several nats.
-    public static func logNoiseVariance(_ l: [Double]) -> Double {
-        guard l.count >= 2 else { return 0 }
-        let r = Double(l.count)
-        let m = l.reduce(0, +) / r
-        return l.reduce(0) { $0 + ($1 - m) * ($1 - m) } / (r - 1) / r
-    }
-
     /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
     public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) {
         let r = Double(l.count)

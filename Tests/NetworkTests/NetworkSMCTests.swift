@@ -185,9 +185,10 @@ final class NetworkSMCTests: XCTestCase {
     /// The island-noise share: its two formulas on hand-computed cases, and on a network it falls as
     /// the islands grow (their noise shrinks like 1/J, the variation of Z₂ over θ₁ does not).
     func testIslandNoiseShare() async throws {
-        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([1, 3]), 1, accuracy: 1e-15)  // (1 − 3)²/4
-        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([0, 3, 6]), 3, accuracy: 1e-15)  // var 9, R = 3
-        XCTAssertEqual(SMCUnitEstimate.logNoiseVariance([2]), 0)
+        // An island's noise in log Ẑ is var_r(l_r)/R, the variance of the replicates' mean.
+        XCTAssertEqual(LogEstimate.mean([1, 3]).variance, 1, accuracy: 1e-15)  // (1 − 3)²/4
+        XCTAssertEqual(LogEstimate.mean([0, 3, 6]).variance, 3, accuracy: 1e-15)  // var 9, R = 3
+        XCTAssertEqual(LogEstimate.mean([2]).variance, 0)
         XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1, 1, 1], logZ: [0, 2, 4, 6]), 0.15, accuracy: 1e-15)  // 1/(20/3)
         XCTAssertEqual(NetworkSMC.noiseShare(noise: [10, 10], logZ: [0, 1]), 1)
         XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1], logZ: [3, 3]), 0)
