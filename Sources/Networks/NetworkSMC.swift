@@ -8,21 +8,23 @@ import TwoScaleNumerics
 /// With `G_m = det(I + s F_m^{1/2})` and θ uniform on the box, the 2sED needs
 /// `log E_θ Π_m G_m`, the lower 2sED `log Z_1 + Σ_{m≥2} E_{π_{m−1}}[log Z_m(θ_{<m})]`, where
 /// `Z_m(θ_{<m}) = E_{θ_m} G_m` and `π_{m−1} ∝ Π_{j<m} G_j`. Given θ_{<m}, a Gaussian layer's G_m is a
-/// product over neurons of factors that each depend on one neuron's weights, so `Z_m = Π_k Z_{m,k}`
-/// exactly; the softmax layer is a single factor.
+/// product over neurons of factors that each depend on one neuron's weights through the same function,
+/// and the neurons' weights are i.i.d. under the prior, so `Z_m = Z_u^{n_m}` exactly (the neurons are
+/// exchangeable); the softmax layer is a single unit.
 ///
-/// * Stage 1 (the first layer, data only): every unit (neuron) is estimated by `AnnealedSMC` — one
-///   run per unit covers the whole ε grid. `log Ẑ_1 = Σ_k log Ẑ_{1,k}`.
-/// * Stage m ≥ 2, per ε: K outer particles θ_{<m} ~ π_{m−1} (stage 2: a draw from every unit's
-///   particle population, independently; later stages: resampled ∝ Ẑ_m); for each, an *island* of
-///   SMC samplers estimates `Z_m(θ_{<m})` unit by unit and supplies a draw of θ_m. Then
-///   2sED term `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising constant), lower
-///   term `mean_k log Ẑ_m^k`.
+/// * Stage 1 (the first layer, data only): one pooled `AnnealedSMC` sampler for the exchangeable
+///   neurons, with the particles that n_1 separate samplers would have, in a few large replicates; one
+///   run covers the whole ε grid. `log Ẑ_1 = n_1 · log mean_r Ẑ_r`, bias-corrected.
+/// * Stage m ≥ 2, per ε: K outer particles θ_{<m} ~ π_{m−1} (stage 2: one draw per neuron from the
+///   pooled population, independently; later stages: resampled ∝ Ẑ_m); for each, an *island* (a pooled
+///   sampler of the layer's exchangeable units, `runBlock`) estimates `Z_m(θ_{<m})` and supplies a draw
+///   of θ_m. Then 2sED term `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising
+///   constant), lower term `mean_k log Ẑ_m^k`.
 ///
-/// Intervals: the variance of `log Ẑ_1` is the sum of the units' replicate variances; a stage term's is
-/// the delta-method variance over the K outer particles (each island independent given stage 1); the
-/// estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Logs are bias-corrected by half their
-/// relative variance. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per unit, stop, particle.
+/// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
+/// term's is the delta-method variance over the K outer particles (each island independent given stage
+/// 1); the estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Logs are bias-corrected by half
+/// their relative variance. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop, particle.
 public struct NetworkSMC: Sendable {
     public var model: MarkovFisher
     public var box: ClosedRange<Double>
@@ -107,12 +109,19 @@ public struct NetworkSMC: Sendable {
         return TraceEstimate(traces: traces)
     }
 
-    /// First-layer unit samplers: `stageOneFactor·K` particles over the replicates, a cautious schedule
-    /// (ESS kept ≥ 0.8 P) and 5 MH sweeps per step. They run once for the whole ε grid and their units
-    /// are cheap (one neuron), while a low-biased stage 1 shifts every ε (docs/ESTIMATORS.md).
-    func stageOneSettings() throws -> SMCSettings {
-        try SMCSettings(particles: Self.stageOneFactor * paths / replicates, replicates: replicates, essFraction: 0.8, moves: 5)
+    /// The first layer's pooled sampler (`stageOneTasks` runs of `replicates` replicates each): together they
+    /// hold `stageOneFactor·K` particles per neuron, as separate samplers per neuron would, but in a few
+    /// large replicates, which is what lowers the bias (an SMC sampler with few particles misses the
+    /// scarce high-g region, and the spread of its replicates does not show it; docs/ESTIMATORS.md). A
+    /// cautious schedule (ESS kept ≥ 0.8 P) and 5 MH sweeps per step. It runs once for the whole ε grid.
+    func stageOneSettings(units n: Int) throws -> SMCSettings {
+        let total = Self.stageOneFactor * paths * n
+        return try SMCSettings(particles: Swift.max(1, total / (Self.stageOneTasks(units: n) * replicates)),
+                               replicates: replicates, essFraction: 0.8, moves: 5)
     }
+
+    /// Independent runs (tasks) of the first layer's pooled sampler: one per neuron up to 4.
+    static func stageOneTasks(units n: Int) -> Int { Swift.min(4, Swift.max(1, n)) }
 
     public static let stageOneFactor = 4
 
@@ -133,13 +142,16 @@ public struct NetworkSMC: Sendable {
         }
     }
 
-    /// All units of block m given its inputs, each over `stops`.
-    func runUnits(block m: Int, inputs x: Matrix, stops: [Double], settings: SMCSettings, stream: [UInt64],
-                  keep: Bool) throws -> [SMCUnitEstimate] {
+    /// The n exchangeable units of block m given its inputs, as one pooled sampler over `stops`: R
+    /// replicates of n·P particles (P = `settings.particles`), the cost of n samplers of P each
+    /// (`SMCUnitEstimate.pooled`); `log Z_m = n · log Z_u`.
+    func runBlock(_ m: Int, inputs x: Matrix, stops: [Double], settings: SMCSettings, stream: [UInt64],
+                  keep: Bool) throws -> (units: Int, estimate: SMCUnitEstimate) {
+        let n = model.units(block: m).count
+        var pooled = settings
+        pooled.particles = settings.particles * n
         let u = unit(inputs: model.unitInputs(x, block: m))
-        return try (0..<model.units(block: m).count).map { k in
-            try AnnealedSMC.run(u, stops: stops, settings: settings, seed: seed, stream: stream + [UInt64(k)], keepPopulations: keep)
-        }
+        return (n, try AnnealedSMC.run(u, stops: stops, settings: pooled, seed: seed, stream: stream + [0], keepPopulations: keep))
     }
 
     public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
@@ -154,31 +166,29 @@ public struct NetworkSMC: Sendable {
         let (c, varLogC) = try trace.scale(normalization, dimension: d)
         let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
         let stops = Array(Set(sOf)).sorted()
-        let unitSettings = try stageOneSettings()
-        // Stage 1: the first layer's units, over every stop at once (one task per unit).
+        // Stage 1: the first layer's units are exchangeable (one block function of their own weights, one
+        // prior), so Z_1 = Z_{1,1}^{n1}; one pooled sampler estimates log Z_{1,1} over every stop at once.
         let n1 = model.units(block: 0).count
-        progress("stage 1: \(n1) unit sampler(s) over \(stops.count) scale(s)")
+        let unitSettings = try stageOneSettings(units: n1)
+        let tasks = Self.stageOneTasks(units: n1)
+        progress("stage 1: \(n1) exchangeable unit(s), \(tasks * replicates) samplers of \(unitSettings.particles) particles over \(stops.count) scale(s)")
         let me = self
         let firstUnit = unit(inputs: model.unitInputs(model.data, block: 0))
-        let stage1: [SMCUnitEstimate] = try await Parallel.map(n1, threads: threads) { k in
+        let stage1: [SMCUnitEstimate] = try await Parallel.map(tasks, threads: threads) { k in
             try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
                                        stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
         }
-        var diag1 = SMCDiagnostics()
-        for u in stage1 { diag1.merge(u.diagnostics) }
+        let first = SMCUnitEstimate.pooled(stage1)
+        let diag1 = first.diagnostics
         var islandsDiag = SMCDiagnostics()
         var points: [SMCPoint] = []
         let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates,
                                                      essFraction: 0.5, moves: 3) : unitSettings
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
-            var joint = LogEstimate()
-            var slope = 0.0
-            for u in stage1 {
-                let cmb = u.combined(t)
-                joint = joint + LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar)
-                slope += u.slope[t]
-            }
+            let cmb = first.combined(t)
+            var joint = LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n1)
+            var slope = Double(n1) * first.slope[t]
             var low = joint
             var stageTerms = [joint]
             var stageESS: [Double] = []
@@ -189,8 +199,8 @@ public struct NetworkSMC: Sendable {
                 var particles: [Network] = (0..<paths).map { k in
                     var rng = Xoshiro256(seed: seed, stream: [Self.stream, 4, UInt64(t), UInt64(k)])
                     var net = model.zeroNetwork()
-                    for (u, est) in stage1.enumerated() {
-                        model.setUnit(&net, block: 0, unit: u, parameters: est.draw(stop: t, rng: &rng))
+                    for u in 0..<n1 {
+                        model.setUnit(&net, block: 0, unit: u, parameters: first.draw(stop: t, rng: &rng))
                     }
                     return net
                 }
@@ -202,21 +212,19 @@ public struct NetworkSMC: Sendable {
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)
-                            let units = try me.runUnits(block: m, inputs: x, stops: [s], settings: islandSettings,
-                                                        stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
-                            var lz = 0.0, rv = 0.0, sl = 0.0, noise = 0.0
-                            var dg = SMCDiagnostics()
-                            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
-                            for (u, est) in units.enumerated() {
-                                let cmb = est.combined(0)
-                                // The replicates' own noise in log Ẑ: var_r(l_r)/R, the variance of their mean.
-                                noise += LogEstimate.mean(est.logZ[0]).variance
-                                lz += cmb.logZ
-                                rv += cmb.relVar
-                                sl += est.slope[0]
-                                dg.merge(est.diagnostics)
-                                if !last { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
+                            let (n, est) = try me.runBlock(m, inputs: x, stops: [s], settings: islandSettings,
+                                                           stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
+                            // Z_m = Z_u^n: n times the pooled unit's log Ẑ (its variance n² times); the replicates'
+                            // own noise in log Ẑ is var_r(l_r)/R, the variance of their mean, likewise n² times.
+                            let cmb = est.combined(0)
+                            let nn = Double(n)
+                            let lz = nn * cmb.logZ, rv = nn * nn * cmb.relVar, sl = nn * est.slope[0]
+                            let noise = nn * nn * LogEstimate.mean(est.logZ[0]).variance
+                            if !last {
+                                var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+                                for u in 0..<n { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
                             }
+                            let dg = est.diagnostics
                             return (lz, rv, noise, sl, net, dg)
                         }
                     let lz = islands.map(\.logZ)

@@ -92,6 +92,33 @@ public struct SMCUnitEstimate: Sendable {
         return (m, ss / (r - 1) / r)
     }
 
+    /// The replicates of several runs of one and the same unit (independent streams) as one estimate.
+    ///
+    /// Units that are exchangeable (the neurons of one Gaussian layer given its inputs: the same Fisher
+    /// block as a function of their own weights, the same prior) have the same `Z_u`, so a block of n
+    /// of them has `Z = Z_u^n`. Estimating `log Z_u` once from all n·R replicates and multiplying by n
+    /// keeps the variance of the sum of n separate estimates (`n² · V/(nR)` against `n · V/R`) and cuts
+    /// the bias of the log n-fold: a log-mean of R replicates is low by about half its relative variance.
+    /// The slope is the Ẑ-weighted mean over all replicates; populations and diagnostics are concatenated.
+    public static func pooled(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
+        precondition(!parts.isEmpty && parts.allSatisfy { $0.logZ.count == parts[0].logZ.count })
+        let stops = parts[0].logZ.count
+        var out = SMCUnitEstimate(logZ: [[Double]](repeating: [], count: stops), slope: [],
+                                  populations: [[SMCPopulation]](repeating: [], count: parts[0].populations.count),
+                                  diagnostics: SMCDiagnostics())
+        for p in parts {
+            for t in 0..<stops { out.logZ[t] += p.logZ[t] }
+            for t in out.populations.indices { out.populations[t] += p.populations[t] }
+            out.diagnostics.merge(p.diagnostics)
+        }
+        // Each part's slope is already its replicates' Ẑ-weighted mean; weight the parts by Σ_r Ẑ_r.
+        out.slope = (0..<stops).map { t in
+            let w = LogSpace.normalizedWeights(logWeights: parts.map { LogSpace.logMeanExp($0.logZ[t]) + Foundation.log(Double($0.logZ[t].count)) })
+            return zip(w, parts).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
+        }
+        return out
+    }
+
     /// A draw from the unit's population at stop t: a replicate chosen with probability ∝ Ẑ_r, then a
     /// particle ∝ its weight. Combined with the Ẑ's this is an unbiased particle measure of Z·π_s.
     public func draw(stop t: Int, rng: inout Xoshiro256) -> [Double] {

@@ -23,6 +23,12 @@ public struct LogEstimate: Sendable, Equatable {
         LogEstimate(value: a.value + b.value, variance: a.variance + b.variance)
     }
 
+    /// `n` times the estimate (value `n·v`, variance `n²·V`): the log of `Z^n` from one estimate of `log Z`.
+    public func times(_ n: Int) -> LogEstimate {
+        let k = Double(n)
+        return LogEstimate(value: k * value, variance: k * k * variance)
+    }
+
     /// One unbiased (natural-scale) estimate with relative variance `V = Var Ẑ / Z²`: its log is low by
     /// `V/2` to second order, so `log Ẑ + V/2` is the bias-corrected log, with variance `V`.
     public static func corrected(logZ: Double, relVar: Double) -> LogEstimate {

@@ -98,4 +98,26 @@ final class AnnealedSMCTests: XCTestCase {
         XCTAssertEqual(t.logVariance, 2.0 / 2 / 4, accuracy: 1e-14)
         XCTAssertEqual(TraceEstimate.addedVariance(slope: 4, logVarianceOfC: 0.5), 2, accuracy: 1e-14)
     }
+
+    /// Pooling runs of one unit: the replicates are concatenated, the slope is the Ẑ-weighted mean over
+    /// all replicates (each part's slope already being its own replicates' Ẑ-weighted mean), and
+    /// `times(n)` scales a log-estimate to `Z^n` (value n·v, variance n²·V).
+    func testPooledReplicatesAndPowers() {
+        func log(_ x: Double) -> Double { Foundation.log(x) }
+        let a = SMCUnitEstimate(logZ: [[log(1.0), log(3.0)]], slope: [2], populations: [], diagnostics: SMCDiagnostics())
+        let b = SMCUnitEstimate(logZ: [[log(4.0), log(4.0)]], slope: [5], populations: [], diagnostics: SMCDiagnostics())
+        let p = SMCUnitEstimate.pooled([a, b])
+        for (v, w) in zip(p.logZ[0], [1.0, 3, 4, 4]) { XCTAssertEqual(Foundation.exp(v), w, accuracy: 1e-12) }
+        XCTAssertEqual(p.logZ[0].count, 4)
+        // Σ Ẑ: 4 for a, 8 for b → slope (4·2 + 8·5) / 12 = 4.
+        XCTAssertEqual(p.slope[0], 4, accuracy: 1e-12)
+        // mean 3, values relative to it 1/3, 1, 4/3, 4/3: sample variance 2/9 (deviations −2/3, 0, 1/3, 1/3 →
+        // (4/9 + 0 + 1/9 + 1/9)/3), over R = 4.
+        let c = p.combined(0)
+        XCTAssertEqual(c.logZ, log(3.0), accuracy: 1e-12)
+        XCTAssertEqual(c.relVar, 2.0 / 9 / 4, accuracy: 1e-12)
+        let e = LogEstimate(value: 1.5, variance: 0.25).times(4)
+        XCTAssertEqual(e.value, 6)
+        XCTAssertEqual(e.variance, 4)
+    }
 }

@@ -132,6 +132,61 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// Exchangeable first-layer neurons (3-2-2, tanh, biases: two neurons of four weights each): stage 1's
+    /// pooled estimate of `log Z_1 = 2 log Z_u` against the quadrature of `Z_u` over a neuron's weights
+    /// (a 12-point midpoint rule in each of the 4 coordinates), at both ε, within four standard errors.
+    func testExchangeableFirstLayerAgainstQuadrature() async throws {
+        let data = Matrix(rows: 4, cols: 3, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "3-2-2", bias: true), activation: .tanh, data: data,
+                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        XCTAssertEqual(model.units(block: 0).count, 2)
+        XCTAssertEqual(model.units(block: 0).dimension, 4)
+        let eps = [0.01, 0.2], zeta = 2.0 / 3
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
+        let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: false, threads: 2)
+        let n = 12
+        let grid = (0..<n).map { -1 + (Double($0) + 0.5) * 2 / Double(n) }
+        let x0 = model.unitInputs(data, block: 0)
+        var roots: [[Double]] = []
+        for a in grid { for b in grid { for c in grid { for e in grid {
+            roots.append(try model.unitRoots([a, b, c, e], inputs: x0))
+        } } } }
+        for (i, e) in eps.enumerated() {
+            let s = ScaleParameters.t(eps: e, zeta: zeta)
+            let exact = 2 * LogSpace.logMeanExp(roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) })
+            let stage = r.points[i].stages[0]
+            XCTAssertEqual(stage.value, exact, accuracy: 4 * stage.variance.squareRoot() + 0.01, "log Z_1 at ε = \(e)")
+        }
+    }
+
+    /// An island of a hidden layer with n exchangeable neurons (the second layer of 1-1-3-2, three
+    /// one-weight neurons given the first layer's output): `runBlock` returns one pooled estimate of
+    /// `Z_u`, and `n · log Ẑ_u` matches n times the quadrature of the one-dimensional `Z_u`.
+    func testPooledIslandBlockAgainstQuadrature() throws {
+        let data = Matrix(rows: 5, cols: 1, data: [0.9, -1.7, 0.4, 2.2, -0.5])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-3-2"), activation: .tanh, data: data, sigma2: 0.3,
+                                     noiseSamples: 1, noiseSeed: 3)
+        XCTAssertEqual(model.units(block: 1).count, 3)
+        XCTAssertEqual(model.units(block: 1).dimension, 1)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 8, inner: 64, traceDraws: 10)
+        var net = model.zeroNetwork()
+        model.setUnit(&net, block: 0, unit: 0, parameters: [0.8])
+        let x = try model.blockInputs(net, block: 1)
+        let xa = model.unitInputs(x, block: 1)
+        let s = 40.0
+        let settings = try SMCSettings(particles: 32, replicates: 2, essFraction: 0.5, moves: 3)
+        let (units, est) = try smc.runBlock(1, inputs: x, stops: [s], settings: settings, stream: [1], keep: true)
+        XCTAssertEqual(units, 3)
+        XCTAssertEqual(est.logZ[0].count, 2, "R replicates")
+        XCTAssertEqual(est.populations[0][0].weights.count, 96, "n·P particles per replicate")
+        let m = 4000
+        let exact = LogSpace.logMeanExp(try (0..<m).map { a in
+            LogSpace.logDetSqrt(roots: try model.unitRoots([-1 + (Double(a) + 0.5) * 2 / Double(m)], inputs: xa), scale: s)
+        })
+        let c = est.combined(0)
+        XCTAssertEqual(3 * c.logZ, 3 * exact, accuracy: 4 * 3 * c.relVar.squareRoot() + 1e-3)
+    }
+
     /// Convolutional stacks: each filter is a unit shared over positions, the dense softmax layer after
     /// pooling one unit; stacked, the units carry the Markov block's spectrum (computed by the plain
     /// route), and the cheap trace equals Σ λ.
