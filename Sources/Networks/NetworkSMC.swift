@@ -142,6 +142,17 @@ public struct NetworkSMC: Sendable {
         }
     }
 
+    /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
+    /// as it is (the particle filter's weight); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`
+    /// (each of the n logs is low by V/2, and they are one estimate, so their errors add coherently); the
+    /// slope `n · d log Z_u / d log s`; and the replicates' own noise in `n · log Ẑ_u`, `n² var_r(l_r)/R`.
+    static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int) -> (logZ: Double, corrected: LogEstimate, slope: Double, noise: Double) {
+        let cmb = est.combined(t)
+        let k = Double(n)
+        return (k * cmb.logZ, LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n), k * est.slope[t],
+                k * k * LogEstimate.mean(est.logZ[t]).variance)
+    }
+
     /// The n exchangeable units of block m given its inputs, as one pooled sampler over `stops`: R
     /// replicates of n·P particles (P = `settings.particles`), the cost of n samplers of P each
     /// (`SMCUnitEstimate.pooled`); `log Z_m = n · log Z_u`.
@@ -186,9 +197,9 @@ public struct NetworkSMC: Sendable {
                                                      essFraction: 0.5, moves: 3) : unitSettings
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
-            let cmb = first.combined(t)
-            var joint = LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n1)
-            var slope = Double(n1) * first.slope[t]
+            let firstBlock = Self.block(first, units: n1, stop: t)
+            var joint = firstBlock.corrected
+            var slope = firstBlock.slope
             var low = joint
             var stageTerms = [joint]
             var stageESS: [Double] = []
@@ -208,30 +219,24 @@ public struct NetworkSMC: Sendable {
                 for m in 1..<L {
                     let last = m == L - 1
                     let current = particles
-                    let islands: [(logZ: Double, relVar: Double, noise: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
+                    let islands: [(logZ: Double, lower: Double, noise: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)
                             let (n, est) = try me.runBlock(m, inputs: x, stops: [s], settings: islandSettings,
                                                            stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
-                            // Z_m = Z_u^n: n times the pooled unit's log Ẑ (its variance n² times); the replicates'
-                            // own noise in log Ẑ is var_r(l_r)/R, the variance of their mean, likewise n² times.
-                            let cmb = est.combined(0)
-                            let nn = Double(n)
-                            let lz = nn * cmb.logZ, rv = nn * nn * cmb.relVar, sl = nn * est.slope[0]
-                            let noise = nn * nn * LogEstimate.mean(est.logZ[0]).variance
+                            let b = Self.block(est, units: n, stop: 0)
                             if !last {
                                 var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                                 for u in 0..<n { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
                             }
-                            let dg = est.diagnostics
-                            return (lz, rv, noise, sl, net, dg)
+                            return (b.logZ, b.corrected.value, b.noise, b.slope, net, est.diagnostics)
                         }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
                     stageTerms.append(LogEstimate.logMean(lz))
                     joint = joint + stageTerms[stageTerms.count - 1]
-                    low = low + LogEstimate.mean(islands.map { $0.logZ + $0.relVar / 2 })
+                    low = low + LogEstimate.mean(islands.map(\.lower))
                     let w = LogSpace.normalizedWeights(logWeights: lz)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))

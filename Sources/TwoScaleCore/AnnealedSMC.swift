@@ -76,6 +76,13 @@ public struct SMCUnitEstimate: Sendable {
     /// Diagnostics, summed or pooled over replicates.
     public var diagnostics: SMCDiagnostics
 
+    public init(logZ: [[Double]], slope: [Double], populations: [[SMCPopulation]], diagnostics: SMCDiagnostics) {
+        self.logZ = logZ
+        self.slope = slope
+        self.populations = populations
+        self.diagnostics = diagnostics
+    }
+
     /// The unit's estimate at stop t: `log mean_r Ẑ_r`, and `V`, the relative variance of that mean
     /// (`Var Ẑ / Z²`, from the spread of the replicates).
     public func combined(_ t: Int) -> (logZ: Double, relVar: Double) {

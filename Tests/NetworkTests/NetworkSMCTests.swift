@@ -159,6 +159,21 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// A block of n pooled exchangeable units, by hand: replicates Ẑ = 1, 3 (mean 2, V = 1/4), slope 0.5,
+    /// n = 3 — raw log 3·log 2; corrected 3·(log 2 + V/2) (each of the n logs is low by V/2, so the
+    /// correction is n·V/2, not n²·V/2) with variance 9V; slope 1.5; noise 9·var_r(log Ẑ_r)/2.
+    func testPooledBlockScalesByTheUnitCount() {
+        let l = [0.0, Foundation.log(3.0)]
+        let est = SMCUnitEstimate(logZ: [l], slope: [0.5], populations: [], diagnostics: SMCDiagnostics())
+        let b = NetworkSMC.block(est, units: 3, stop: 0)
+        XCTAssertEqual(b.logZ, 3 * Foundation.log(2.0), accuracy: 1e-13)
+        XCTAssertEqual(b.corrected.value, 3 * (Foundation.log(2.0) + 0.125), accuracy: 1e-13)
+        XCTAssertEqual(b.corrected.variance, 9 * 0.25, accuracy: 1e-13)
+        XCTAssertEqual(b.slope, 1.5, accuracy: 1e-15)
+        let q = Foundation.log(3.0)
+        XCTAssertEqual(b.noise, 9 * (q * q / 2) / 2, accuracy: 1e-13)
+    }
+
     /// An island of a hidden layer with n exchangeable neurons (the second layer of 1-1-3-2, three
     /// one-weight neurons given the first layer's output): `runBlock` returns one pooled estimate of
     /// `Z_u`, and `n · log Ẑ_u` matches n times the quadrature of the one-dimensional `Z_u`.
