@@ -44,7 +44,7 @@ public struct NetworkSMC: Sendable {
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 4K particles per first-layer neuron)")
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; K particles per first-layer neuron)")
         }
         // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
         guard model.blockDimensions.count == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
@@ -110,20 +110,23 @@ public struct NetworkSMC: Sendable {
     }
 
     /// The first layer's pooled sampler (`stageOneTasks` runs of `replicates` replicates each): together they
-    /// hold `stageOneFactor·K` particles per neuron, as separate samplers per neuron would, but in a few
+    /// hold `stageOneParticles·K` particles per neuron, as separate samplers per neuron would, but in a few
     /// large replicates, which is what lowers the bias (an SMC sampler with few particles misses the
     /// scarce high-g region, and the spread of its replicates does not show it; docs/ESTIMATORS.md). A
-    /// cautious schedule (ESS kept ≥ 0.8 P) and 5 MH sweeps per step. It runs once for the whole ε grid.
+    /// cautious schedule (ESS kept ≥ 0.8 P) and `stageOneSweeps` MH sweeps per step: at a fixed number of
+    /// particle moves, fewer particles moved longer give a third of the spread (measured, docs/ESTIMATORS.md,
+    /// "Particles against sweeps"). It runs once for the whole ε grid.
     func stageOneSettings(units n: Int) throws -> SMCSettings {
-        let total = Self.stageOneFactor * paths * n
+        let total = Self.stageOneParticles * paths * n
         return try SMCSettings(particles: Swift.max(1, total / (Self.stageOneTasks(units: n) * replicates)),
-                               replicates: replicates, essFraction: 0.8, moves: 5)
+                               replicates: replicates, essFraction: 0.8, moves: Self.stageOneSweeps)
     }
 
     /// Independent runs (tasks) of the first layer's pooled sampler: one per neuron up to 4.
     static func stageOneTasks(units n: Int) -> Int { Swift.min(4, Swift.max(1, n)) }
 
-    public static let stageOneFactor = 4
+    /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `stageOneSweeps` sweeps per step.
+    public static let stageOneParticles = 1, stageOneSweeps = 20
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
     /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1

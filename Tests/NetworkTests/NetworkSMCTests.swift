@@ -159,6 +159,23 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// Stage 1's budget: K particles per first-layer neuron over 2·min(4, n) replicates, 20 sweeps per
+    /// step (the particle moves of 4K particles × 5 sweeps, spent on longer chains; docs/ESTIMATORS.md).
+    func testStageOneBudget() throws {
+        let data = Matrix(rows: 4, cols: 3, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "3-16-2", bias: false), activation: .relu, data: data,
+                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
+        let wide = try smc.stageOneSettings(units: 16)
+        XCTAssertEqual(NetworkSMC.stageOneTasks(units: 16) * wide.replicates, 8)
+        XCTAssertEqual(wide.particles, 64 * 16 / 8)
+        XCTAssertEqual(wide.moves, 20)
+        XCTAssertEqual(wide.essFraction, 0.8)
+        let narrow = try smc.stageOneSettings(units: 2)
+        XCTAssertEqual(NetworkSMC.stageOneTasks(units: 2) * narrow.replicates, 4)
+        XCTAssertEqual(narrow.particles, 64 * 2 / 4)
+    }
+
     /// A block of n pooled exchangeable units, by hand: replicates Ẑ = 1, 3 (mean 2, V = 1/4), slope 0.5,
     /// n = 3 — raw log 3·log 2; corrected 3·(log 2 + V/2) (each of the n logs is low by V/2, so the
     /// correction is n·V/2, not n²·V/2) with variance 9V; slope 1.5; noise 9·var_r(log Ẑ_r)/2.
