@@ -26,9 +26,14 @@ public struct ArchitectureComparison: Sendable {
         public var zeta: Double
         public var threads: Int
         public var training: TrainingConfig
+        /// The 2sED estimator: `plain` (K uniform paths × J inner draws, docs/METHOD.md §13) or `smc` (K outer
+        /// particles, J island particles, `traceDraws` draws for ĉ; docs/ESTIMATORS.md).
+        public var estimator: EstimatorKind
+        public var traceDraws: Int
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
-                    box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig) {
+                    box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,
+                    estimator: EstimatorKind = .plain, traceDraws: Int = 1000) {
             self.activation = activation
             self.sigma2 = sigma2
             self.noiseSamples = noiseSamples
@@ -40,6 +45,8 @@ public struct ArchitectureComparison: Sendable {
             self.zeta = zeta
             self.threads = threads
             self.training = training
+            self.estimator = estimator
+            self.traceDraws = traceDraws
         }
     }
 
@@ -51,7 +58,11 @@ public struct ArchitectureComparison: Sendable {
         public var dZeta: Double
         public var dZetaLower: Double
         public var dZetaJoint: Double
-        /// ESS of each stage's weights at ε.
+        /// smc: the half-widths of the 95% intervals of the 2sED and the lower 2sED (nil for plain, whose
+        /// bootstrap over paths does not cover: docs/ESTIMATORS.md).
+        public var ci95HalfWidth: Double?
+        public var ci95HalfWidthLower: Double?
+        /// ESS of each stage's weights at ε (smc: of the outer particles' weights, stages m ≥ 2).
         public var ess: [Double]
         public var trainLoss: Double
         public var trainAccuracy: Double?
@@ -105,10 +116,7 @@ public struct ArchitectureComparison: Sendable {
         let t0 = clock.now
         let model = try MarkovFisher(architecture: a, activation: s.activation, data: fisherInputs,
                                      sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: seed)
-        let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: seed, activation: s.activation)
-        let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
-        let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
-        let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
+        let d = try await twoScale(model, seed: seed)
         let t1 = clock.now
         var config = s.training
         config = try TrainingConfig(architecture: a, activation: s.activation, optimizer: config.optimizer,
@@ -130,12 +138,32 @@ public struct ArchitectureComparison: Sendable {
         let sharp = Self.sharpness(result.network, inputs: train.inputs, labels: labels, base: final.trainLoss,
                                    seed: seed)
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-        return Entry(architecture: a, replicate: r, dZeta: p.dZeta, dZetaLower: p.dZetaLower, dZetaJoint: p.dZetaJoint,
-                     ess: p.ess, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+        return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
+                     ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
                      spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
+    }
+
+    /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
+    /// the half-widths of their 95% intervals. smc estimates the nested and joint 2sED as one quantity.
+    func twoScale(_ model: MarkovFisher, seed: UInt64) async throws
+        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double]) {
+        let s = settings
+        switch s.estimator {
+        case .plain:
+            let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: seed, activation: s.activation)
+            let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
+            let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
+            let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
+            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess)
+        case .smc:
+            let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws)
+            let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
+            let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
+            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS)
+        }
     }
 
     /// `‖W‖₂` over every weight matrix (biases left out).
@@ -195,6 +223,12 @@ public struct ArchitectureSummary: Sendable {
 
     public func mean(_ f: (ArchitectureComparison.Entry) -> Double) -> Double {
         entries.reduce(0) { $0 + f($1) } / Double(entries.count)
+    }
+
+    /// The mean over the seeds of an interval half-width that every seed has (smc), else nil (plain).
+    public func meanHalfWidth(_ f: (ArchitectureComparison.Entry) -> Double?) -> Double? {
+        let h = entries.compactMap(f)
+        return h.count == entries.count && !h.isEmpty ? h.reduce(0, +) / Double(h.count) : nil
     }
 
     /// Sample standard deviation over the seeds (0 for one seed).

@@ -73,6 +73,10 @@ public struct ComparisonStudy: Sendable, Encodable {
             try both("d_zeta", \.dZeta)
             try both("d_zeta_joint", \.dZetaJoint)
             try c.encode(m.mean(\.dZetaLower) / Double(a.parameterCount), forKey: Key("lower_per_parameter"))
+            if let h = m.meanHalfWidth(\.ci95HalfWidth), let hl = m.meanHalfWidth(\.ci95HalfWidthLower) {
+                try c.encode(h, forKey: Key("d_zeta_ci95_halfwidth"))
+                try c.encode(hl, forKey: Key("d_zeta_lower_ci95_halfwidth"))
+            }
             try c.encode(m.entries.flatMap(\.ess), forKey: Key("ess"))
             try both("train_loss", \.trainLoss)
             if m.entries.allSatisfy({ $0.trainAccuracy != nil }) { try both("train_accuracy") { $0.trainAccuracy ?? .nan } }
@@ -110,8 +114,10 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(n, forKey: Key("n"))
         try c.encode(epsN, forKey: Key("eps_n"))
         try c.encode(settings.zeta, forKey: Key("zeta"))
+        try c.encode(settings.estimator.rawValue, forKey: Key("estimator"))
         try c.encode(settings.paths, forKey: Key("paths"))
         try c.encode(settings.inner, forKey: Key("inner"))
+        if settings.estimator == .smc { try c.encode(settings.traceDraws, forKey: Key("trace_draws")) }
         try c.encode(settings.sigma2, forKey: Key("sigma2"))
         try c.encode(settings.training.epochs, forKey: Key("epochs"))
         try c.encode(summaries.first?.entries.count ?? 0, forKey: Key("seeds"))

@@ -13,8 +13,9 @@ struct CompareCommand: AsyncParsableCommand {
         abstract: "Rank architectures by lower 2sED at ε_n and by training loss; Kendall τ between them.",
         discussion: """
         For each architecture in --archs: the Markov-FIM 2sED, lower 2sED and joint 2sED at ε = ε_n \
-        (docs/METHOD.md §15, n = --bound-n or the training-set size) from K paths and J inner draws on the first \
-        --fisher-samples training inputs (docs/METHOD.md §13); then training from scratch with the same optimizer, \
+        (docs/METHOD.md §15, n = --bound-n or the training-set size) on the first --fisher-samples training inputs, \
+        by --estimator plain (K paths and J inner draws, docs/METHOD.md §13) or smc (K outer particles, J island \
+        particles, with 95% intervals; docs/ESTIMATORS.md); then training from scratch with the same optimizer, \
         data and budget (default Adam, lr 1e-3, batch 64), recording the final training loss (and \
         holdout loss/accuracy with --holdout). Reports Kendall's τ_b between the lower 2sED and the \
         training loss with its two-sided p-value (exact without ties for up to 50 architectures, \
@@ -47,11 +48,22 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(name: .customLong("fisher-samples"), help: "N: the first N training inputs average the Fisher matrix.")
     var fisherSamples: Int = 100
 
-    @Option(help: "K: Monte Carlo paths θ^k ~ U(box).")
-    var paths: Int = 50
+    @Option(help: "Estimator of the 2sEDs: plain (uniform paths; biased low in high d, docs/ESTIMATORS.md) or smc (annealed SMC, factorised over neurons, with 95% intervals whose mean half-width is reported).")
+    var estimator: EstimatorKind = .plain
 
-    @Option(help: "J: inner draws per path and later layer.")
-    var inner: Int = 50
+    @Option(help: "K (default 50 for plain, 64 for smc): plain: Monte Carlo paths θ^k ~ U(box); smc: outer particles of later layers and particles per first-layer neuron.")
+    var paths: Int?
+
+    @Option(help: "J (default 50 for plain, 32 for smc): plain: inner draws per path and later layer; smc: particles per island unit, at least 8.")
+    var inner: Int?
+
+    @Option(name: .customLong("trace-draws"), help: "smc: uniform draws of θ for the trace normalisation ĉ.")
+    var traceDraws: Int = 1000
+
+    /// K and J with the estimator's defaults.
+    var budget: (paths: Int, inner: Int) {
+        estimator == .smc ? (paths ?? NetworkSMC.defaultPaths, inner ?? NetworkSMC.defaultInner) : (paths ?? 50, inner ?? 50)
+    }
 
     @Option(help: "σ² of the Gaussian hidden layers (> 0).")
     var sigma2: Double = 0.1
@@ -120,6 +132,17 @@ struct CompareCommand: AsyncParsableCommand {
     /// Every check that needs no file: before any data is read.
     func validate() throws {
         _ = try architectures()
+        if estimator == .smc {
+            guard budget.paths >= 4, budget.paths <= 1_000_000 else {
+                throw TwoScaleError.invalid("--paths", "\(budget.paths)", allowed: "the smc estimator needs K from 4 to 10⁶")
+            }
+            guard budget.inner >= 8, budget.inner <= 1_000_000 else {
+                throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "the smc estimator needs J from 8 to 10⁶ island particles")
+            }
+            guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+                throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+            }
+        }
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
         }
@@ -179,10 +202,11 @@ struct CompareCommand: AsyncParsableCommand {
         let training = try TrainingConfig(architecture: architectures[0], activation: act, optimizer: opt,
                                           batchSize: batch, epochs: epochs, seed: seed)
         let settings = ArchitectureComparison.Settings(
-            activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: paths, inner: inner,
+            activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: budget.paths, inner: budget.inner,
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
-            threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training)
-        _ = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: seed, activation: act)
+            threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
+            estimator: estimator, traceDraws: traceDraws)
+        _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()
         let median = Double(counts[counts.count / 2])
@@ -191,7 +215,7 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let comparison = ArchitectureComparison(settings: settings)
-        let paths = paths
+        let paths = budget.paths
         let study = try await ComparisonStudy.run(
             architectures, seeds: seeds, comparison: comparison, fisherInputs: fisherInputs, train: train, holdout: held,
             epsN: epsN, n: n, flatTolerance: flatTolerance,
@@ -207,13 +231,19 @@ struct CompareCommand: AsyncParsableCommand {
     static func text(_ r: ComparisonStudy) -> String {
         let summaries = r.summaries, settings = r.settings, flatTolerance = r.flatTolerance
         let seedCount = summaries.first?.entries.count ?? 0
-        var human = "architecture comparison at ε_n = \(Fmt.num(r.epsN)) (n = \(r.n)), ζ = \(Fmt.num(settings.zeta)), K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
+        var human = "architecture comparison at ε_n = \(Fmt.num(r.epsN)) (n = \(r.n)), ζ = \(Fmt.num(settings.zeta)), \(settings.estimator.rawValue) estimator, K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
         human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(r.allFlat ? "yes" : "no")\n\n"
         human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "flat"], summaries.map { m in
             [m.architecture.notation, String(m.architecture.parameterCount),
              "\(Fmt.num(m.mean(\.dZetaLower))) ± \(Fmt.num(m.sd(\.dZetaLower), 3))", "\(Fmt.num(m.mean(\.dZeta))) ± \(Fmt.num(m.sd(\.dZeta), 3))",
              "\(Fmt.num(m.mean(\.trainLoss))) ± \(Fmt.num(m.sd(\.trainLoss), 3))", m.flat(tolerance: flatTolerance) ? "yes" : "no"]
         })
+        if settings.estimator == .smc {
+            human += "\nsmc: mean half-width of the 95% intervals over the seeds (lower 2sED; 2sED): "
+            human += summaries.map { m in
+                "\(m.architecture.notation) \(m.meanHalfWidth(\.ci95HalfWidthLower).map { Fmt.num($0, 3) } ?? "—"); \(m.meanHalfWidth(\.ci95HalfWidth).map { Fmt.num($0, 3) } ?? "—")"
+            }.joined(separator: ", ") + "\n"
+        }
         human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(r.tauLower.tau)), p = \(Fmt.num(r.tauLower.pValue))"
         human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(r.tauNested.tau)), p = \(Fmt.num(r.tauNested.pValue))\n"
         human += "\nevery measure against the training loss (baselines beside the 2sED):\n"

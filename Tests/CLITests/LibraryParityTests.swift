@@ -155,6 +155,51 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         XCTAssertEqual(json, try tree(study))
     }
 
+    /// `compare --estimator smc`: the CLI prints the library's study, and each architecture's 2sEDs and
+    /// interval half-widths are those of the smc estimator run directly on the same Markov FIM and seed.
+    func testCompareSMC() async throws {
+        let archs = try ["4-4-3", "4-2-2-3"].map { try Architecture(parsing: $0) }
+        let data = try DataSource.load("synthetic:teacher:4-3-3", samples: 30, labels: .last, standardize: false, seed: 1,
+                                       inputSize: 4, inputShape: nil)
+        let training = try TrainingConfig(architecture: archs[0], activation: .relu,
+                                          optimizer: try OptimizerSettings(kind: .adam, learningRate: 1e-3), batchSize: 10, epochs: 1, seed: 1)
+        let epsN = try GeneralizationBound.epsilon(n: 30, gamma: 1)
+        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 8, inner: 8, box: -1...1,
+                                                       seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training,
+                                                       estimator: .smc, traceDraws: 50)
+        let fisher = data.prefix(10).inputs
+        let study = try await ComparisonStudy.run(archs, seeds: 1, comparison: ArchitectureComparison(settings: settings),
+                                                  fisherInputs: fisher, train: data, holdout: nil, epsN: epsN, n: 30, flatTolerance: 0.05)
+        let json = try await cli(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
+                                  "--fisher-samples", "10", "--estimator", "smc", "--paths", "8", "--inner", "8", "--trace-draws", "50",
+                                  "--batch", "10", "--epochs", "1", "--seeds", "1", "--threads", "2"])
+        XCTAssertEqual(json, try tree(study))
+        XCTAssertEqual(json["estimator"]?.stringValue, "smc")
+        XCTAssertEqual(json["trace_draws"]?.doubleValue, 50)
+        let points = try XCTUnwrap(json["points"]?.arrayValue)
+        for (a, p) in zip(archs, points) {
+            let model = try MarkovFisher(architecture: a, activation: .relu, data: fisher, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
+            let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: 8, inner: 8, traceDraws: 50)
+            let r = try await smc.run(eps: [epsN], zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: 1).points[0]
+            let lower = try XCTUnwrap(r.ci95Lower)
+            XCTAssertEqual(p["d_zeta"]?.doubleValue, r.dZeta)
+            XCTAssertEqual(p["d_zeta_joint"]?.doubleValue, r.dZeta)
+            XCTAssertEqual(p["d_zeta_lower"]?.doubleValue, r.dZetaLower)
+            XCTAssertEqual(try XCTUnwrap(p["d_zeta_ci95_halfwidth"]?.doubleValue), (r.ci95.upperBound - r.ci95.lowerBound) / 2, accuracy: 1e-12)
+            XCTAssertEqual(try XCTUnwrap(p["d_zeta_lower_ci95_halfwidth"]?.doubleValue), (lower.upperBound - lower.lowerBound) / 2, accuracy: 1e-12)
+        }
+        // plain reports no interval half-widths (its bootstrap does not cover; docs/ESTIMATORS.md).
+        let plain = try await cli(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
+                                   "--fisher-samples", "10", "--paths", "4", "--inner", "2", "--batch", "10", "--epochs", "1", "--seeds", "1"])
+        XCTAssertEqual(plain["estimator"]?.stringValue, "plain")
+        XCTAssertNil(plain["points"]?.arrayValue?.first?["d_zeta_ci95_halfwidth"])
+        // A budget the smc samplers cannot adapt with is a usage error before any data is read.
+        let bad = await runCLICapturingErrors(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3",
+                                               "--samples", "30", "--estimator", "smc", "--inner", "4"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.err.contains("--inner"), bad.err)
+    }
+
     func testMerge() async throws {
         let flags = ["--arch", "3-2-2", "--samples", "5", "--paths", "4", "--inner", "2", "--sigma2", "0.1", "--eps", "0.1"]
         for i in 1...2 { _ = try await cli(["ed"] + flags + ["--shard", "\(i)/2", "--store", dir + "/p\(i)"]) }
