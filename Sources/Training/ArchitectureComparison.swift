@@ -64,6 +64,17 @@ public struct ArchitectureComparison: Sendable {
         public var ci95HalfWidthLower: Double?
         /// ESS of each stage's weights at ε (smc: of the outer particles' weights, stages m ≥ 2).
         public var ess: [Double]
+        /// smc: per stage m ≥ 2, the share of the outer weights' spread that is the islands' own noise
+        /// (empty for plain).
+        public var islandNoise: [Double] = []
+        /// The stage whose weights are degenerate (`WeightDegeneracy`), with the islands' share for smc.
+        public var degeneracy: WeightDegeneracy? {
+            var d = WeightDegeneracy.check(ess: ess, paths: paths)
+            if let stage = d?.stage, islandNoise.indices.contains(stage - 2) { d?.islandNoiseShare = islandNoise[stage - 2] }
+            return d
+        }
+        /// K of the run (for the degeneracy check; 0: unknown, never degenerate).
+        public var paths: Int = 0
         public var trainLoss: Double
         public var trainAccuracy: Double?
         public var holdoutLoss: Double?
@@ -139,7 +150,7 @@ public struct ArchitectureComparison: Sendable {
                                    seed: seed)
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
-                     ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -149,7 +160,7 @@ public struct ArchitectureComparison: Sendable {
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
     /// the half-widths of their 95% intervals. smc estimates the nested and joint 2sED as one quantity.
     func twoScale(_ model: MarkovFisher, seed: UInt64) async throws
-        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double]) {
+        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double], noise: [Double]) {
         let s = settings
         switch s.estimator {
         case .plain:
@@ -157,12 +168,12 @@ public struct ArchitectureComparison: Sendable {
             let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
             let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
             let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
-            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess)
+            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess, [])
         case .smc:
             let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws)
             let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
-            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS)
+            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS, p.stageIslandNoise)
         }
     }
 

@@ -215,7 +215,6 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let comparison = ArchitectureComparison(settings: settings)
-        let paths = budget.paths
         let study = try await ComparisonStudy.run(
             architectures, seeds: seeds, comparison: comparison, fisherInputs: fisherInputs, train: train, holdout: held,
             epsN: epsN, n: n, flatTolerance: flatTolerance,
@@ -223,7 +222,7 @@ struct CompareCommand: AsyncParsableCommand {
                 let a = architectures[i]
                 if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)") }
             },
-            measured: { e in if let w = NetworkReport.essWarning(e.ess, paths: paths) { Console.warn("\(e.architecture): " + w) } })
+            measured: { e in if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) } })
         try output.emit(study) { Self.text(study) }
     }
 

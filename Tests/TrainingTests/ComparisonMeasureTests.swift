@@ -69,6 +69,22 @@ final class ComparisonMeasureTests: XCTestCase {
                   initialPathNorm: 0, distanceFromInit: 0, sharpness: 0, spectraSeconds: 0, trainingSeconds: 0)
         }
         let s = ArchitectureSummary(architecture: a, entries: [entry(1, [2, 1.1, 1.0]), entry(3, [4, 3.02, 3.0])])
+        XCTAssertNil(s.meanHalfWidth(\.ci95HalfWidth))  // plain: no intervals
+        var e1 = entry(1, [2, 1.1, 1.0]), e2 = entry(3, [4, 3.02, 3.0])
+        e1.ci95HalfWidth = 0.5
+        XCTAssertNil(ArchitectureSummary(architecture: a, entries: [e1, e2]).meanHalfWidth(\.ci95HalfWidth))  // one seed lacks it
+        e2.ci95HalfWidth = 1.5
+        XCTAssertEqual(ArchitectureSummary(architecture: a, entries: [e1, e2]).meanHalfWidth(\.ci95HalfWidth), 1)
+        // smc: the degenerate stage carries its islands' noise share; K = 64 makes ESS < 3.2 degenerate.
+        e1.paths = 64
+        e1.ess = [30, 2.5]
+        e1.islandNoise = [0.1, 0.7]
+        let d = try XCTUnwrap(e1.degeneracy)
+        XCTAssertEqual([Double(d.stage), d.ess, Double(d.paths)], [3, 2.5, 64])
+        XCTAssertEqual(d.islandNoiseShare, 0.7)
+        e1.ess = [30, 4]
+        XCTAssertNil(e1.degeneracy)
+        XCTAssertNil(e2.degeneracy)  // K unknown
         XCTAssertEqual(s.mean(\.trainLoss), 2)
         XCTAssertEqual(s.sd(\.trainLoss), 2.0.squareRoot(), accuracy: 1e-15)
         // Last-epoch shares: 0.1/1.0 = 0.1 and 0.02/1.0 = 0.02.
