@@ -137,13 +137,18 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         XCTAssertEqual(gap, try tree(study))
     }
 
-    func testCompare() async throws {
+    /// compare's two architectures, teacher data, training and ε_n (30 samples, batch 10, one epoch).
+    func compareFixture() throws -> (archs: [Architecture], data: Dataset, training: TrainingConfig, epsN: Double) {
         let archs = try ["4-4-3", "4-2-2-3"].map { try Architecture(parsing: $0) }
         let data = try DataSource.load("synthetic:teacher:4-3-3", samples: 30, labels: .last, standardize: false, seed: 1,
                                        inputSize: 4, inputShape: nil)
         let training = try TrainingConfig(architecture: archs[0], activation: .relu,
                                           optimizer: try OptimizerSettings(kind: .adam, learningRate: 1e-3), batchSize: 10, epochs: 1, seed: 1)
-        let epsN = try GeneralizationBound.epsilon(n: 30, gamma: 1)
+        return (archs, data, training, try GeneralizationBound.epsilon(n: 30, gamma: 1))
+    }
+
+    func testCompare() async throws {
+        let (archs, data, training, epsN) = try compareFixture()
         let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 4, inner: 2, box: -1...1,
                                                        seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training)
         let study = try await ComparisonStudy.run(archs, seeds: 2, comparison: ArchitectureComparison(settings: settings),
@@ -158,12 +163,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     /// `compare --estimator smc`: the CLI prints the library's study, and each architecture's 2sEDs and
     /// interval half-widths are those of the smc estimator run directly on the same Markov FIM and seed.
     func testCompareSMC() async throws {
-        let archs = try ["4-4-3", "4-2-2-3"].map { try Architecture(parsing: $0) }
-        let data = try DataSource.load("synthetic:teacher:4-3-3", samples: 30, labels: .last, standardize: false, seed: 1,
-                                       inputSize: 4, inputShape: nil)
-        let training = try TrainingConfig(architecture: archs[0], activation: .relu,
-                                          optimizer: try OptimizerSettings(kind: .adam, learningRate: 1e-3), batchSize: 10, epochs: 1, seed: 1)
-        let epsN = try GeneralizationBound.epsilon(n: 30, gamma: 1)
+        let (archs, data, training, epsN) = try compareFixture()
         let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 8, inner: 8, box: -1...1,
                                                        seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training,
                                                        estimator: .smc, traceDraws: 50)
