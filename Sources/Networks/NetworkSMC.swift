@@ -43,16 +43,8 @@ public struct NetworkSMC: Sendable {
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
-        guard paths >= 2 * replicates, paths <= 1_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; K particles per first-layer neuron)")
-        }
-        // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
-        guard model.blockDimensions.count == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
-            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
-        }
-        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
-            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
-        }
+        try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.blockDimensions.count,
+                             replicates: replicates)
         try MonteCarloDesign.checkBox(box)
         self.model = model
         self.box = box
@@ -61,6 +53,21 @@ public struct NetworkSMC: Sendable {
         self.inner = inner
         self.traceDraws = traceDraws
         self.replicates = replicates
+    }
+
+    /// The budget the samplers can run with, for a network of `layers` Fisher blocks: K from 2R to 10⁶, J
+    /// (islands, only with later layers) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates).
+    public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2) throws {
+        guard paths >= 2 * replicates, paths <= 1_000_000 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; K particles per first-layer neuron)")
+        }
+        // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
+        guard layers == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
+            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
+        }
+        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+        }
     }
 
     public struct Result: Sendable {

@@ -131,16 +131,11 @@ struct CompareCommand: AsyncParsableCommand {
 
     /// Every check that needs no file: before any data is read.
     func validate() throws {
-        _ = try architectures()
+        let list = try architectures()
         if estimator == .smc {
-            guard budget.paths >= 4, budget.paths <= 1_000_000 else {
-                throw TwoScaleError.invalid("--paths", "\(budget.paths)", allowed: "the smc estimator needs K from 4 to 10⁶")
-            }
-            guard budget.inner >= 8, budget.inner <= 1_000_000 else {
-                throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "the smc estimator needs J from 8 to 10⁶ island particles")
-            }
-            guard traceDraws >= 2, traceDraws <= 10_000_000 else {
-                throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+            for a in list {
+                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws,
+                                           layers: a.parametricLayers.count)
             }
         }
         guard fisherSamples >= 1 else {
