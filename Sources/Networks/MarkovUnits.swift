@@ -30,8 +30,16 @@ extension MarkovFisher {
         // The Gram route needs the active rows to be fewer than the columns, so the Gram can only pay
         // when the rows are (at most a few times) the columns; 4096 rows cap it at 128 MiB.
         let useGram = !softmax && (gram ?? (xa.rows <= 4 * xa.cols && xa.rows <= 4096))
+        var norms = [Double](repeating: 0, count: xa.rows)
+        xa.data.withUnsafeBufferPointer { px in
+            for i in 0..<xa.rows {
+                var q = 0.0
+                for j in 0..<xa.cols { let v = px[i * xa.cols + j]; q += v * v }
+                norms[i] = q
+            }
+        }
         return UnitInputs(block: m, patches: xa, samples: samples,
-                          gram: useGram ? BLAS.gram(xa) : nil)
+                          gram: useGram ? BLAS.gram(xa) : nil, rowNorms: norms)
     }
 
     /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for the block and
@@ -40,6 +48,42 @@ extension MarkovFisher {
         let eig = inputs.block == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: inputs.patches)
                                                             : try neuronEigenvalues(w, inputs: inputs)
         return try Spectrum(eigenvalues: eig).roots
+    }
+
+    /// `Tr F_u(w)`, the trace of the unit's Fisher block, with no eigenproblem: `σ⁻² E[act'(w·x)² |x|²]`
+    /// for a Gaussian neuron (a filter: summed over its positions), `E[(1 − Σ_c p_c²) |x|²]` for the
+    /// softmax unit (x augmented with the bias input). One matrix–vector product (the softmax unit: one
+    /// small matrix product); the smc sampler screens its proposals with it (`SMCUnit.screen`).
+    public func unitTrace(_ w: [Double], inputs: UnitInputs) -> Double {
+        let xa = inputs.patches
+        let s = xa.rows, p = xa.cols
+        if inputs.block == blockDimensions.count - 1 {
+            let k = architecture.classes
+            precondition(w.count == k * p)
+            let probs = Softmax.probabilities(BLAS.product(xa, Matrix(rows: k, cols: p, data: w), transB: true))
+            var t = 0.0
+            for i in 0..<s {
+                var q = 0.0
+                for c in 0..<k { let v = probs.data[i * k + c]; q += v * v }
+                t += (1 - q) * inputs.rowNorms[i]
+            }
+            return t / Double(inputs.samples)
+        }
+        precondition(w.count == p)
+        var z = [Double](repeating: 0, count: s)
+        xa.data.withUnsafeBufferPointer { px in
+            w.withUnsafeBufferPointer { pw in
+                z.withUnsafeMutableBufferPointer { pz in
+                    BLAS.gemv(m: s, n: p, a: px.baseAddress!, lda: p, x: pw.baseAddress!, y: pz.baseAddress!)
+                }
+            }
+        }
+        var t = 0.0
+        for i in 0..<s {
+            let d = activation.derivative(z[i])
+            t += d * d * inputs.rowNorms[i]
+        }
+        return t / (sigma2 * Double(inputs.samples))
     }
 
     /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (a filter: the sum over its positions), whose nonzero
@@ -173,4 +217,6 @@ public struct UnitInputs: Sendable {
     let samples: Int
     /// `patches · patchesᵀ`, both triangles, when the Gram route can pay.
     let gram: Matrix?
+    /// `|x̃_i|²` of every patch row (the traces of `unitTrace`).
+    let rowNorms: [Double]
 }

@@ -35,6 +35,9 @@ public struct NetworkSMC: Sendable {
     public var inner: Int
     public var traceDraws: Int
     public var replicates: Int
+    /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
+    /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
+    public var screen = true
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -59,7 +62,7 @@ public struct NetworkSMC: Sendable {
     /// (islands, only with later layers) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates).
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; K particles per first-layer neuron)")
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
         // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
         guard layers == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
@@ -132,8 +135,9 @@ public struct NetworkSMC: Sendable {
     /// Independent runs (tasks) of the first layer's pooled sampler: one per neuron up to 4.
     static func stageOneTasks(units n: Int) -> Int { Swift.min(4, Swift.max(1, n)) }
 
-    /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `stageOneSweeps` sweeps per step.
-    public static let stageOneParticles = 1, stageOneSweeps = 20
+    /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `stageOneSweeps` sweeps per step
+    /// (2K since proposals are screened by the trace, which halved the cost of a sweep).
+    public static let stageOneParticles = 2, stageOneSweeps = 20
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
     /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
@@ -145,11 +149,13 @@ public struct NetworkSMC: Sendable {
         return Swift.min(1, noise.reduce(0, +) / k / spread)
     }
 
+    /// The unit of block `inputs.block` as the sampler sees it: its roots, and (with `screen`) its
+    /// trace as the delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
-        return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box) { w in
-            try model.unitRoots(w, inputs: inputs)
-        }
+        return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box,
+                       roots: { w in try model.unitRoots(w, inputs: inputs) },
+                       screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil)
     }
 
     /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`

@@ -51,7 +51,7 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "Estimator of the 2sEDs: plain (uniform paths; biased low in high d, docs/ESTIMATORS.md) or smc (annealed SMC, factorised over neurons, with 95% intervals whose mean half-width is reported).")
     var estimator: EstimatorKind = .plain
 
-    @Option(help: "K (default 50 for plain, 64 for smc): plain: Monte Carlo paths θ^k ~ U(box); smc: outer particles of later layers and particles per first-layer neuron.")
+    @Option(help: "K (default 50 for plain, 64 for smc): plain: Monte Carlo paths θ^k ~ U(box); smc: outer particles of later layers and 2K particles per first-layer neuron.")
     var paths: Int?
 
     @Option(help: "J (default 50 for plain, 32 for smc): plain: inner draws per path and later layer; smc: particles per island unit, at least 8.")

@@ -34,7 +34,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "Estimator: plain (uniform paths, the spectra store; biased low in high d, see docs/ESTIMATORS.md) or smc (factorised over neurons, annealed SMC samplers with intervals; Markov FIM, no store).")
     var estimator: EstimatorKind = .plain
 
-    @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and K particles per first-layer neuron (20 sweeps per step).")
+    @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 2K particles per first-layer neuron (20 sweeps per step).")
     var paths: Int?
 
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")

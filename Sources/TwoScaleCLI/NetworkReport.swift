@@ -106,15 +106,20 @@ enum NetworkReport {
         return head + Fmt.table(header, rows) + (abbas.isEmpty ? "" : "\n" + abbas)
     }
 
+    /// Samplers, steps, the acceptance rate and the share of proposals whose spectrum was computed.
+    static func samplerLine(_ d: SMCDiagnostics) -> String {
+        var line = "\(d.samplers) samplers, \(Fmt.num(d.meanSteps, 3)) steps on average (max \(d.maxSteps)), acceptance \(Fmt.num(d.acceptanceRate, 3))"
+        if let e = d.evaluatedFraction, e < 1 { line += ", \(Fmt.num(e, 3)) of proposals evaluated" }
+        return line
+    }
+
     /// The readable report of the smc estimator.
     static func text(_ m: NetworkSMCMeasurement, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
-        head += "stage 1: \(m.stage1.samplers) samplers, \(Fmt.num(m.stage1.meanSteps, 3)) steps on average (max \(m.stage1.maxSteps)), acceptance \(Fmt.num(m.stage1.acceptanceRate, 3))\n"
-        if !m.ess.isEmpty {
-            head += "islands: \(m.islands.samplers) samplers, \(Fmt.num(m.islands.meanSteps, 3)) steps on average (max \(m.islands.maxSteps)), acceptance \(Fmt.num(m.islands.acceptanceRate, 3))\n"
-        }
+        head += "stage 1: " + samplerLine(m.stage1) + "\n"
+        if !m.ess.isEmpty { head += "islands: " + samplerLine(m.islands) + "\n" }
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
         let lower = m.points.first?.lower ?? false

@@ -49,11 +49,19 @@ public struct SMCUnit: Sendable {
     public var box: ClosedRange<Double>
     /// `x ↦ r(x)`; the expensive call (an eigenproblem). Throws on an invalid spectrum.
     public var roots: @Sendable ([Double]) throws -> [Double]
+    /// Optional `x ↦ h(x)`, a cheap statistic that tracks `log g_s(x)` (a network unit's `Tr F`). With
+    /// it the Metropolis–Hastings moves are *delayed-acceptance*: a proposal is first screened against
+    /// the surrogate `exp(b·h)` (b fitted to the population at each step) and the eigenproblem is solved
+    /// only for proposals that pass; the second stage corrects with the exact ratio, so the kernel keeps
+    /// `π_s` invariant whatever h is (a poor h only costs efficiency).
+    public var screen: (@Sendable ([Double]) throws -> Double)?
 
-    public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double]) {
+    public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
+                screen: (@Sendable ([Double]) throws -> Double)? = nil) {
         self.dimension = dimension
         self.box = box
         self.roots = roots
+        self.screen = screen
     }
 }
 
@@ -149,12 +157,17 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
     /// Metropolis–Hastings proposals and acceptances.
     public var proposals: Int = 0
     public var accepted: Int = 0
+    /// Proposals whose spectrum was computed (all of them without a screen; with one, those that passed
+    /// the delayed-acceptance screen).
+    public var evaluated: Int = 0
     /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
     public var minStopESS: Double = 1
 
     public init() {}
 
     public var acceptanceRate: Double? { proposals > 0 ? Double(accepted) / Double(proposals) : nil }
+    /// The share of proposals whose spectrum was computed (1 without a screen).
+    public var evaluatedFraction: Double? { proposals > 0 ? Double(evaluated) / Double(proposals) : nil }
     public var meanSteps: Double { samplers > 0 ? Double(steps) / Double(samplers) : 0 }
 
     public mutating func merge(_ o: SMCDiagnostics) {
@@ -163,6 +176,7 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
         samplers += o.samplers
         proposals += o.proposals
         accepted += o.accepted
+        evaluated += o.evaluated
         minStopESS = Swift.min(minStopESS, o.minStopESS)
     }
 }
@@ -227,6 +241,8 @@ public enum AnnealedSMC {
         var roots = [[Double]]()
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
+        // The screening statistic of every particle (empty without a screen).
+        var hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
         var ellNow = [Double](repeating: 0, count: n)  // ℓ_s(x_i) at the current s
         var lw = [Double](repeating: 0, count: n)      // log weights since the last resampling
         var logZacc = 0.0
@@ -270,8 +286,9 @@ public enum AnnealedSMC {
                     x = idx.flatMap { x[($0 * p)..<(($0 + 1) * p)] }
                     roots = idx.map { roots[$0] }
                     ellNow = idx.map { ellNow[$0] }
+                    if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
-                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, h: &h, sweeps: settings.moves,
+                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
                              rng: &rng, diag: &out.diagnostics)
                     stepsHere += 1
                 }
@@ -294,8 +311,15 @@ public enum AnnealedSMC {
     }
 
     /// `moves` sweeps of the reflected random-walk Metropolis–Hastings kernel invariant for `π_s`.
+    ///
+    /// With a screen (`hNow`, the particles' `h`), each proposal y from x is first accepted with
+    /// probability `min(1, e^{b(h(y) − h(x))})` and only then evaluated, and accepted with
+    /// `min(1, e^{ℓ(y) − ℓ(x) − b(h(y) − h(x))})`: the delayed-acceptance kernel of Christen & Fox (2005)
+    /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
+    /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                     h: inout Double, sweeps: Int, rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
+                     diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         // Per-coordinate spread of the (resampled) particles.
@@ -307,26 +331,50 @@ public enum AnnealedSMC {
             for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
             sd[j] = Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
         }
+        let screen = hNow.isEmpty ? nil : unit.screen
+        let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
         var y = [Double](repeating: 0, count: p)
         for _ in 0..<sweeps {
-            var acc = 0
+            var acc = 0, evaluated = 0
             for i in 0..<n {
                 for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
+                var hy = 0.0, first = 0.0
+                if let screen {
+                    hy = try screen(y)
+                    first = b * (hy - hNow[i])
+                    if first < 0, Foundation.log(rng.uniform()) >= first { continue }
+                }
+                evaluated += 1
                 let ry = try unit.roots(y)
                 let ey = ell(ry, s)
-                let logA = ey - ellNow[i]
+                let logA = ey - ellNow[i] - first
                 if logA >= 0 || Foundation.log(rng.uniform()) < logA {
                     for j in 0..<p { x[i * p + j] = y[j] }
                     roots[i] = ry
                     ellNow[i] = ey
+                    if screen != nil { hNow[i] = hy }
                     acc += 1
                 }
             }
             diag.proposals += n
             diag.accepted += acc
+            diag.evaluated += evaluated
             let rate = Double(acc) / Double(n)
             if rate < 0.15 { h *= 0.6 } else if rate > 0.45 { h = Swift.min(h * 1.5, 4) }
         }
+    }
+
+    /// The least-squares slope of `ell` on `h` over the particles (0 when h does not vary or the slope
+    /// is not finite): the surrogate `e^{b h}` of the delayed-acceptance screen.
+    static func screenSlope(h: [Double], ell: [Double]) -> Double {
+        let n = Double(h.count)
+        guard h.count >= 2 else { return 0 }
+        let mh = h.reduce(0, +) / n, ml = ell.reduce(0, +) / n
+        var sxy = 0.0, sxx = 0.0
+        for (a, c) in zip(h, ell) { sxy += (a - mh) * (c - ml); sxx += (a - mh) * (a - mh) }
+        guard sxx > 0 else { return 0 }
+        let b = sxy / sxx
+        return b.isFinite ? b : 0
     }
 
     /// Folds `v` into `[lo, hi]` by reflection at the faces (the triangle wave).
@@ -371,10 +419,13 @@ extension SMCDiagnostics {
         public var meanSteps: Double
         public var maxSteps: Int
         @NullIfNil public var acceptance: Double?
+        /// The share of proposals whose spectrum was computed (below 1 with the delayed-acceptance screen).
+        @NullIfNil public var evaluated: Double?
         public var minStopEssFraction: Double
     }
 
     public var summary: Summary {
-        Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate, minStopEssFraction: minStopESS)
+        Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
+                evaluated: evaluatedFraction, minStopEssFraction: minStopESS)
     }
 }

@@ -10,7 +10,8 @@ import XCTest
 final class NetworkSMCTests: XCTestCase {
     typealias R = FisherReference
 
-    /// The units of every block, stacked, have the block's spectrum; the cheap trace equals Σ λ.
+    /// The units of every block, stacked, have the block's spectrum; the cheap traces (the block's and
+    /// each unit's, the smc screen) equal Σ λ.
     func testUnitsCarryTheBlockSpectrumAndTraceIsExact() throws {
         for (sizes, bias, act) in [([3, 4, 3], true, Activation.relu), ([4, 3, 2, 3], false, .tanh)] {
             let net = try R.net(sizes, bias: bias, act, seed: 4)
@@ -31,7 +32,11 @@ final class NetworkSMCTests: XCTestCase {
                         for j in 0..<nIn { w[q * (nIn + (bias ? 1 : 0)) + j] = net.weights[m].data[r * nIn + j] }
                         if bias { w[q * (nIn + 1) + nIn] = net.biases[m][r] }
                     }
-                    roots += try model.unitRoots(w, inputs: xa)
+                    let unitRoots = try model.unitRoots(w, inputs: xa)
+                    roots += unitRoots
+                    // The screen's trace is Σ λ of the unit's own block.
+                    let unitSum = unitRoots.reduce(0) { $0 + $1 * $1 }
+                    XCTAssertEqual(model.unitTrace(w, inputs: xa), unitSum, accuracy: 1e-10 * Swift.max(1, unitSum), "unit \(u)")
                     var copy = model.zeroNetwork()
                     model.setUnit(&copy, block: m, unit: u, parameters: w)
                     for (q, r) in rows.enumerated() {
@@ -159,8 +164,8 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
-    /// Stage 1's budget: K particles per first-layer neuron over 2·min(4, n) replicates, 20 sweeps per
-    /// step (the particle moves of 4K particles × 5 sweeps, spent on longer chains; docs/ESTIMATORS.md).
+    /// Stage 1's budget: 2K particles per first-layer neuron over 2·min(4, n) replicates, 20 sweeps per
+    /// step (docs/ESTIMATORS.md, "Particles against sweeps" and "Screening proposals").
     func testStageOneBudget() throws {
         let data = Matrix(rows: 4, cols: 3, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2])
         let model = try MarkovFisher(architecture: try Architecture(parsing: "3-16-2", bias: false), activation: .relu, data: data,
@@ -168,12 +173,12 @@ final class NetworkSMCTests: XCTestCase {
         let smc = try NetworkSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
         let wide = try smc.stageOneSettings(units: 16)
         XCTAssertEqual(NetworkSMC.stageOneTasks(units: 16) * wide.replicates, 8)
-        XCTAssertEqual(wide.particles, 64 * 16 / 8)
+        XCTAssertEqual(wide.particles, 2 * 64 * 16 / 8)
         XCTAssertEqual(wide.moves, 20)
         XCTAssertEqual(wide.essFraction, 0.8)
         let narrow = try smc.stageOneSettings(units: 2)
         XCTAssertEqual(NetworkSMC.stageOneTasks(units: 2) * narrow.replicates, 4)
-        XCTAssertEqual(narrow.particles, 64 * 2 / 4)
+        XCTAssertEqual(narrow.particles, 2 * 64 * 2 / 4)
     }
 
     /// A block of n pooled exchangeable units, by hand: replicates Ẑ = 1, 3 (mean 2, V = 1/4), slope 0.5,
@@ -241,7 +246,10 @@ final class NetworkSMCTests: XCTestCase {
                     let rows = m == model.blockDimensions.count - 1 ? Array(0..<st.units) : [u]
                     let w = rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
                     XCTAssertEqual(w.count, p)
-                    roots += try model.unitRoots(w, inputs: xa)
+                    let unitRoots = try model.unitRoots(w, inputs: xa)
+                    roots += unitRoots
+                    let unitSum = unitRoots.reduce(0) { $0 + $1 * $1 }
+                    XCTAssertEqual(model.unitTrace(w, inputs: xa), unitSum, accuracy: 1e-10 * Swift.max(1, unitSum), "filter \(u)")
                     var copy = model.zeroNetwork()
                     model.setUnit(&copy, block: m, unit: u, parameters: w)
                     for r in rows { for i in st.unitIndices(r) { XCTAssertEqual(copy.blocks[layer][i], net.blocks[layer][i]) } }
