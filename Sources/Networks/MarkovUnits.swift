@@ -30,16 +30,8 @@ extension MarkovFisher {
         // The Gram route needs the active rows to be fewer than the columns, so the Gram can only pay
         // when the rows are (at most a few times) the columns; 4096 rows cap it at 128 MiB.
         let useGram = !softmax && (gram ?? (xa.rows <= 4 * xa.cols && xa.rows <= 4096))
-        var norms = [Double](repeating: 0, count: xa.rows)
-        xa.data.withUnsafeBufferPointer { px in
-            for i in 0..<xa.rows {
-                var q = 0.0
-                for j in 0..<xa.cols { let v = px[i * xa.cols + j]; q += v * v }
-                norms[i] = q
-            }
-        }
         return UnitInputs(block: m, patches: xa, samples: samples,
-                          gram: useGram ? BLAS.gram(xa) : nil, rowNorms: norms)
+                          gram: useGram ? BLAS.gram(xa) : nil, rowNorms: Self.rowSquaredNorms(xa))
     }
 
     /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for the block and
@@ -56,19 +48,52 @@ extension MarkovFisher {
     /// small matrix product); the smc sampler screens its proposals with it (`SMCUnit.screen`).
     public func unitTrace(_ w: [Double], inputs: UnitInputs) -> Double {
         let xa = inputs.patches
-        let s = xa.rows, p = xa.cols
         if inputs.block == blockDimensions.count - 1 {
-            let k = architecture.classes
+            let k = architecture.classes, p = xa.cols
             precondition(w.count == k * p)
             let probs = Softmax.probabilities(BLAS.product(xa, Matrix(rows: k, cols: p, data: w), transB: true))
-            var t = 0.0
-            for i in 0..<s {
-                var q = 0.0
-                for c in 0..<k { let v = probs.data[i * k + c]; q += v * v }
-                t += (1 - q) * inputs.rowNorms[i]
-            }
-            return t / Double(inputs.samples)
+            return Self.softmaxTraceSum(probs, norms: inputs.rowNorms) / Double(inputs.samples)
         }
+        let z = Self.preActivations(w, patches: xa)
+        return activationTraceSum(z, width: 1, norms: inputs.rowNorms) / (sigma2 * Double(inputs.samples))
+    }
+
+    /// `|x_i|²` of every row of `a`.
+    static func rowSquaredNorms(_ a: Matrix) -> [Double] {
+        let p = a.cols
+        return (0..<a.rows).map { i in
+            var q = 0.0
+            for j in 0..<p { let v = a.data[i * p + j]; q += v * v }
+            return q
+        }
+    }
+
+    /// `Σ_i (1 − Σ_c p_ic²) |x_i|²` over the rows of the softmax probabilities.
+    static func softmaxTraceSum(_ probs: Matrix, norms: [Double]) -> Double {
+        let k = probs.cols
+        var t = 0.0
+        for i in 0..<probs.rows {
+            var q = 0.0
+            for c in 0..<k { let v = probs.data[i * k + c]; q += v * v }
+            t += (1 - q) * norms[i]
+        }
+        return t
+    }
+
+    /// `Σ_i Σ_k act'(z_ik)² |x_i|²` for pre-activations z read as rows × `width`.
+    func activationTraceSum(_ z: [Double], width: Int, norms: [Double]) -> Double {
+        var t = 0.0
+        for i in 0..<norms.count {
+            var a = 0.0
+            for k in 0..<width { let d = activation.derivative(z[i * width + k]); a += d * d }
+            t += a * norms[i]
+        }
+        return t
+    }
+
+    /// `X̃ w`, one pre-activation per patch row.
+    static func preActivations(_ w: [Double], patches xa: Matrix) -> [Double] {
+        let s = xa.rows, p = xa.cols
         precondition(w.count == p)
         var z = [Double](repeating: 0, count: s)
         xa.data.withUnsafeBufferPointer { px in
@@ -78,12 +103,7 @@ extension MarkovFisher {
                 }
             }
         }
-        var t = 0.0
-        for i in 0..<s {
-            let d = activation.derivative(z[i])
-            t += d * d * inputs.rowNorms[i]
-        }
-        return t / (sigma2 * Double(inputs.samples))
+        return z
     }
 
     /// `σ⁻² E[act'(w·x)² x xᵀ]` for one neuron (a filter: the sum over its positions), whose nonzero
@@ -97,16 +117,8 @@ extension MarkovFisher {
     func neuronEigenvalues(_ w: [Double], inputs: UnitInputs) throws -> [Double] {
         let xa = inputs.patches
         let s = xa.rows, p = xa.cols
-        precondition(w.count == p)
         let scale = 1 / (sigma2 * Double(inputs.samples))
-        var z = [Double](repeating: 0, count: s)
-        xa.data.withUnsafeBufferPointer { px in
-            w.withUnsafeBufferPointer { pw in
-                z.withUnsafeMutableBufferPointer { pz in
-                    BLAS.gemv(m: s, n: p, a: px.baseAddress!, lda: p, x: pw.baseAddress!, y: pz.baseAddress!)
-                }
-            }
-        }
+        let z = Self.preActivations(w, patches: xa)
         var active: [Int] = []
         var weight: [Double] = []
         active.reserveCapacity(s)
@@ -166,29 +178,14 @@ extension MarkovFisher {
         try check(net, block: m)
         let layer = architecture.parametricLayers[m]
         let xa = architecture.stack[layer].patches(x)
-        let s = xa.rows, p = xa.cols
-        var norms = [Double](repeating: 0, count: s)
-        for i in 0..<s { var q = 0.0; for j in 0..<p { let v = xa.data[i * p + j]; q += v * v }; norms[i] = q }
+        let norms = Self.rowSquaredNorms(xa)
         let z = net.preActivation(layer: layer, input: x)
-        var t = 0.0
         if m == blockDimensions.count - 1 {
-            let probs = Softmax.probabilities(z)
-            let k = probs.cols
-            for i in 0..<s {
-                var q = 0.0
-                for c in 0..<k { let v = probs.data[i * k + c]; q += v * v }
-                t += (1 - q) * norms[i]
-            }
-            return t / Double(s)
+            return Self.softmaxTraceSum(Softmax.probabilities(z), norms: norms) / Double(xa.rows)
         }
         // Row i of the patches is (sample, position) i; z read as (S·P) × units has the same rows.
         let width = architecture.structure(layer: layer).units
-        for i in 0..<s {
-            var a = 0.0
-            for k in 0..<width { let d = activation.derivative(z.data[i * width + k]); a += d * d }
-            t += a * norms[i]
-        }
-        return t / (sigma2 * Double(x.rows))
+        return activationTraceSum(z.data, width: width, norms: norms) / (sigma2 * Double(x.rows))
     }
 
     /// Writes unit u's parameters `w` into block m of `net` (the inverse of the layout above): a
