@@ -100,24 +100,37 @@ public struct ConvolutionLayer: ImageLayer, Equatable {
         return r * input.width + c
     }
 
+    /// `sources[p·k² + i·k + j]`: the first value (`pixel · C_in`) within one image of kernel offset (i, j)
+    /// of output pixel p, or −1 in the padding — `source` tabulated once per batch operation.
+    func sourceTable() -> [Int] {
+        let k2 = kernel * kernel, cin = input.channels
+        var table = [Int](repeating: -1, count: positions * k2)
+        for q in 0..<positions {
+            for i in 0..<kernel { for j in 0..<kernel { if let src = source(q, i, j) { table[q * k2 + i * kernel + j] = src * cin } } }
+        }
+        return table
+    }
+
     /// im2col: `(rows·P) × (k²C_in (+1))`, with a trailing 1 per row when `augmented`.
     func im2col(_ x: Matrix, augmented: Bool) -> Matrix {
-        let p = positions, ps = patchSize, width = ps + (augmented ? 1 : 0), cin = input.channels
+        let p = positions, ps = patchSize, width = ps + (augmented ? 1 : 0), cin = input.channels, k2 = kernel * kernel
+        let table = sourceTable()
         var out = Matrix(rows: x.rows * p, cols: width)
         x.data.withUnsafeBufferPointer { px in
             out.data.withUnsafeMutableBufferPointer { po in
-                for s in 0..<x.rows {
-                    let img = px.baseAddress! + s * input.size
-                    for q in 0..<p {
-                        let row = po.baseAddress! + (s * p + q) * width
-                        for i in 0..<kernel {
-                            for j in 0..<kernel {
-                                guard let src = source(q, i, j) else { continue }  // zeros: padding
-                                let dst = row + (i * kernel + j) * cin
-                                for c in 0..<cin { dst[c] = img[src * cin + c] }
+                table.withUnsafeBufferPointer { pt in
+                    for s in 0..<x.rows {
+                        let img = px.baseAddress! + s * input.size
+                        for q in 0..<p {
+                            let row = po.baseAddress! + (s * p + q) * width
+                            for t in 0..<k2 {
+                                let src = pt[q * k2 + t]
+                                guard src >= 0 else { continue }  // zeros: padding
+                                let dst = row + t * cin
+                                for c in 0..<cin { dst[c] = img[src + c] }
                             }
+                            if augmented { row[ps] = 1 }
                         }
-                        if augmented { row[ps] = 1 }
                     }
                 }
             }
@@ -140,22 +153,39 @@ public struct ConvolutionLayer: ImageLayer, Equatable {
         return Matrix(rows: x.rows, cols: outputSize, data: z.data)
     }
 
-    /// col2im of `G W`: each patch gradient is added back to the pixels it was read from.
+    /// col2im of `G W`: each patch gradient is added back to the pixels it was read from. The patch
+    /// gradients `G W` are formed a few rows at a time (≤ 2¹⁶ values), so the `(rows·P) × k²C_in` matrix
+    /// is never held whole.
     public func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix {
-        let rows = g.rows, p = positions, cin = input.channels
-        let dp = BLAS.product(Matrix(rows: rows * p, cols: filters, data: g.data), weightMatrix(θ))  // (N·P) × k²C_in
+        let rows = g.rows, p = positions, cin = input.channels, ps = patchSize, k2 = kernel * kernel
+        let w = weightMatrix(θ), table = sourceTable()
         var out = Matrix(rows: rows, cols: input.size)
-        dp.data.withUnsafeBufferPointer { pd in
-            out.data.withUnsafeMutableBufferPointer { po in
-                for s in 0..<rows {
-                    let img = po.baseAddress! + s * input.size
-                    for q in 0..<p {
-                        let row = pd.baseAddress! + (s * p + q) * patchSize
-                        for i in 0..<kernel {
-                            for j in 0..<kernel {
-                                guard let src = source(q, i, j) else { continue }
-                                let from = row + (i * kernel + j) * cin
-                                for c in 0..<cin { img[src * cin + c] += from[c] }
+        guard rows > 0 else { return out }
+        let chunk = Swift.max(1, (1 << 16) / Swift.max(1, p * ps))
+        var dp = [Double](repeating: 0, count: Swift.min(rows, chunk) * p * ps)
+        g.data.withUnsafeBufferPointer { pg in
+            w.data.withUnsafeBufferPointer { pw in
+                table.withUnsafeBufferPointer { pt in
+                    dp.withUnsafeMutableBufferPointer { pd in
+                        out.data.withUnsafeMutableBufferPointer { po in
+                            var first = 0
+                            while first < rows {
+                                let count = Swift.min(chunk, rows - first)
+                                BLAS.gemm(m: count * p, n: ps, k: filters, a: pg.baseAddress! + first * p * filters, lda: filters,
+                                          b: pw.baseAddress!, ldb: ps, c: pd.baseAddress!, ldc: ps)
+                                for s in 0..<count {
+                                    let img = po.baseAddress! + (first + s) * input.size
+                                    for q in 0..<p {
+                                        let row = pd.baseAddress! + (s * p + q) * ps
+                                        for t in 0..<k2 {
+                                            let src = pt[q * k2 + t]
+                                            guard src >= 0 else { continue }
+                                            let from = row + t * cin, to = img + src
+                                            for c in 0..<cin { to[c] += from[c] }
+                                        }
+                                    }
+                                }
+                                first += count
                             }
                         }
                     }
@@ -191,32 +221,47 @@ public struct ConvolutionLayer: ImageLayer, Equatable {
         let rows = b.rows, d = parameterCount
         var m = [Double](repeating: 0, count: rows * d)
         m.withUnsafeMutableBufferPointer { pm in
-            gradientRows(backward: b, patches: xp, rows: 0..<rows, q: q, into: pm.baseAddress!, stride: d, offset: 0)
+            gradientRows(backward: b, patches: xp, first: 0, q: q, into: pm.baseAddress!, stride: d, offset: 0)
         }
         let bb = m.withUnsafeBufferPointer { BLAS.syrkUpper($0.baseAddress!, rows: rows, cols: d, transpose: false, alpha: alpha) }
         for r in 0..<rows { for c in r..<rows { g.data[r * rows + c] += bb.data[r * rows + c] } }
     }
 
-    public func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+    public func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                                   into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {
-        gradientRows(backward: b, patches: patches(x), rows: rows, q: q, into: out, stride: stride, offset: offset)
+        gradientRows(backward: b, patches: xp, first: first, q: q, into: out, stride: stride, offset: offset)
     }
 
-    /// Row r of the per-sample gradients: `vec(B_rᵀ X̃_{r/q})` with `B_r` the `P × C_out` signals of row r;
-    /// the bias part is the column sums of `B_r` (the last column of X̃ is ones).
-    func gradientRows(backward b: Matrix, patches xp: Matrix, rows: Range<Int>, q: Int,
+    /// Row r of the per-sample gradients: `vec(B_rᵀ X̃_{first + r/q})` with `B_r` the `P × C_out` signals of
+    /// row r; the bias part is the column sums of `B_r` (the last column of X̃ is ones). The q rows of a
+    /// sample share its patches, so they are formed by one gemm, `B̂ᵀ X̃` with `B̂` the `P × q·C_out`
+    /// signals of the sample side by side.
+    func gradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                       into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {
-        let p = positions, ps = patchSize, width = xp.cols
-        var prod = [Double](repeating: 0, count: filters * width)
+        let p = positions, ps = patchSize, width = xp.cols, samples = (b.rows + q - 1) / q
+        var side = [Double](repeating: 0, count: p * q * filters)
+        var prod = [Double](repeating: 0, count: q * filters * width)
         b.data.withUnsafeBufferPointer { pb in
             xp.data.withUnsafeBufferPointer { px in
-                prod.withUnsafeMutableBufferPointer { pr in
-                    for r in rows {
-                        BLAS.gemm(m: filters, n: width, k: p, a: pb.baseAddress! + r * p * filters, lda: filters, transA: true,
-                                  b: px.baseAddress! + (r / q) * p * width, ldb: width, c: pr.baseAddress!, ldc: width)
-                        let row = out + (r - rows.lowerBound) * stride + offset
-                        for c in 0..<filters { for j in 0..<ps { row[c * ps + j] = pr[c * width + j] } }
-                        if bias { for c in 0..<filters { row[filters * ps + c] = pr[c * width + ps] } }
+                side.withUnsafeMutableBufferPointer { ps2 in
+                    prod.withUnsafeMutableBufferPointer { pr in
+                        for s in 0..<samples {
+                            let r0 = s * q, count = Swift.min(q, b.rows - r0), cols = count * filters
+                            // B̂[p, a·C_out + c] = B_{r0+a}[p, c]
+                            for a in 0..<count {
+                                let from = pb.baseAddress! + (r0 + a) * p * filters
+                                for pos in 0..<p {
+                                    (ps2.baseAddress! + pos * cols + a * filters).update(from: from + pos * filters, count: filters)
+                                }
+                            }
+                            BLAS.gemm(m: cols, n: width, k: p, a: ps2.baseAddress!, lda: cols, transA: true,
+                                      b: px.baseAddress! + (first + s) * p * width, ldb: width, c: pr.baseAddress!, ldc: width)
+                            for a in 0..<count {
+                                let row = out + (r0 + a) * stride + offset, block = pr.baseAddress! + a * filters * width
+                                for c in 0..<filters { (row + c * ps).update(from: block + c * width, count: ps) }
+                                if bias { for c in 0..<filters { row[filters * ps + c] = block[c * width + ps] } }
+                            }
+                        }
                     }
                 }
             }

@@ -79,14 +79,14 @@ public struct DenseLayer: Layer, Equatable {
     }
 
     /// `g_{n,a} = β_{n,a} ⊗ x̃_n`: row i of W's part is `β_i x_n`, then the bias part `β`.
-    public func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+    public func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                                   into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {
-        let nin = inputSize, nout = outputSize
+        let nin = inputSize, nout = outputSize, width = xp.cols
         b.data.withUnsafeBufferPointer { pb in
-            x.data.withUnsafeBufferPointer { px in
-                for src in rows {
-                    let row = out + (src - rows.lowerBound) * stride + offset
-                    let ar = (src / q) * nin
+            xp.data.withUnsafeBufferPointer { px in
+                for src in 0..<b.rows {
+                    let row = out + src * stride + offset
+                    let ar = (first + src / q) * width
                     for i in 0..<nout {
                         let beta = pb[src * nout + i]
                         for j in 0..<nin { row[i * nin + j] = beta * px[ar + j] }

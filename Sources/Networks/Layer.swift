@@ -94,9 +94,10 @@ public protocol Layer: Sendable, CustomStringConvertible {
     ///
     ///     G[(n,a), (n',b)] += α · g_{n,a} · g_{n',b}       (upper triangle of G).
     func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double)
-    /// Writes the per-sample gradients `g_{n,a}` of rows `rows` (indices `n·q + a` of `b`) into row
-    /// `r − rows.lowerBound` of `out` (row stride `stride`, starting at column `offset`).
-    func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+    /// Writes the per-sample gradient `g_{n,a}` of every row r of `b` (r = n·q + a, relative to the
+    /// batch's sample `first`) into row r of `out` (row stride `stride`, starting at column `offset`),
+    /// reading the layer's input through its `patches` (row `(first + r/q)·positions + p` = `x̃_p`).
+    func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                            into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int)
 }
 
@@ -114,4 +115,10 @@ extension Layer {
 
     /// Parameters of the layer (0 for a parameter-free one).
     public var parameterCount: Int { structure?.parameterCount ?? 0 }
+
+    /// Whether the layer's output-FIM Gram share comes from its backward Gram alone
+    /// (`addGradientGram`'s Hadamard product, exact when each unit reads one position), rather than
+    /// from its per-sample gradient rows (`writeGradientRows`, needed when weights are shared over
+    /// positions). Parametric layers only.
+    public var gramFromBackward: Bool { structure?.positions == 1 }
 }

@@ -15,8 +15,14 @@ import TwoScaleNumerics
 ///     G = (1/N) Σ_m (B_m B_mᵀ) ∘ (A_m A_mᵀ ⊗ 1_{(K−1)×(K−1)}),
 ///
 /// with `B_m` the N(K−1) × n_m backward signals and `A_m` the N × n_{m−1} layer inputs (augmented with a
-/// 1 when the layer has a bias). Neither J (N·K × d) nor F (d × d) is formed. When `d ≤ N(K−1)` the
-/// d × d matrix `MᵀM/N` is smaller and is built instead.
+/// 1 when the layer has a bias). A layer whose weights are shared over positions (a convolution) has
+/// `g_{n,a} = Σ_p β_{n,a,p} ⊗ x̃_{n,p}`, not one outer product: its rows are formed and their Gram taken
+/// with the other such layers' in one `syrk`. Neither J (N·K × d) nor F (d × d) is formed. When
+/// `d ≤ N(K−1)` the d × d matrix `MᵀM/N` is smaller and is built instead.
+///
+/// The backward signals are computed a few samples at a time (≤ 2¹⁹ values per layer), so the
+/// N(K−1) × n_m matrices of wide layers (a convolution's output) are never held whole; only the
+/// Hadamard layers' (one position per unit) are gathered.
 ///
 /// `blockEigenvalues` returns `min(d, N(K−1))` eigenvalues, ascending; the omitted ones are zeros.
 public struct OutputFisher: FisherModel {
@@ -25,8 +31,10 @@ public struct OutputFisher: FisherModel {
     public let activation: Activation
     public let data: Matrix
     public let blockDimensions: [Int]
-    /// `A_1 A_1ᵀ` for the data (the first layer's activation Gram does not depend on θ).
+    /// `A_1 A_1ᵀ` for the data (the first layer's activation Gram does not depend on θ), or empty.
     let dataGram: Matrix
+    /// The first layer's patches of the data when its gradient rows are formed, or empty.
+    let dataPatches: Matrix
 
     public init(architecture: Architecture, activation: Activation, data: Matrix) throws {
         try FisherKind.output.validate(data: data, architecture: architecture)
@@ -47,8 +55,19 @@ public struct OutputFisher: FisherModel {
         guard !o1, !o2, signals <= 1 << 30 else {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
         }
-        // The first layer's data Gram (N × N) serves only the Gram route (N(K−1) < d).
-        dataGram = n * q < d && architecture.stack[0].structure != nil ? architecture.stack[0].inputGram(data) : Matrix(rows: 0, cols: 0)
+        // What the first layer needs of the data, the same for every θ: its Gram (N × N) on the Gram route
+        // when its share comes from the backward Gram, otherwise its patches.
+        let first = architecture.stack[0]
+        if first.structure == nil {
+            dataGram = Matrix(rows: 0, cols: 0)
+            dataPatches = Matrix(rows: 0, cols: 0)
+        } else if n * q < d && first.gramFromBackward {
+            dataGram = first.inputGram(data)
+            dataPatches = Matrix(rows: 0, cols: 0)
+        } else {
+            dataGram = Matrix(rows: 0, cols: 0)
+            dataPatches = first.patches(data)
+        }
     }
 
     /// The largest matrix side the spectrum may need: 2²⁹ doubles (4 GiB) at most.
@@ -56,6 +75,8 @@ public struct OutputFisher: FisherModel {
 
     /// Values of M per chunk in the direct route (tests lower it to exercise the accumulation).
     var chunkValues = 1 << 22
+    /// Backward-signal values per layer and chunk of samples (tests lower it to exercise the chunks).
+    var backwardChunkValues = 1 << 19
 
     /// Number of eigenvalues `blockEigenvalues` returns: `min(d, N(K−1))`.
     public var rank: Int { Swift.min(architecture.parameterCount, data.rows * (architecture.classes - 1)) }
@@ -88,70 +109,101 @@ public struct OutputFisher: FisherModel {
         let n = x.rows, k = architecture.classes, q = k - 1, layers = architecture.layers
         let d = architecture.parameterCount
         let fwd = net.forward(x)
-        let probs = Softmax.probabilities(fwd.logits)
+        let lambda = MarkovFisher.factors(Softmax.probabilities(fwd.logits))
         let stack = architecture.stack
-        // Backward signals, last layer first: B_L = the Λ columns; B_m = (B_{m+1} ∂Z_{m+1}/∂A_{m+1}) ⊙ act'(Z_m)
-        // (the activation factor only after a layer the activation follows).
-        var backward = [Matrix](repeating: Matrix(rows: 0, cols: 0), count: layers)
-        backward[layers - 1] = MarkovFisher.factors(probs)
-        if layers >= 2 {
-            for m in stride(from: layers - 2, through: 0, by: -1) {
-                var b = stack[m + 1].inputGradient(backward[m + 1], input: fwd.inputs[m + 1], parameters: net.blocks[m + 1])
-                if architecture.isActivated(layer: m) {
-                    let z = fwd.preActivations[m]
-                    let w = z.cols
-                    let act = activation
-                    b.data.withUnsafeMutableBufferPointer { pb in
-                        z.data.withUnsafeBufferPointer { pz in
-                            for r in 0..<(n * q) {
-                                let zr = pz.baseAddress! + (r / q) * w
-                                for j in 0..<w { pb[r * w + j] *= act.derivative(zr[j]) }
-                            }
-                        }
-                    }
-                }
-                backward[m] = b
-            }
-        }
         let useGram = route == .gram || (route == .automatic && n * q < d)
         let alpha = 1 / Double(n)
-        if useGram {
-            var g = Matrix(rows: n * q, cols: n * q)
-            for m in 0..<layers where stack[m].structure != nil {
-                let gramA = m == 0 && x == data && dataGram.rows > 0
-                    ? dataGram : stack[m].inputGram(fwd.inputs[m])
-                stack[m].addGradientGram(into: &g, backward: backward[m], inputGram: gramA, q: q, alpha: alpha)
-            }
-            let eig = try SymmetricEigen.eigenvalues(g)
-            return eig.count > d ? Array(eig.suffix(d)) : eig
-        }
-        // Direct: M (N(K−1) × d), row (n,a) = the per-sample gradients of every layer side by side, then
-        // F = MᵀM/N, accumulated over chunks of samples (F += M_cᵀM_c/N) so that memory stays d² + 2²²
-        // values whatever N is.
-        var f = Matrix(rows: d, cols: d)
-        let perChunk = Swift.max(1, chunkValues / Swift.max(1, q * d))
-        var mat = [Double](repeating: 0, count: Swift.min(n, perChunk) * q * d)
+        let onData = x == data
+        // Layers whose share is taken from their gradient rows (every layer on the direct route), with
+        // their column offsets in the row matrix; and, on the Gram route, the layers whose share comes
+        // from their whole backward signals.
+        let parametric = (0..<layers).filter { stack[$0].structure != nil }
+        let byRows = parametric.filter { !useGram || !stack[$0].gramFromBackward }
+        let byBackward = useGram ? parametric.filter { stack[$0].gramFromBackward } : []
+        var columns = [Int](repeating: 0, count: layers), width = 0
+        for m in byRows { columns[m] = width; width += architecture.parameters(layer: m) }
+        var gathered = [Int: Matrix]()
+        for m in byBackward { gathered[m] = Matrix(rows: n * q, cols: stack[m].outputSize) }
+        // Samples per chunk: ≤ backwardChunkValues per layer; on the direct route also ≤ chunkValues of M.
+        let widest = stack.map(\.outputSize).max() ?? 1
+        var perChunk = Swift.max(1, backwardChunkValues / Swift.max(1, q * widest))
+        if !useGram { perChunk = Swift.min(perChunk, Swift.max(1, chunkValues / Swift.max(1, q * d))) }
+        // The Gram route holds all N(K−1) rows (their Gram couples every pair); the direct route one chunk's,
+        // accumulating F = Σ_chunks M_cᵀM_c/N.
+        var mat = [Double](repeating: 0, count: (useGram ? n : Swift.min(n, perChunk)) * q * width)
+        var f = Matrix(rows: useGram ? 0 : d, cols: useGram ? 0 : d)
         var first = 0
         while first < n {
             let count = Swift.min(perChunk, n - first)
-            var offset = 0
-            mat.withUnsafeMutableBufferPointer { pm in
-                for m in 0..<layers where stack[m].structure != nil {
-                    stack[m].writeGradientRows(backward: backward[m], input: fwd.inputs[m],
-                                               rows: (first * q)..<((first + count) * q), q: q,
-                                               into: pm.baseAddress!, stride: d, offset: offset)
-                    offset += architecture.parameters(layer: m)
+            let samples = first..<(first + count), rows = (first * q)..<((first + count) * q)
+            // Backward signals of the chunk, last layer first: B_L = the Λ columns;
+            // B_m = (B_{m+1} ∂Z_{m+1}/∂A_{m+1}) ⊙ act'(Z_m) (the factor only after a layer the activation follows).
+            var b = lambda.rows(rows)
+            for m in stride(from: layers - 1, through: 0, by: -1) {
+                if m < layers - 1 {
+                    b = stack[m + 1].inputGradient(b, input: fwd.inputs[m + 1].rows(samples), parameters: net.blocks[m + 1])
+                    if architecture.isActivated(layer: m) { applySlopes(&b, preActivations: fwd.preActivations[m], samples: samples, q: q) }
+                }
+                if gathered[m] != nil {
+                    let w = b.cols
+                    gathered[m]!.data.withUnsafeMutableBufferPointer { pg in
+                        b.data.withUnsafeBufferPointer { pb in
+                            (pg.baseAddress! + rows.lowerBound * w).update(from: pb.baseAddress!, count: b.data.count)
+                        }
+                    }
+                }
+                if byRows.contains(m) {
+                    let fromData = m == 0 && onData && dataPatches.rows > 0
+                    let xp = fromData ? dataPatches : stack[m].patches(fwd.inputs[m].rows(samples))
+                    let rowOffset = useGram ? rows.lowerBound : 0
+                    mat.withUnsafeMutableBufferPointer { pm in
+                        stack[m].writeGradientRows(backward: b, patches: xp, first: fromData ? first : 0, q: q,
+                                                   into: pm.baseAddress! + rowOffset * width, stride: width, offset: columns[m])
+                    }
                 }
             }
-            mat.withUnsafeBufferPointer { pm in
-                f.data.withUnsafeMutableBufferPointer { pf in
-                    BLAS.syrk(n: d, k: count * q, alpha: alpha, a: pm.baseAddress!, lda: d, transpose: true,
-                              beta: 1, c: pf.baseAddress!, ldc: d)
+            if !useGram {
+                mat.withUnsafeBufferPointer { pm in
+                    f.data.withUnsafeMutableBufferPointer { pf in
+                        BLAS.syrk(n: d, k: count * q, alpha: alpha, a: pm.baseAddress!, lda: d, transpose: true,
+                                  beta: 1, c: pf.baseAddress!, ldc: d)
+                    }
                 }
             }
             first += count
         }
+        if useGram {
+            let side = n * q
+            var g = Matrix(rows: side, cols: side)
+            if width > 0 {
+                mat.withUnsafeBufferPointer { pm in
+                    g.data.withUnsafeMutableBufferPointer { pg in
+                        BLAS.syrk(n: side, k: width, alpha: alpha, a: pm.baseAddress!, lda: width, beta: 0, c: pg.baseAddress!, ldc: side)
+                    }
+                }
+            }
+            for m in byBackward {
+                let gramA = m == 0 && onData && dataGram.rows > 0 ? dataGram : stack[m].inputGram(fwd.inputs[m])
+                stack[m].addGradientGram(into: &g, backward: gathered[m]!, inputGram: gramA, q: q, alpha: alpha)
+            }
+            let eig = try SymmetricEigen.eigenvalues(g)
+            return eig.count > d ? Array(eig.suffix(d)) : eig
+        }
         let eig = try SymmetricEigen.eigenvalues(f)
         return Array(eig.suffix(rank))
+    }
+
+    /// `B ← B ⊙ act'(Z)` for the chunk `samples` (q rows of B per sample), act' taken once per sample.
+    func applySlopes(_ b: inout Matrix, preActivations z: Matrix, samples: Range<Int>, q: Int) {
+        let w = z.cols, act = activation
+        let slopes = z.data[(samples.lowerBound * w)..<(samples.upperBound * w)].map { act.derivative($0) }
+        b.data.withUnsafeMutableBufferPointer { pb in
+            slopes.withUnsafeBufferPointer { ps in
+                for r in 0..<b.rows {
+                    let sr = ps.baseAddress! + (r / q) * w, br = pb.baseAddress! + r * w
+                    for j in 0..<w { br[j] *= sr[j] }
+                }
+            }
+        }
     }
 }

@@ -33,37 +33,45 @@ public struct PoolingLayer: ImageLayer, Equatable {
     public var inputNotation: String { "\(input.height)x\(input.width)x\(input.channels)" }
     public var description: String { "\(kind.rawValue)pool \(input)→\(output)" }
 
-    /// The input index (within one image) of window element (i, j) of output pixel `o`, channel c.
-    @inline(__always)
-    func source(_ o: Int, _ i: Int, _ j: Int, _ c: Int) -> Int {
-        let r = (o / output.width) * size + i, col = (o % output.width) * size + j
-        return (r * input.width + col) * input.channels + c
+    /// `corners[o]`: the input index (within one image) of window element (0, 0), channel 0, of output
+    /// pixel o; `offsets[i·size + j]`: window element (i, j)'s distance from it (add c for channel c).
+    func windowTables() -> (corners: [Int], offsets: [Int]) {
+        let ch = input.channels
+        let corners = (0..<(output.height * output.width)).map { o in
+            ((o / output.width) * size * input.width + (o % output.width) * size) * ch
+        }
+        let offsets = (0..<(size * size)).map { t in ((t / size) * input.width + t % size) * ch }
+        return (corners, offsets)
     }
 
-    /// The window element a max pool passes on (first largest).
-    func argmax(_ img: UnsafePointer<Double>, _ o: Int, _ c: Int) -> Int {
-        var best = source(o, 0, 0, c)
-        for i in 0..<size { for j in 0..<size { let s = source(o, i, j, c); if img[s] > img[best] { best = s } } }
+    /// The window element a max pool passes on (first largest in row-major order), for the window whose
+    /// element (0, 0) is `start`.
+    @inline(__always)
+    func argmax(_ img: UnsafePointer<Double>, _ start: Int, _ offsets: UnsafeBufferPointer<Int>) -> Int {
+        var best = start
+        for t in offsets { if img[start + t] > img[best] { best = start + t } }
         return best
     }
 
     public func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix {
         var out = Matrix(rows: x.rows, cols: outputSize)
-        let inv = 1 / Double(size * size), ch = input.channels
+        let inv = 1 / Double(size * size), ch = input.channels, (corners, offsets) = windowTables()
         x.data.withUnsafeBufferPointer { px in
-            for s in 0..<x.rows {
-                let img = px.baseAddress! + s * inputSize
-                for o in 0..<(output.height * output.width) {
-                    for c in 0..<ch {
-                        let v: Double
-                        switch kind {
-                        case .max: v = img[argmax(img, o, c)]
-                        case .average:
-                            var t = 0.0
-                            for i in 0..<size { for j in 0..<size { t += img[source(o, i, j, c)] } }
-                            v = t * inv
+            out.data.withUnsafeMutableBufferPointer { po in
+                offsets.withUnsafeBufferPointer { pf in
+                    for s in 0..<x.rows {
+                        let img = px.baseAddress! + s * inputSize, to = po.baseAddress! + s * outputSize
+                        for (o, corner) in corners.enumerated() {
+                            for c in 0..<ch {
+                                switch kind {
+                                case .max: to[o * ch + c] = img[argmax(img, corner + c, pf)]
+                                case .average:
+                                    var t = 0.0
+                                    for f in pf { t += img[corner + c + f] }
+                                    to[o * ch + c] = t * inv
+                                }
+                            }
                         }
-                        out.data[s * outputSize + o * ch + c] = v
                     }
                 }
             }
@@ -73,19 +81,36 @@ public struct PoolingLayer: ImageLayer, Equatable {
 
     public func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix {
         var out = Matrix(rows: g.rows, cols: inputSize)
-        let inv = 1 / Double(size * size), ch = input.channels
-        // The backward signals of the output FIM have q rows per input row (row r reads input row r/q).
-        let perInput = g.rows / Swift.max(1, x.rows)
+        let inv = 1 / Double(size * size), ch = input.channels, (corners, offsets) = windowTables()
+        // The backward signals of the output FIM have q rows per input row (row r reads input row r/q):
+        // a max pool's winners are found once per input row and serve its q rows.
+        let perInput = Swift.max(1, g.rows / Swift.max(1, x.rows))
+        var winners = [Int](repeating: 0, count: kind == .max ? outputSize : 0)
         x.data.withUnsafeBufferPointer { px in
-            for r in 0..<g.rows {
-                let img = px.baseAddress! + (r / perInput) * inputSize
-                for o in 0..<(output.height * output.width) {
-                    for c in 0..<ch {
-                        let v = g.data[r * outputSize + o * ch + c]
-                        switch kind {
-                        case .max: out.data[r * inputSize + argmax(img, o, c)] += v
-                        case .average:
-                            for i in 0..<size { for j in 0..<size { out.data[r * inputSize + source(o, i, j, c)] += v * inv } }
+            g.data.withUnsafeBufferPointer { pg in
+                out.data.withUnsafeMutableBufferPointer { po in
+                    winners.withUnsafeMutableBufferPointer { pw in
+                        offsets.withUnsafeBufferPointer { pf in
+                            for r in 0..<g.rows {
+                                let gr = pg.baseAddress! + r * outputSize, to = po.baseAddress! + r * inputSize
+                                switch kind {
+                                case .max:
+                                    if r % perInput == 0 || r / perInput >= x.rows {
+                                        let img = px.baseAddress! + Swift.min(r / perInput, x.rows - 1) * inputSize
+                                        for (o, corner) in corners.enumerated() {
+                                            for c in 0..<ch { pw[o * ch + c] = argmax(img, corner + c, pf) }
+                                        }
+                                    }
+                                    for v in 0..<outputSize { to[pw[v]] += gr[v] }
+                                case .average:
+                                    for (o, corner) in corners.enumerated() {
+                                        for c in 0..<ch {
+                                            let v = gr[o * ch + c] * inv
+                                            for f in pf { to[corner + c + f] += v }
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -98,6 +123,6 @@ public struct PoolingLayer: ImageLayer, Equatable {
     public func patches(_ x: Matrix) -> Matrix { preconditionFailure("pooling has no parameters") }
     public func inputGram(_ x: Matrix) -> Matrix { preconditionFailure("pooling has no parameters") }
     public func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double) {}
-    public func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+    public func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                                   into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {}
 }

@@ -44,6 +44,12 @@ public struct Matrix: Sendable, Equatable {
 
     public func row(_ i: Int) -> ArraySlice<Double> { data[(i * cols)..<((i + 1) * cols)] }
 
+    /// Rows `range` as a matrix of their own (a copy).
+    public func rows(_ range: Range<Int>) -> Matrix {
+        precondition(range.lowerBound >= 0 && range.upperBound <= rows, "row range \(range) outside 0..<\(rows)")
+        return Matrix(rows: range.count, cols: cols, data: Array(data[(range.lowerBound * cols)..<(range.upperBound * cols)]))
+    }
+
     public var transposed: Matrix {
         var t = Matrix(rows: cols, cols: rows)
         for i in 0..<rows { for j in 0..<cols { t.data[j * rows + i] = data[i * cols + j] } }

@@ -79,18 +79,26 @@ final class ConvolutionTests: XCTestCase {
         }
     }
 
-    /// Output FIM: both routes (N(K−1) = 6 < d; 40 > d) against Jᵀ(diag p − ppᵀ)J from finite differences.
+    /// Output FIM: both routes (N(K−1) = 6 < d; 40 > d) against Jᵀ(diag p − ppᵀ)J from finite differences,
+    /// with the backward signals in one chunk and one sample at a time, on the model's data (the first
+    /// layer's patches computed once) and on other inputs of the same size.
     func testOutputFisherAgainstFiniteDifferences() throws {
         for (bias, pool) in [(false, PoolingLayer.Kind.average), (true, .max)] {
             let net = try tinyCNN(bias: bias, pool: pool, activation: .tanh)
             for n in [3, 20] {
-                let data = R.gaussianData(n, 36, seed: 8)
-                let model = try OutputFisher(architecture: net.architecture, activation: .tanh, data: data)
-                let want = try R.eigenvalues(R.outputFisher(net, inputs: data))
-                for route in [OutputFisher.Route.gram, .direct] {
-                    let got = try model.eigenvalues(net, inputs: data, route: route)
-                    R.assertSpectra(FisherKernels.padded(Array(got.suffix(Swift.min(got.count, want.count))), to: want.count), want,
-                                    rel: 1e-7, "bias \(bias) \(pool) N \(n) \(route)")
+                let data = R.gaussianData(n, 36, seed: 8), other = R.gaussianData(n, 36, seed: 18)
+                var model = try OutputFisher(architecture: net.architecture, activation: .tanh, data: data)
+                for (inputs, name) in [(data, "data"), (other, "other inputs")] {
+                    let want = try R.eigenvalues(R.outputFisher(net, inputs: inputs))
+                    for chunk in [1 << 19, 1] {
+                        model.backwardChunkValues = chunk
+                        model.chunkValues = chunk == 1 ? 1 : 1 << 22
+                        for route in [OutputFisher.Route.gram, .direct] {
+                            let got = try model.eigenvalues(net, inputs: inputs, route: route)
+                            R.assertSpectra(FisherKernels.padded(Array(got.suffix(Swift.min(got.count, want.count))), to: want.count), want,
+                                            rel: 1e-7, "bias \(bias) \(pool) N \(n) \(route) \(name) chunk \(chunk)")
+                        }
+                    }
                 }
             }
         }

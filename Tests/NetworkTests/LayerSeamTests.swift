@@ -24,7 +24,7 @@ struct ScaleLayer: Layer {
     func patches(_ x: Matrix) -> Matrix { preconditionFailure("no parameters") }
     func inputGram(_ x: Matrix) -> Matrix { preconditionFailure("no parameters") }
     func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double) {}
-    func writeGradientRows(backward b: Matrix, input x: Matrix, rows: Range<Int>, q: Int,
+    func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                            into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {}
 }
 
@@ -73,7 +73,7 @@ final class LayerSeamTests: XCTestCase {
             let d = layer.parameterCount
             var rows = [Double](repeating: 0, count: n * q * d)
             rows.withUnsafeMutableBufferPointer {
-                layer.writeGradientRows(backward: b, input: xs, rows: 0..<(n * q), q: q, into: $0.baseAddress!, stride: d, offset: 0)
+                layer.writeGradientRows(backward: b, patches: layer.patches(xs), first: 0, q: q, into: $0.baseAddress!, stride: d, offset: 0)
             }
             var gram = Matrix(rows: n * q, cols: n * q)
             layer.addGradientGram(into: &gram, backward: b, inputGram: layer.inputGram(xs), q: q, alpha: 0.5)

@@ -40,6 +40,9 @@ final class OutputFisherTests: XCTestCase {
         let chunked = try model.eigenvalues(net, inputs: data, route: .automatic)
         let dense = try R.eigenvalues(R.outputFisher(net, inputs: data))
         R.assertSpectra(chunked, dense, "one sample per chunk")
+        // The Gram route with its backward signals one sample at a time.
+        model.backwardChunkValues = 1
+        R.assertSpectra(Array(try model.eigenvalues(net, inputs: data, route: .gram).suffix(31)), dense, "Gram route, one sample per chunk")
         R.assertSpectra(whole, dense, "one chunk")
     }
 
