@@ -157,12 +157,14 @@ public struct MarkovFisher: FisherModel {
             var rows = 0
             y.withUnsafeMutableBufferPointer { py in
                 xa.data.withUnsafeBufferPointer { px in
-                    for i in 0..<s {
-                        let d = activation.derivative(z.data[i * width + k])
-                        if d == 0 { continue }
-                        let w = Swift.abs(d)
-                        for j in 0..<p { py[rows * p + j] = w * px[i * p + j] }
-                        rows += 1
+                    z.data.withUnsafeBufferPointer { pz in
+                        for i in 0..<s {
+                            let d = activation.derivative(pz[i * width + k])
+                            if d == 0 { continue }
+                            let w = Swift.abs(d), to = py.baseAddress! + rows * p, from = px.baseAddress! + i * p
+                            if w == 1 { to.update(from: from, count: p) } else { for j in 0..<p { to[j] = w * from[j] } }
+                            rows += 1
+                        }
                     }
                 }
             }
