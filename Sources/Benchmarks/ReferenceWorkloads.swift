@@ -9,7 +9,7 @@ import TwoScaleFormats
 /// Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
 public enum ReferenceWorkloads {
     public enum Workload: String, CaseIterable, Sendable {
-        case toy, p1, p2, p1smc = "p1-smc", cnn, cnnMarkov = "cnn-markov", cnnOutput = "cnn-output", all
+        case toy, p1, p2, p1smc = "p1-smc", cnn, cnnMarkov = "cnn-markov", cnnOutput = "cnn-output", cnnFloor = "cnn-floor", all
     }
 
     /// A network workload: the plain estimator's spectra and 2sED pass on one model.
@@ -54,6 +54,7 @@ public enum ReferenceWorkloads {
         if workload == .p1smc || workload == .all { results.append(try await measureSMC(threads: threads)) }
         let chosen = cases.filter { workload == .all || $0.name == workload.rawValue || (workload == .cnn && $0.name.hasPrefix("cnn-")) }
         for c in chosen { results.append(try await measure(c, threads: threads)) }
+        if workload == .cnnFloor || workload == .cnn || workload == .all { results += try await KernelFloor.measure(threads: threads) }
         return BenchmarkSuite(threads: threads, benchmarks: results)
     }
 

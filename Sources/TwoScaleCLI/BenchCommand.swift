@@ -20,6 +20,11 @@ struct BenchCommand: AsyncParsableCommand {
         cnn: the Fashion-MNIST CNN 28x28x1-conv8k5-maxpool2-conv16k5-maxpool2-10 (5 960 parameters), N = 100 \
         images, the Markov FIM (σ² = 0.1) with K = J = 100 (lower + nested) and the output FIM with K = 100, \
         the same 2sED pass (targets: 10× faster than the JAX peer benchmarks/cnn_fisher_jax.py — ≤ 340 s and ≤ 4.7 s — and peak memory ≤ 1 GB). \
+        cnn-floor: the dense kernels those CNN spectra cannot do without (the Gram syrk and the dsyevd of each \
+        output-FIM draw; the second convolution's 16 filter Grams and eigenproblems and the 900-sided softmax \
+        eigenproblem of each Markov inner draw, timed over 200 draws and scaled to 10⁴), on random matrices of the \
+        same shapes: a floor under cnn-output and cnn-markov for any exact double-precision implementation; it \
+        passes when the target is not below it. Also run by cnn and all. \
         p1-smc: the p1 network with the smc estimator at its default budget (K = 64, J = 32; 64 particles × 20 sweeps per \
         first-layer neuron), 2sED and lower 2sED with intervals over a 5-point ε grid 1e-3:0.5:5 (target ≤ 30 s). \
         Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
@@ -27,7 +32,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     typealias Workload = ReferenceWorkloads.Workload
 
-    @Argument(help: "Which workload: toy, p1, p2, p1-smc, cnn (both CNN routes: cnn-markov, cnn-output) or all.")
+    @Argument(help: "Which workload: toy, p1, p2, p1-smc, cnn (both CNN routes and their floor: cnn-markov, cnn-output, cnn-floor) or all.")
     var workload: Workload = .all
 
     @Option(help: "Parallel tasks (default: the active cores).")
