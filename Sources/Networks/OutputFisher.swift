@@ -55,6 +55,12 @@ public struct OutputFisher: FisherModel {
         guard !o1, !o2, signals <= 1 << 30 else {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
         }
+        // On the Gram route the weight-shared layers' gradient rows are held whole: N(K−1) × their parameters.
+        let shared = architecture.stack.filter { $0.structure != nil && !$0.gramFromBackward }.map(\.parameterCount).reduce(0, +)
+        let (rowValues, o3) = rowsNQ.multipliedReportingOverflow(by: shared)
+        guard rowsNQ >= d || (!o3 && rowValues <= 1 << 30) else {
+            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds the N(K−1) per-sample gradient rows of its convolutions (N(K−1) × \(shared) values), more than 2³⁰ at N = \(n); use fewer samples")
+        }
         // What the first layer needs of the data, the same for every θ: its Gram (N × N) on the Gram route
         // when its share comes from the backward Gram, otherwise its patches.
         let first = architecture.stack[0]
