@@ -56,7 +56,7 @@ public struct OutputFisher: FisherModel {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
         }
         // On the Gram route the weight-shared layers' gradient rows are held whole: N(K−1) × their parameters.
-        let shared = architecture.stack.filter { $0.structure != nil && !$0.gramFromBackward }.map(\.parameterCount).reduce(0, +)
+        let shared = Self.rowLayers(architecture, gram: true).map { architecture.parameters(layer: $0) }.reduce(0, +)
         let (rowValues, o3) = rowsNQ.multipliedReportingOverflow(by: shared)
         guard rowsNQ >= d || (!o3 && rowValues <= 1 << 30) else {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds the N(K−1) per-sample gradient rows of its convolutions (N(K−1) × \(shared) values), more than 2³⁰ at N = \(n); use fewer samples")
@@ -74,6 +74,12 @@ public struct OutputFisher: FisherModel {
             dataGram = Matrix(rows: 0, cols: 0)
             dataPatches = first.patches(data)
         }
+    }
+
+    /// The parametric layers whose Gram share is taken from their per-sample gradient rows: every one on
+    /// the direct route, the weight-shared ones (`gramFromBackward` false) on the Gram route.
+    static func rowLayers(_ architecture: Architecture, gram: Bool) -> [Int] {
+        architecture.parametricLayers.filter { !gram || !architecture.stack[$0].gramFromBackward }
     }
 
     /// The largest matrix side the spectrum may need: 2²⁹ doubles (4 GiB) at most.
@@ -123,9 +129,8 @@ public struct OutputFisher: FisherModel {
         // Layers whose share is taken from their gradient rows (every layer on the direct route), with
         // their column offsets in the row matrix; and, on the Gram route, the layers whose share comes
         // from their whole backward signals.
-        let parametric = (0..<layers).filter { stack[$0].structure != nil }
-        let byRows = parametric.filter { !useGram || !stack[$0].gramFromBackward }
-        let byBackward = useGram ? parametric.filter { stack[$0].gramFromBackward } : []
+        let byRows = Self.rowLayers(architecture, gram: useGram)
+        let byBackward = architecture.parametricLayers.filter { !byRows.contains($0) }
         var columns = [Int](repeating: 0, count: layers), width = 0
         for m in byRows { columns[m] = width; width += architecture.parameters(layer: m) }
         var gathered = [Int: Matrix]()
