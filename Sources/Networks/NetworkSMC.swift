@@ -220,6 +220,7 @@ public struct NetworkSMC: Sendable {
             var stageTerms = [joint]
             var stageESS: [Double] = []
             var stageNoise: [Double] = []
+            var stageLogVariance: [Double] = []
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
                 // Outer particles θ_{<2}: one draw from every first-layer unit.
@@ -257,6 +258,7 @@ public struct NetworkSMC: Sendable {
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
                     stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
+                    stageLogVariance.append(LogEstimate.mean(lz).variance * Double(lz.count))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
@@ -274,6 +276,7 @@ public struct NetworkSMC: Sendable {
                                  stageESS: stageESS, normalizationVariance: cv)
             point.stages = stageTerms
             point.stageIslandNoise = stageNoise
+            point.stageLogVariance = stageLogVariance
             points.append(point)
         }
         progress("Fisher rank from \(Self.rankDraws) uniform draws")

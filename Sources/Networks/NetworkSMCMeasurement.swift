@@ -19,6 +19,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         public var stageESS: [Double]
         /// Per stage m ≥ 2: the share of the outer weights' spread that is island noise.
         public var stageIslandNoise: [Double]
+        /// Per stage m ≥ 2: the sample variance of the outer particles' `log Ẑ_m^k` (nats²).
+        public var stageLogVariance: [Double]
         /// Per stage: log Ẑ_m and its standard error.
         public var stageLogZ: [Double]
         public var stageSE: [Double]
@@ -34,6 +36,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             try c.encode(stageESS, forKey: ResultKey("stage_ess"))
             try c.encode(stageESS.min(), forKey: ResultKey("ess_min"))
             try c.encode(stageIslandNoise, forKey: ResultKey("stage_island_noise"))
+            try c.encode(stageLogVariance, forKey: ResultKey("stage_log_var"))
             try c.encode(stageLogZ, forKey: ResultKey("stage_log_z"))
             try c.encode(stageSE, forKey: ResultKey("stage_se"))
         }
@@ -83,7 +86,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
-                  stageIslandNoise: p.stageIslandNoise, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower)
+                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower)
         }
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }

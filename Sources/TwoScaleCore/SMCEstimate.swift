@@ -1,4 +1,5 @@
 import Foundation
+import Sampling
 
 /// Which Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` to run (docs/ESTIMATORS.md).
 public enum EstimatorKind: String, Sendable, CaseIterable, Codable {
@@ -36,10 +37,22 @@ public struct LogEstimate: Sendable, Equatable {
     }
 
     /// The mean of `n` i.i.d. positive unbiased estimates given in log space, `log mean_k e^{l_k}`,
-    /// bias-corrected by half its relative variance `var_k(e^{l_k}) / (n · mean²)` (delta method).
+    /// bias-corrected by half its relative variance `V = var_k(e^{l_k}) / (n · mean²)` (delta method).
+    ///
+    /// The variance is `max(V, σ²_LN)`, where `σ_LN` is how widely the same statistic scatters when the
+    /// `l_k` are normal with their observed variance (`LogNormalSpread`). `V` is itself estimated from
+    /// the sample: when the weights `e^{l_k}` are heavy-tailed (a log-variance of a few nats², an ESS of
+    /// a few), the sample has rarely seen the tail that makes the mean uncertain, and `V` comes out
+    /// small exactly when the estimate is low. The variance of the logs is well estimated even then,
+    /// and through the lognormal model it says how large the mean's scatter is (docs/ESTIMATORS.md §5).
     public static func logMean(_ l: [Double]) -> LogEstimate {
         let c = SMCUnitEstimate.combine(l)
-        return corrected(logZ: c.logZ, relVar: c.relVar)
+        var e = corrected(logZ: c.logZ, relVar: c.relVar)
+        guard l.count >= 2, e.value.isFinite else { return e }
+        let logVariance = mean(l).variance * Double(l.count)  // the sample variance of the l_k
+        let spread = LogNormalSpread.standardDeviation(logVariance: logVariance, count: l.count)
+        e.variance = Swift.max(e.variance, spread * spread)
+        return e
     }
 
     /// The mean of `n` i.i.d. values (e.g. log-estimates), with the variance of that mean.
@@ -56,6 +69,33 @@ public struct LogEstimate: Sendable, Equatable {
         let v = TwoScale.dimension(logMeanDet: value, dimension: d, zeta: zeta, eps: eps)
         let half = 1.959963984540054 * variance.squareRoot() / Swift.abs(Foundation.log(eps))
         return (v, (v - half)...(v + half))
+    }
+}
+
+/// The sampling scatter of the bias-corrected log-mean `log mean_k e^{l_k} + V/2` (`LogEstimate.logMean`)
+/// when the `l_k` are K i.i.d. normal with variance `s²`; it does not depend on their mean.
+///
+/// There is no closed form once `s²` is more than about one nat² (the mean of K lognormal weights is then
+/// far from normal), so it is simulated: `draws` samples of K standard normals `z`, the statistic of
+/// `s·z` for each, and their standard deviation. The normals come from a fixed stream per K, so the
+/// result is a deterministic function of `(s², K)`, smooth in `s²`, and independent of any run's seed
+/// or thread count. Cost: `draws · K` exponentials per call.
+public enum LogNormalSpread {
+    /// Simulated samples per call; the standard deviation is good to about 2% (more at large `s²`).
+    public static let draws = 2000
+
+    public static func standardDeviation(logVariance s2: Double, count k: Int) -> Double {
+        guard k >= 2, s2 > 0, s2.isFinite else { return 0 }
+        let s = s2.squareRoot()
+        var rng = Xoshiro256(seed: 0x5EED_106E, stream: [UInt64(k)])
+        var z = [Double](repeating: 0, count: k)
+        var x = [Double](repeating: 0, count: draws)
+        for j in 0..<draws {
+            for i in 0..<k { z[i] = s * rng.normal() }
+            let c = SMCUnitEstimate.combine(z)
+            x[j] = c.logZ + c.relVar / 2
+        }
+        return (LogEstimate.mean(x).variance * Double(draws)).squareRoot()
     }
 }
 
@@ -113,6 +153,9 @@ public struct SMCPoint: Sendable, Equatable {
     /// islands' own Monte Carlo noise (from their replicates), capped at 1; the rest is the variation
     /// of `Z_m(θ_{<m})` over θ_{<m}. Empty for one stage.
     public var stageIslandNoise: [Double] = []
+    /// Per stage m ≥ 2: the sample variance of `log Ẑ_m^k` over the outer particles (nats²), the input of
+    /// the lognormal model in the stage term's variance (`LogEstimate.logMean`). Empty for one stage.
+    public var stageLogVariance: [Double] = []
     /// Share of the variance of `log E det` that comes from the estimated normalisation ĉ.
     public var normalizationShare: Double
     /// The 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).

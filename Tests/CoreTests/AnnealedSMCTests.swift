@@ -164,6 +164,78 @@ final class AnnealedSMCTests: XCTestCase {
         XCTAssertEqual(TraceEstimate.addedVariance(slope: 4, logVarianceOfC: 0.5), 2, accuracy: 1e-14)
     }
 
+    /// `LogNormalSpread` against independent values. K = 2 has a closed form: with `d = l_1 − l_2`,
+    /// `log mean e^l = (l_1 + l_2)/2 + log cosh(d/2)` and the delta-method `V = tanh²(d/2)`, and for
+    /// i.i.d. normal l the sum and the difference are independent, so the statistic's variance is
+    /// `s²/2 + Var g(d)`, `g(d) = log cosh(d/2) + tanh²(d/2)/2`, `d ~ N(0, 2s²)`: a one-dimensional
+    /// integral, done here by the trapezoid rule. For small `s²` the statistic is the mean of the l to
+    /// first order: standard deviation `s/√K`.
+    func testLogNormalSpreadAgainstQuadratureAndSmallVarianceLimit() {
+        for s2 in [0.5, 5.0, 12.0] {
+            let sd = (2 * s2).squareRoot()
+            func g(_ d: Double) -> Double {
+                let h = Swift.abs(d) / 2
+                let logCosh = h + Foundation.log1p(Foundation.exp(-2 * h)) - Foundation.log(2.0)
+                let t = Foundation.tanh(h)
+                return logCosh + t * t / 2
+            }
+            var m0 = 0.0, m1 = 0.0, m2 = 0.0
+            let n = 40_000, lim = 12 * sd, step = 2 * lim / Double(n)
+            for i in 0...n {
+                let d = -lim + Double(i) * step
+                let w = (i == 0 || i == n ? 0.5 : 1) * Foundation.exp(-d * d / (2 * sd * sd))
+                let v = g(d)
+                m0 += w; m1 += w * v; m2 += w * v * v
+            }
+            let varG = m2 / m0 - (m1 / m0) * (m1 / m0)
+            let exact = (s2 / 2 + varG).squareRoot()
+            let simulated = LogNormalSpread.standardDeviation(logVariance: s2, count: 2)
+            XCTAssertEqual(simulated, exact, accuracy: 0.04 * exact, "s² = \(s2)")
+        }
+        for k in [10, 64] {
+            let s2 = 1e-4
+            XCTAssertEqual(LogNormalSpread.standardDeviation(logVariance: s2, count: k), (s2 / Double(k)).squareRoot(),
+                           accuracy: 0.04 * (s2 / Double(k)).squareRoot())
+        }
+        // a deterministic function of (s², K): the same value twice, nothing for no spread or one value
+        XCTAssertEqual(LogNormalSpread.standardDeviation(logVariance: 3, count: 64),
+                       LogNormalSpread.standardDeviation(logVariance: 3, count: 64))
+        XCTAssertEqual(LogNormalSpread.standardDeviation(logVariance: 0, count: 64), 0)
+        XCTAssertEqual(LogNormalSpread.standardDeviation(logVariance: 3, count: 1), 0)
+    }
+
+    /// The stage term `logMean`: the delta method's value, and the larger of its variance and the
+    /// lognormal model's. For 64 logs spread like a normal sample of variance 6 (ESS of a few) the model
+    /// wins and is far wider; for logs with a small spread the two agree; one far outlier among equal
+    /// logs has a log-variance the model reads as small, and there the delta method's variance stays.
+    func testLogMeanVarianceIsTheLargerOfDeltaAndLognormalModel() {
+        func inverseNormal(_ p: Double) -> Double {  // bisection on erfc: independent of the sampler's normals
+            var lo = -10.0, hi = 10.0
+            for _ in 0..<200 { let m = (lo + hi) / 2; if 0.5 * Foundation.erfc(-m / 2.0.squareRoot()) < p { lo = m } else { hi = m } }
+            return (lo + hi) / 2
+        }
+        let k = 64
+        let quantiles = (0..<k).map { inverseNormal((Double($0) + 0.5) / Double(k)) }
+        for (s2, modelWins) in [(6.0, true), (0.05, false)] {
+            let l = quantiles.map { $0 * s2.squareRoot() }
+            let c = SMCUnitEstimate.combine(l)
+            let e = LogEstimate.logMean(l)
+            XCTAssertEqual(e.value, c.logZ + c.relVar / 2, accuracy: 1e-12)
+            let sampleVar = LogEstimate.mean(l).variance * Double(k)
+            let model = LogNormalSpread.standardDeviation(logVariance: sampleVar, count: k)
+            XCTAssertEqual(e.variance, Swift.max(c.relVar, model * model), accuracy: 1e-12)
+            if modelWins {
+                XCTAssertGreaterThan(e.variance, 2 * c.relVar)
+            } else {
+                XCTAssertEqual(e.variance, c.relVar, accuracy: 0.15 * c.relVar)
+            }
+        }
+        let outlier = [Double](repeating: 0, count: k - 1) + [6]
+        let c = SMCUnitEstimate.combine(outlier)
+        XCTAssertEqual(LogEstimate.logMean(outlier).variance, c.relVar, accuracy: 1e-12)
+        XCTAssertGreaterThan(c.relVar, 0.5)
+    }
+
     /// Pooling runs of one unit: the replicates are concatenated, the slope is the Ẑ-weighted mean over
     /// all replicates (each part's slope already being its own replicates' Ẑ-weighted mean), and
     /// `times(n)` scales a log-estimate to `Z^n` (value n·v, variance n²·V).
