@@ -23,7 +23,8 @@ import TwoScaleNumerics
 ///
 /// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
 /// term's is the delta-method variance over the K outer particles (each island independent given stage
-/// 1); the estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Logs are bias-corrected by half
+/// 1), floored by the scatter a lognormal model of the outer log-weights implies (`LogEstimate.logMean`);
+/// the estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Logs are bias-corrected by half
 /// their relative variance. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop, particle.
 public struct NetworkSMC: Sendable {
     public var model: MarkovFisher
@@ -162,10 +163,14 @@ public struct NetworkSMC: Sendable {
     /// as it is (the particle filter's weight); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`
     /// (each of the n logs is low by V/2, and they are one estimate, so their errors add coherently); the
     /// slope `n · d log Z_u / d log s`; and the replicates' own noise in `n · log Ẑ_u`, `n² var_r(l_r)/R`.
-    static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int) -> (logZ: Double, corrected: LogEstimate, slope: Double, noise: Double) {
+    /// For the lower 2sED, whose stage terms average logs: `n (mean_r l_r + var_r(l_r)/2)`, the log under the
+    /// lognormal replicate model (`LogEstimate.lognormalReplicates`).
+    static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int)
+        -> (logZ: Double, corrected: LogEstimate, log: LogEstimate, slope: Double, noise: Double) {
         let cmb = est.combined(t)
         let k = Double(n)
-        return (k * cmb.logZ, LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n), k * est.slope[t],
+        return (k * cmb.logZ, LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n),
+                LogEstimate.lognormalReplicates(est.logZ[t]).times(n), k * est.slope[t],
                 k * k * LogEstimate.mean(est.logZ[t]).variance)
     }
 
@@ -247,7 +252,7 @@ public struct NetworkSMC: Sendable {
                                 var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                                 for u in 0..<n { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
                             }
-                            return (b.logZ, b.corrected.value, b.noise, b.slope, net, est.diagnostics)
+                            return (b.logZ, b.log.value, b.noise, b.slope, net, est.diagnostics)
                         }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }

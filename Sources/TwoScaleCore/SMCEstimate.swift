@@ -55,6 +55,21 @@ public struct LogEstimate: Sendable, Equatable {
         return e
     }
 
+    /// `log Z` from R replicate log-estimates `l_r` of one `Z` under the lognormal replicate model: each
+    /// unbiased `Ẑ_r` has `l_r ~ N(log Z − v/2, v)`, so `mean_r l_r + var_r(l_r)/2` is unbiased for `log Z`
+    /// whatever v. The delta method's `log mean_r Ẑ_r + V/2` (`corrected`) is not once v is more than a
+    /// nat² or so: for R = 2 its correction `V/2 = tanh²(d/2)/2` (d = l_1 − l_2) never exceeds half a nat,
+    /// while an island sampler's replicates can have v of several nats² (docs/ESTIMATORS.md §3). The
+    /// variance is the model's, `v/R + v²/(2(R − 1))` (the mean's, and the sample variance's over 4). With
+    /// one replicate: `l_1` and no variance.
+    public static func lognormalReplicates(_ l: [Double]) -> LogEstimate {
+        let m = mean(l)
+        guard l.count >= 2 else { return m }
+        let r = Double(l.count)
+        let v = m.variance * r  // the sample variance of the l_r
+        return LogEstimate(value: m.value + v / 2, variance: v / r + v * v / (2 * (r - 1)))
+    }
+
     /// The mean of `n` i.i.d. values (e.g. log-estimates), with the variance of that mean.
     public static func mean(_ x: [Double]) -> LogEstimate {
         let n = Double(x.count)

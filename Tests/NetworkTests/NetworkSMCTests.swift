@@ -183,7 +183,8 @@ final class NetworkSMCTests: XCTestCase {
 
     /// A block of n pooled exchangeable units, by hand: replicates Ẑ = 1, 3 (mean 2, V = 1/4), slope 0.5,
     /// n = 3 — raw log 3·log 2; corrected 3·(log 2 + V/2) (each of the n logs is low by V/2, so the
-    /// correction is n·V/2, not n²·V/2) with variance 9V; slope 1.5; noise 9·var_r(log Ẑ_r)/2.
+    /// correction is n·V/2, not n²·V/2) with variance 9V; slope 1.5; noise 9·var_r(log Ẑ_r)/2; the lower
+    /// 2sED's lognormal-model log 3·(mean + var/2) of the replicate logs.
     func testPooledBlockScalesByTheUnitCount() {
         let l = [0.0, Foundation.log(3.0)]
         let est = SMCUnitEstimate(logZ: [l], slope: [0.5], populations: [], diagnostics: SMCDiagnostics())
@@ -194,6 +195,9 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(b.slope, 1.5, accuracy: 1e-15)
         let q = Foundation.log(3.0)
         XCTAssertEqual(b.noise, 9 * (q * q / 2) / 2, accuracy: 1e-13)
+        // the lower 2sED's log: 3 (mean_r l_r + var_r(l_r)/2) = 3 (q/2 + q²/4), variance 9 (v/2 + v²/2), v = q²/2
+        XCTAssertEqual(b.log.value, 3 * (q / 2 + q * q / 4), accuracy: 1e-13)
+        XCTAssertEqual(b.log.variance, 9 * (q * q / 4 + q * q * q * q / 8), accuracy: 1e-12)
     }
 
     /// An island of a hidden layer with n exchangeable neurons (the second layer of 1-1-3-2, three
