@@ -63,7 +63,7 @@ enum NetworkReport {
                 + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
         }
         let percent = Fmt.num((100 * share).rounded(), 3)
-        return head + "the estimate rests on a few islands, and its interval on a delta method over a heavy tail; "
+        return head + "the estimate rests on a few islands, and its interval on a lognormal model of their heavy tail (docs/ESTIMATORS.md §5); "
             + (share >= 0.5 ? "\(percent)% of the weights' spread is the islands' own noise, so raise --inner (J) first"
                             : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
             + " (see README, Estimators)"
