@@ -5,29 +5,32 @@
 # estimate, per ε and for the 2sED and the lower 2sED. --seed draws the data and the noise too, so each seed is its own network problem with its own
 # 30× reference.
 #
-#   scripts/smc-budget-coverage.sh [OUTDIR] [SEEDS] [ARCH] [SAMPLES] [REF]
+#   scripts/smc-budget-coverage.sh [OUTDIR] [SEEDS] [ARCH] [SAMPLES] [REF] [REF_INNER]
 #
-# Defaults: /tmp/smc-coverage, 20 seeds, 30-10-5, N = 50 (about 65 s per seed on 2 cores). Runs already in
-# OUTDIR are kept (rerun to continue). Needs a release build (swift build -c release) and python3.
+# Defaults: /tmp/smc-coverage, 20 seeds, 30-10-5, N = 50 (about 65 s per seed on 2 cores), the reference
+# with the default J = 32 island particles. Raising only K cannot show a bias of the islands' own logs
+# (docs/ESTIMATORS.md §3): give REF_INNER to raise J in the reference too. Runs already in OUTDIR are kept
+# (rerun to continue). Needs a release build (swift build -c release) and python3.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"
+out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"; ref_inner="${6:-32}"
 bin="$here/.build/release/twoscale"
 [ -x "$bin" ] || { echo "no release build at $bin: run swift build -c release" >&2; exit 2; }
 mkdir -p "$out"
 for seed in $(seq 1 "$seeds"); do
   for k in 64 "$ref"; do
+    j=32; [ "$k" = 64 ] || j="$ref_inner"
     f="$out/s${seed}_K${k}.json"
     [ -s "$f" ] && continue
     "$bin" ed --arch "$arch" --data synthetic:gaussian --samples "$samples" --sigma2 0.1 --zeta 0.6667 --seed "$seed" \
-      --estimator smc --paths "$k" --eps 0.001,0.1 --lower --json > "$f.tmp" 2> "$out/s${seed}_K${k}.err"
+      --estimator smc --paths "$k" --inner "$j" --eps 0.001,0.1 --lower --json > "$f.tmp" 2> "$out/s${seed}_K${k}.err"
     mv "$f.tmp" "$f"
   done
 done
-python3 - "$out" "$seeds" "$ref" <<'PY'
+python3 - "$out" "$seeds" "$ref" "$ref_inner" <<'PY'
 import json, sys, os
-out, seeds, ref_k = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-big = f"{int(ref_k) // 64}x"
+out, seeds, ref_k, ref_j = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+big = f"{int(ref_k) * ref_j // (64 * 32)}x"
 held, total, zs, overlap, narrower = {}, {}, [], 0, 0
 for seed in range(1, seeds + 1):
     a = json.load(open(os.path.join(out, f"s{seed}_K64.json")))
