@@ -17,24 +17,26 @@ out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="
 bin="$here/.build/release/twoscale"
 [ -x "$bin" ] || { echo "no release build at $bin: run swift build -c release" >&2; exit 2; }
 mkdir -p "$out"
+# The reference's file is named by its K, and by its J too when that is not the default.
+ref_tag="K${ref}"; [ "$ref_inner" = 32 ] || ref_tag="K${ref}_J${ref_inner}"
 for seed in $(seq 1 "$seeds"); do
-  for k in 64 "$ref"; do
-    j=32; [ "$k" = 64 ] || j="$ref_inner"
-    f="$out/s${seed}_K${k}.json"
+  for run in "K64 64 32" "$ref_tag $ref $ref_inner"; do
+    set -- $run
+    f="$out/s${seed}_$1.json"
     [ -s "$f" ] && continue
     "$bin" ed --arch "$arch" --data synthetic:gaussian --samples "$samples" --sigma2 0.1 --zeta 0.6667 --seed "$seed" \
-      --estimator smc --paths "$k" --inner "$j" --eps 0.001,0.1 --lower --json > "$f.tmp" 2> "$out/s${seed}_K${k}.err"
+      --estimator smc --paths "$2" --inner "$3" --eps 0.001,0.1 --lower --json > "$f.tmp" 2> "$out/s${seed}_$1.err"
     mv "$f.tmp" "$f"
   done
 done
-python3 - "$out" "$seeds" "$ref" "$ref_inner" <<'PY'
+python3 - "$out" "$seeds" "$ref" "$ref_inner" "$ref_tag" <<'PY'
 import json, sys, os
-out, seeds, ref_k, ref_j = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+out, seeds, ref_k, ref_j, ref_tag = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
 big = f"{int(ref_k) * ref_j // (64 * 32)}x"
 held, total, zs, overlap, narrower = {}, {}, [], 0, 0
 for seed in range(1, seeds + 1):
     a = json.load(open(os.path.join(out, f"s{seed}_K64.json")))
-    b = json.load(open(os.path.join(out, f"s{seed}_K{ref_k}.json")))
+    b = json.load(open(os.path.join(out, f"s{seed}_{ref_tag}.json")))
     for pa, pb in zip(a["points"], b["points"]):
         for key, ci in [("d_zeta", "ci95"), ("d_zeta_lower", "ci95_lower")]:
             lo, hi = pa[ci]; ref = pb[key]; lo2, hi2 = pb[ci]
