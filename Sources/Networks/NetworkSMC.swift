@@ -144,10 +144,9 @@ public struct NetworkSMC: Sendable {
     /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
     /// (0 when the log Ẑ do not vary).
     static func noiseShare(noise: [Double], logZ: [Double]) -> Double {
-        let k = Double(logZ.count)
-        let spread = LogEstimate.mean(logZ).variance * k  // the sample variance (0 for one particle)
+        let spread = LogEstimate.sampleVariance(logZ)  // 0 for one particle
         guard spread > 0 else { return 0 }
-        return Swift.min(1, noise.reduce(0, +) / k / spread)
+        return Swift.min(1, noise.reduce(0, +) / Double(logZ.count) / spread)
     }
 
     /// The unit of block `inputs.block` as the sampler sees it: its roots, and (with `screen`) its
@@ -263,7 +262,7 @@ public struct NetworkSMC: Sendable {
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
                     stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
-                    stageLogVariance.append(LogEstimate.mean(lz).variance * Double(lz.count))
+                    stageLogVariance.append(LogEstimate.sampleVariance(lz))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())

@@ -49,8 +49,7 @@ public struct LogEstimate: Sendable, Equatable {
         let c = SMCUnitEstimate.combine(l)
         var e = corrected(logZ: c.logZ, relVar: c.relVar)
         guard l.count >= 2, e.value.isFinite else { return e }
-        let logVariance = mean(l).variance * Double(l.count)  // the sample variance of the l_k
-        let spread = LogNormalSpread.standardDeviation(logVariance: logVariance, count: l.count)
+        let spread = LogNormalSpread.standardDeviation(logVariance: sampleVariance(l), count: l.count)
         e.variance = Swift.max(e.variance, spread * spread)
         return e
     }
@@ -66,8 +65,13 @@ public struct LogEstimate: Sendable, Equatable {
         let m = mean(l)
         guard l.count >= 2 else { return m }
         let r = Double(l.count)
-        let v = m.variance * r  // the sample variance of the l_r
+        let v = m.variance * r  // the sample variance of the l_r, from the mean already computed
         return LogEstimate(value: m.value + v / 2, variance: v / r + v * v / (2 * (r - 1)))
+    }
+
+    /// The sample variance of `x` (divisor n − 1; 0 for fewer than two values).
+    public static func sampleVariance(_ x: [Double]) -> Double {
+        mean(x).variance * Double(x.count)
     }
 
     /// The mean of `n` i.i.d. values (e.g. log-estimates), with the variance of that mean.
@@ -110,7 +114,7 @@ public enum LogNormalSpread {
             let c = SMCUnitEstimate.combine(z)
             x[j] = c.logZ + c.relVar / 2
         }
-        return (LogEstimate.mean(x).variance * Double(draws)).squareRoot()
+        return LogEstimate.sampleVariance(x).squareRoot()
     }
 }
 
