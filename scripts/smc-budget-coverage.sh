@@ -14,7 +14,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"; ref_inner="${6:-32}"
-bin="$here/.build/release/twoscale"
+bin="${TWOSCALE_BIN:-$here/.build/release/twoscale}"
 [ -x "$bin" ] || { echo "no release build at $bin: run swift build -c release" >&2; exit 2; }
 mkdir -p "$out"
 # The reference's file is named by its K, and by its J too when that is not the default.
