@@ -95,7 +95,9 @@ public enum ReferenceWorkloads {
             check: .plain(mid))
     }
 
-    /// The p1 network with the smc estimator at its default budget: 2sED and lower 2sED with intervals over 5 ε.
+    /// The P1 setting with the smc estimator at its default budget: 2sED and lower 2sED with intervals at
+    /// ε = 10⁻³ and 0.1 (the command of the issue that set the 30 s target; a finer grid costs one set of
+    /// islands per ε more).
     public static func measureSMC(threads: Int) async throws -> BenchmarkResult {
         let start = Date()
         let architecture = try Architecture(parsing: "54-16-7")
@@ -104,13 +106,13 @@ public enum ReferenceWorkloads {
         let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
                                      noiseSamples: 1, noiseSeed: 1)
         let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: 1000)
-        let eps = try Grid.parse("1e-3:0.5:5", flag: "--eps")
+        let eps = try Grid.parse("0.001,0.1", flag: "--eps")
         let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
         let wall = Date().timeIntervalSince(start)
         let p = r.points[0]
         return BenchmarkResult(
             name: "p1-smc",
-            description: "MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, smc K = \(smcPaths), J = \(smcInner), 5 ε, 2sED + lower with intervals",
+            description: "MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, smc K = \(smcPaths), J = \(smcInner), ε = 10⁻³ and 0.1, 2sED + lower with intervals",
             dimension: architecture.parameterCount, paths: nil, inner: nil, seconds: wall, phases: nil, targetSeconds: 30, memory: nil,
             pass: wall <= 30,
             check: .smc(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower)))

@@ -25,8 +25,9 @@ struct BenchCommand: AsyncParsableCommand {
         eigenproblem of each Markov inner draw, timed over 200 draws and scaled to 10⁴), on random matrices of the \
         same shapes: a floor under cnn-output and cnn-markov for any exact double-precision implementation; it \
         passes when the target is not below it. Also run by cnn and all. \
-        p1-smc: the p1 network with the smc estimator at its default budget (K = 64, J = 32; 64 particles × 20 sweeps per \
-        first-layer neuron), 2sED and lower 2sED with intervals over a 5-point ε grid 1e-3:0.5:5 (target ≤ 30 s). \
+        p1-smc: the P1 setting (54-16-7, N = 100, σ² = 0.1) with the smc estimator at its default budget (K = 64, J = 32; \
+        128 particles × 20 sweeps per first-layer neuron, islands of 2 × 16 particles), 2sED and lower 2sED with \
+        intervals at ε = 10⁻³ and 0.1 (target ≤ 30 s). \
         Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
         """)
 
