@@ -68,6 +68,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var stage1: SMCDiagnostics
     public var islands: SMCDiagnostics
     public var degeneracy: WeightDegeneracy?
+    /// With `--lower`: the grid point where the lower 2sED's interval lies wholly above the 2sED's, if any
+    /// (`LowerAboveNested`: an order the true values cannot have, so a failed correction).
+    public var lowerAboveNested: LowerAboveNested?
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
@@ -104,6 +107,10 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         stage1 = r.stage1
         islands = r.islands
         degeneracy = WeightDegeneracy.check(ess: ess, paths: paths)
+        lowerAboveNested = LowerAboveNested.check(points.compactMap { p in
+            guard let low = p.dZetaLower, let lowCI = p.ci95Lower else { return nil }
+            return LowerAboveNested(eps: p.eps, nested: p.dZeta, nestedInterval: p.ci95, lower: low, lowerInterval: lowCI)
+        })
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
         }

@@ -94,6 +94,7 @@ struct EdCommand: AsyncParsableCommand {
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner)
             measurement.seconds = Date().timeIntervalSince(start)
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+            if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
             try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
             return
         }

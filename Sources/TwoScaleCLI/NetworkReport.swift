@@ -71,6 +71,16 @@ enum NetworkReport {
 
     static func essWarning(_ ess: [Double], paths: Int) -> String? { essWarning(WeightDegeneracy.check(ess: ess, paths: paths)) }
 
+    /// The warning text for a lower 2sED whose interval lies wholly above the 2sED's (`LowerAboveNested`).
+    static func orderWarning(_ v: LowerAboveNested?) -> String? {
+        guard let v else { return nil }
+        return "the lower 2sED at ε = \(Fmt.num(v.eps, 6)) is \(Fmt.num(v.excess, 4)) above the 2sED, beyond both intervals "
+            + "(lower [\(Fmt.num(v.lowerInterval.lowerBound, 8)), \(Fmt.num(v.lowerInterval.upperBound, 8))], "
+            + "2sED [\(Fmt.num(v.nestedInterval.lowerBound, 8)), \(Fmt.num(v.nestedInterval.upperBound, 8))]); the true values "
+            + "cannot be in that order, so the islands' log correction has overshot on replicates that disagree by many nats, "
+            + "and the lower 2sED there is not to be trusted (docs/ESTIMATORS.md, Limits); a larger --inner (J) narrows the replicates' disagreement"
+    }
+
     /// The table header's rank line.
     static func rankLine(_ rank: RankReport, dimension: Int) -> String {
         rank.source.summary(dimension: dimension) + "; ε → 0 limit ζd + (1 − ζ)r = \(Fmt.num(rank.dZetaLimit))\n"

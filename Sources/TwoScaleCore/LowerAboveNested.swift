@@ -1,0 +1,33 @@
+/// The check that an estimate of the lower 2sED has not come out above the 2sED by more than their
+/// intervals allow. The true values are ordered, lower ≤ 2sED (Jensen: `E log X ≤ log E X` for each later
+/// layer's average). An estimator that corrects the two terms separately (smc: the islands' logs under a
+/// lognormal replicate model for the lower term, the log of their mean for the 2sED term;
+/// docs/ESTIMATORS.md §3, §5) can break that order by noise; when the lower interval lies wholly above the
+/// 2sED's, a correction has failed (docs/ESTIMATORS.md, Limits: island replicates that disagree by many
+/// nats), and the lower 2sED at that ε is not to be trusted.
+public struct LowerAboveNested: Sendable, Equatable {
+    /// The grid point where the lower interval's bottom lies furthest above the 2sED interval's top.
+    public var eps: Double
+    public var nested: Double
+    public var nestedInterval: ClosedRange<Double>
+    public var lower: Double
+    public var lowerInterval: ClosedRange<Double>
+
+    /// By how much the lower estimate exceeds the 2sED estimate there.
+    public var excess: Double { lower - nested }
+
+    public init(eps: Double, nested: Double, nestedInterval: ClosedRange<Double>, lower: Double, lowerInterval: ClosedRange<Double>) {
+        self.eps = eps
+        self.nested = nested
+        self.nestedInterval = nestedInterval
+        self.lower = lower
+        self.lowerInterval = lowerInterval
+    }
+
+    /// The worst grid point whose lower interval starts above the end of its 2sED interval; nil when there
+    /// is none (overlapping or correctly ordered intervals are noise the intervals already allow for).
+    public static func check(_ points: [LowerAboveNested]) -> LowerAboveNested? {
+        points.filter { $0.lowerInterval.lowerBound > $0.nestedInterval.upperBound }
+            .max { $0.lowerInterval.lowerBound - $0.nestedInterval.upperBound < $1.lowerInterval.lowerBound - $1.nestedInterval.upperBound }
+    }
+}
