@@ -73,6 +73,13 @@ public struct ArchitectureComparison: Sendable {
             if let stage = d?.stage, islandNoise.indices.contains(stage - 2) { d?.islandNoiseShare = islandNoise[stage - 2] }
             return d
         }
+        /// smc: the lower 2sED's interval wholly above the 2sED's at ε (`LowerAboveNested`: a failed
+        /// correction); nil when it is not, and for plain (no intervals).
+        public func lowerAboveNested(eps: Double) -> LowerAboveNested? {
+            guard let h = ci95HalfWidth, let hl = ci95HalfWidthLower, h >= 0, hl >= 0 else { return nil }
+            return LowerAboveNested.check([LowerAboveNested(eps: eps, nested: dZeta, nestedInterval: (dZeta - h)...(dZeta + h),
+                                                            lower: dZetaLower, lowerInterval: (dZetaLower - hl)...(dZetaLower + hl))])
+        }
         /// K of the run (for the degeneracy check; 0: unknown, never degenerate).
         public var paths: Int = 0
         public var trainLoss: Double

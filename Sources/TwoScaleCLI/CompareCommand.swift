@@ -217,7 +217,10 @@ struct CompareCommand: AsyncParsableCommand {
                 let a = architectures[i]
                 if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)") }
             },
-            measured: { e in if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) } })
+            measured: { e in
+                if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) }
+                if let w = NetworkReport.orderWarning(e.lowerAboveNested(eps: epsN)) { Console.warn("\(e.architecture): " + w) }
+            })
         try output.emit(study) { Self.text(study) }
     }
 

@@ -85,6 +85,19 @@ final class ComparisonMeasureTests: XCTestCase {
         e1.ess = [30, 4]
         XCTAssertNil(e1.degeneracy)
         XCTAssertNil(e2.degeneracy)  // K unknown
+        // smc's order check from the half-widths: e1 has 2sED 10 ± 0.5 and lower 9; a lower interval
+        // wholly above [9.5, 10.5] is flagged, an overlapping one is not, and plain (no intervals) never is.
+        XCTAssertNil(e1.lowerAboveNested(eps: 0.01))  // lower half-width unknown
+        e1.ci95HalfWidthLower = 0.4
+        XCTAssertNil(e1.lowerAboveNested(eps: 0.01))  // lower below the 2sED
+        e1.dZetaLower = 10.8                          // [10.4, 11.2] overlaps [9.5, 10.5]
+        XCTAssertNil(e1.lowerAboveNested(eps: 0.01))
+        e1.dZetaLower = 11.0                          // [10.6, 11.4] lies wholly above
+        let v = try XCTUnwrap(e1.lowerAboveNested(eps: 0.01))
+        XCTAssertEqual([v.eps, v.excess, v.lowerInterval.lowerBound, v.nestedInterval.upperBound], [0.01, 1.0, 10.6, 10.5])
+        e1.ci95HalfWidthLower = .nan                  // a broken half-width is not an interval
+        XCTAssertNil(e1.lowerAboveNested(eps: 0.01))
+        XCTAssertNil(entry(1, [2, 1]).lowerAboveNested(eps: 0.01))
         XCTAssertEqual(s.mean(\.trainLoss), 2)
         XCTAssertEqual(s.sd(\.trainLoss), 2.0.squareRoot(), accuracy: 1e-15)
         // Last-epoch shares: 0.1/1.0 = 0.1 and 0.02/1.0 = 0.02.
