@@ -10,7 +10,8 @@
 # Defaults: /tmp/smc-coverage, 20 seeds, 30-10-5, N = 50 (about 65 s per seed on 2 cores), the reference
 # with the default J = 32 island particles. Raising only K cannot show a bias of the islands' own logs
 # (docs/ESTIMATORS.md §3): give REF_INNER to raise J in the reference too. Runs already in OUTDIR are kept
-# (rerun to continue). Needs a release build (swift build -c release) and python3.
+# (rerun to continue). Needs a release build (swift build -c release; TWOSCALE_BIN=PATH runs another binary)
+# and python3.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"; ref_inner="${6:-32}"

@@ -24,10 +24,13 @@ public struct LowerAboveNested: Sendable, Equatable {
         self.lowerInterval = lowerInterval
     }
 
-    /// The worst grid point whose lower interval starts above the end of its 2sED interval; nil when there
-    /// is none (overlapping or correctly ordered intervals are noise the intervals already allow for).
+    /// How far the lower interval starts above the end of the 2sED interval (≤ 0 when they overlap or are
+    /// in the expected order).
+    public var gap: Double { lowerInterval.lowerBound - nestedInterval.upperBound }
+
+    /// The grid point with the largest positive gap; nil when there is none (overlapping or correctly
+    /// ordered intervals are noise the intervals already allow for).
     public static func check(_ points: [LowerAboveNested]) -> LowerAboveNested? {
-        points.filter { $0.lowerInterval.lowerBound > $0.nestedInterval.upperBound }
-            .max { $0.lowerInterval.lowerBound - $0.nestedInterval.upperBound < $1.lowerInterval.lowerBound - $1.nestedInterval.upperBound }
+        points.filter { $0.gap > 0 }.max { $0.gap < $1.gap }
     }
 }

@@ -25,8 +25,9 @@ import Testing
 
     @Test func picksTheWidestGap() {
         let small = Self.point(0.01, nested: 10...11, lower: 11.5...12)      // gap 0.5
-        let large = Self.point(0.1, nested: 20...21, lower: 23...30)         // gap 2, smaller excess than its width suggests
+        let large = Self.point(0.1, nested: 20...21, lower: 23...30)         // gap 2
         let mid = Self.point(0.3, nested: 30...31, lower: 32...33)           // gap 1
         #expect(LowerAboveNested.check([small, large, mid])?.eps == 0.1)
+        #expect([small.gap, large.gap, mid.gap] == [0.5, 2, 1])
     }
 }
