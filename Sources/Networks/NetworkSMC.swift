@@ -45,6 +45,14 @@ public struct NetworkSMC: Sendable {
     /// The default budget (`ed --estimator smc`): K = 64 outer particles, J = 32 island particles.
     public static let defaultPaths = 64, defaultInner = 32
 
+    /// The default number of uniform draws for the trace normalisation ĉ (`--trace-draws`) of a network
+    /// of d parameters: one per two parameters, at least 1 000. An error δ in `log ĉ` shifts every scale
+    /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with the network
+    /// (≈ 750 on 54-16-7 at ε = 10⁻³, ≈ 3 000 on 784-32-10). With 1 000 draws ĉ carried 1.6% of the
+    /// interval's variance on 54-16-7 (d = 976, which keeps 1 000) but 51% on 784-32-10 (d = 25 408,
+    /// now 12 704 draws, about 3 s there); docs/ESTIMATORS.md §4.
+    public static func defaultTraceDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
+
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.blockDimensions.count,
@@ -232,6 +240,7 @@ public struct NetworkSMC: Sendable {
             var stageESS: [Double] = []
             var stageNoise: [Double] = []
             var stageLogVariance: [Double] = []
+            var stageShortfall: [Double] = []
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
                 // Outer particles θ_{<2}: one draw from every first-layer unit.
@@ -270,6 +279,7 @@ public struct NetworkSMC: Sendable {
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
                     stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
                     stageLogVariance.append(LogEstimate.sampleVariance(lz))
+                    stageShortfall.append(LogNormalSpread.shortfall(logVariance: stageLogVariance[stageLogVariance.count - 1], count: lz.count))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
@@ -288,6 +298,7 @@ public struct NetworkSMC: Sendable {
             point.stages = stageTerms
             point.stageIslandNoise = stageNoise
             point.stageLogVariance = stageLogVariance
+            point.stageTailShortfall = stageShortfall
             points.append(point)
         }
         progress("Fisher rank from \(Self.rankDraws) uniform draws")

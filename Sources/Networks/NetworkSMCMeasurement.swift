@@ -71,6 +71,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     /// With `--lower`: the grid point where the lower 2sED's interval lies wholly above the 2sED's, if any
     /// (`LowerAboveNested`: an order the true values cannot have, so a failed correction).
     public var lowerAboveNested: LowerAboveNested?
+    /// The grid point where the later stages' expected shortfall under a lognormal model of their outer
+    /// log-weights exceeds the 2sED interval's half-width, if any (`TailShortfall`).
+    public var tailShortfall: TailShortfall?
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
@@ -111,6 +114,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             guard let low = p.dZetaLower, let lowCI = p.ci95Lower else { return nil }
             return LowerAboveNested(eps: p.eps, nested: p.dZeta, nestedInterval: p.ci95, lower: low, lowerInterval: lowCI)
         })
+        tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
         }

@@ -80,6 +80,9 @@ public struct ArchitectureComparison: Sendable {
             return LowerAboveNested.check([LowerAboveNested(eps: eps, nested: dZeta, nestedInterval: (dZeta - h)...(dZeta + h),
                                                             lower: dZetaLower, lowerInterval: (dZetaLower - hl)...(dZetaLower + hl))])
         }
+        /// smc: the later stages' expected shortfall beyond the 2sED interval at ε (`TailShortfall`); nil
+        /// when it lies within it, and for plain. Not in the JSON this version.
+        public var tailShortfall: TailShortfall? = nil
         /// K of the run (for the degeneracy check; 0: unknown, never degenerate).
         public var paths: Int = 0
         public var trainLoss: Double
@@ -158,7 +161,7 @@ public struct ArchitectureComparison: Sendable {
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
                      ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise,
-                     paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     tailShortfall: d.tail, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -168,7 +171,8 @@ public struct ArchitectureComparison: Sendable {
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
     /// the half-widths of their 95% intervals. smc estimates the nested and joint 2sED as one quantity.
     func twoScale(_ model: MarkovFisher, seed: UInt64) async throws
-        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double], noise: [Double]) {
+        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double], noise: [Double],
+            tail: TailShortfall?) {
         let s = settings
         switch s.estimator {
         case .plain:
@@ -176,12 +180,13 @@ public struct ArchitectureComparison: Sendable {
             let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
             let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
             let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
-            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess, [])
+            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess, [], nil)
         case .smc:
             let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws)
             let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
-            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS, p.stageIslandNoise)
+            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS, p.stageIslandNoise,
+                    TailShortfall.check([TailShortfall(point: p, paths: s.paths)]))
         }
     }
 

@@ -57,8 +57,14 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "J (default 50 for plain, 32 for smc): plain: inner draws per path and later layer; smc: particles per island unit, at least 8.")
     var inner: Int?
 
-    @Option(name: .customLong("trace-draws"), help: "smc: uniform draws of θ for the trace normalisation ĉ.")
-    var traceDraws: Int = 1000
+    @Option(name: .customLong("trace-draws"), help: "smc: uniform draws of θ for the trace normalisation ĉ. Default: one per two parameters of the largest architecture, at least 1000.")
+    var traceDrawsOption: Int?
+
+    /// The draws for ĉ: as given, or ed's default for the largest of the architectures (one number for
+    /// the whole comparison).
+    func traceDraws(_ list: [Architecture]) -> Int {
+        traceDrawsOption ?? NetworkSMC.defaultTraceDraws(parameters: list.map(\.parameterCount).max() ?? 0)
+    }
 
     /// K and J with the estimator's defaults.
     var budget: (paths: Int, inner: Int) {
@@ -134,7 +140,7 @@ struct CompareCommand: AsyncParsableCommand {
         let list = try architectures()
         if estimator == .smc {
             for a in list {
-                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws,
+                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(list),
                                            layers: a.parametricLayers.count)
             }
         }
@@ -200,7 +206,7 @@ struct CompareCommand: AsyncParsableCommand {
             activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: budget.paths, inner: budget.inner,
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
-            estimator: estimator, traceDraws: traceDraws)
+            estimator: estimator, traceDraws: traceDraws(architectures))
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()
@@ -220,6 +226,7 @@ struct CompareCommand: AsyncParsableCommand {
             measured: { e in
                 if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.orderWarning(e.lowerAboveNested(eps: epsN)) { Console.warn("\(e.architecture): " + w) }
+                if let w = NetworkReport.tailWarning(e.tailShortfall) { Console.warn("\(e.architecture): " + w) }
             })
         try output.emit(study) { Self.text(study) }
     }

@@ -81,6 +81,17 @@ enum NetworkReport {
             + "and the lower 2sED there is not to be trusted (docs/ESTIMATORS.md, Limits); a larger --inner (J) narrows the replicates' disagreement"
     }
 
+    /// The warning text for a 2sED whose later stages are expected to fall short by more than its
+    /// interval reaches (`TailShortfall`).
+    static func tailWarning(_ v: TailShortfall?) -> String? {
+        guard let v else { return nil }
+        return "at ε = \(Fmt.num(v.eps, 6)) the outer log-weights spread over \(Fmt.num(v.logVariance, 4)) nats²: under a lognormal "
+            + "model of that spread a mean of K = \(v.paths) such weights falls short of its limit by about \(Fmt.num(v.shortfall, 3)) "
+            + "in d_ζ, more than the interval's half-width \(Fmt.num(v.halfWidth, 3)), which does not include it; the 2sED there is "
+            + "likely higher than reported (how far the real tail follows the model is not known), and more --paths (K) shrink "
+            + "the shortfall only slowly (docs/ESTIMATORS.md, Limits)"
+    }
+
     /// The table header's rank line.
     static func rankLine(_ rank: RankReport, dimension: Int) -> String {
         rank.source.summary(dimension: dimension) + "; ε → 0 limit ζd + (1 − ζ)r = \(Fmt.num(rank.dZetaLimit))\n"

@@ -78,8 +78,8 @@ final class DeterminismTests: ScratchDirectoryTestCase {
     /// option's value, not as a flag, and gives the same bytes as the `--box=…` spelling.
     func testNegativeBoxIsAValueNotAFlag() async throws {
         let cases: [[String]] = [
-            ["ed", "--arch", "3-4-2", "--samples", "5", "--paths", "3", "--inner", "2", "--sigma2", "0.2",
-             "--seed", "2", "--eps", "0.1,0.3", "--lower", "--json"],
+            ["ed", "--arch", "3-4-2", "--samples", "5", "--paths", "4", "--inner", "8", "--sigma2", "0.2",
+             "--seed", "2", "--eps", "0.1,0.3", "--lower", "--trace-draws", "100", "--json"],
             ["fisher", "--arch", "3-4-2", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.2",
              "--seed", "2", "--json"],
             ["train", "--arch", "3-4-2", "--data", "synthetic:teacher:3-2", "--samples", "20", "--batch", "5",

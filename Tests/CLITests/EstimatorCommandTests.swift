@@ -1,4 +1,5 @@
 import Foundation
+import Networks
 @testable import TwoScaleCLI
 import TwoScaleCore
 import TwoScaleFormats
@@ -64,6 +65,30 @@ final class EstimatorCommandTests: XCTestCase {
         let (s3, _, err3) = await run(["analyze", "/nonexistent", "--estimator", "smc"])
         XCTAssertEqual(s3, 2)
         XCTAssertTrue(err3.contains("new run"), err3)
+    }
+
+    /// ĉ's draws by default: one per two parameters, at least 1000 (ed: the network's d; compare: the
+    /// largest architecture's), as the JSON reports them; a given --trace-draws is kept.
+    func testTraceDrawsDefault() async throws {
+        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 976), 1000)
+        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 2000), 1000)
+        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 2001), 1001)
+        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 25_408), 12_704)
+        let base = ["ed", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5", "--eps", "0.1",
+                    "--estimator", "smc", "--paths", "4", "--inner", "8", "--seed", "1", "--json"]
+        for (arch, given, expected) in [("3-4-3", nil, 1000), ("60-40-3", nil, 1260), ("60-40-3", 77, 77)] as [(String, Int?, Int)] {
+            let (s, out, err) = await run(base + ["--arch", arch] + (given.map { ["--trace-draws", "\($0)"] } ?? []))
+            XCTAssertEqual(s, 0, err)
+            let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+            XCTAssertEqual(j["estimator"], .string("smc"))
+            XCTAssertEqual(j["trace_draws"], .int(expected), "\(arch) \(String(describing: given))")
+        }
+        let compare = try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
+                                                "--samples", "100", "--estimator", "smc"])
+        let list = try compare.architectures()
+        XCTAssertEqual(compare.traceDraws(list), NetworkSMC.defaultTraceDraws(parameters: 54 * 40 + 40 * 7))
+        XCTAssertEqual(try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
+                                                 "--trace-draws", "300"]).traceDraws(list), 300)
     }
 
     /// Bad Monte Carlo settings: one message naming the flag, exit status 2 (1 for an overflowing box), no output.

@@ -39,7 +39,7 @@ final class InputSweepTests: XCTestCase {
 
     static let toy = "toy --family constant --lambdas 4,0.01"
     static let fisherO = "fisher --arch 3-2 --fisher output --weights $D/w.json"
-    static let ed = "ed --arch 3-4-3 --samples 3 --paths 2 --inner 2 --eps 0.1 --bootstrap 0"
+    static let ed = "ed --arch 3-4-3 --samples 3 --paths 2 --inner 2 --eps 0.1 --bootstrap 0 --estimator plain"
     static let train = "train --arch 2-8 --data csv:$D/lab.csv --labels last --batch 2 --epochs 1"
     static let gap = "gap --teacher 3-4-2 --student 3-4-2 --n 20 --trials 1 --epochs 1 --population 50 --random-draws 1"
     static let bound = "bound --n 1000 --family constant --lambdas 4,0.01"

@@ -260,7 +260,7 @@ final class MPITests: ScratchDirectoryTestCase {
     /// Started as an MPI rank where Open MPI's library cannot be loaded: a clear failure; a plain run
     /// never loads it; TWOSCALE_MPI=off runs alone inside an MPI job. (No mpirun needed.)
     func testMissingMPILibraryAndPlainRuns() throws {
-        let args = small.map { $0 == "7" ? "2" : $0 }
+        let args = small.map { $0 == "7" ? "2" : $0 } + ["--estimator", "plain"]
         let missing = ["TWOSCALE_LIBMPI": dir + "/no/libmpi.so", "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"]
         let r = try run(ranks: nil, args, env: missing)
         XCTAssertEqual(r.status, 1, r.err)

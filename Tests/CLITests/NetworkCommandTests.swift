@@ -220,9 +220,21 @@ final class EssWarningTests: XCTestCase {
         XCTAssertNotNil(NetworkReport.essWarning([1.9], paths: 10))  // max(2, K/20) = 2
     }
 
+    /// The tail-shortfall warning names ε, the spread, K, the shortfall and the half-width; none without one.
+    func testTailShortfallText() {
+        XCTAssertNil(NetworkReport.tailWarning(nil))
+        // 784-32-10, seed 1, default budget, ε = 10⁻³ (docs/ESTIMATORS.md, Limits): s² = 168.5 nats².
+        let shortfall = LogNormalSpread.shortfall(logVariance: 168.5, count: 64) / Foundation.log(1000.0)
+        let w = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5, paths: 64))
+        XCTAssertGreaterThan(shortfall, 6)
+        for part in ["ε = 0.001", "168.5 nats²", "K = 64", "half-width 1.72", "likely higher"] {
+            XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
+        }
+    }
+
     func testEdWarnsOnStderr() async throws {
         let err = OutputCapture(), out = OutputCapture()
-        let args = ["ed", "--arch", "10-8-3", "--samples", "20", "--paths", "30", "--inner", "10", "--sigma2", "0.1",
+        let args = ["ed", "--estimator", "plain", "--arch", "10-8-3", "--samples", "20", "--paths", "30", "--inner", "10", "--sigma2", "0.1",
                     "--eps", "1e-3:0.5:5", "--seed", "1", "--json"]
         let status = await Console.$capture.withValue(out) {
             await Console.$errorCapture.withValue(err) { await TwoScaleMain.execute(args) }

@@ -70,7 +70,7 @@ final class NumericalEdgeTests: ScratchDirectoryTestCase {
     }
 
     func testNetworkAtExtremeScalesStaysFinite() async throws {
-        let base = ["ed", "--arch", "3-4-3", "--samples", "3", "--paths", "3", "--inner", "2", "--lower", "--bootstrap", "10",
+        let base = ["ed", "--estimator", "plain", "--arch", "3-4-3", "--samples", "3", "--paths", "3", "--inner", "2", "--lower", "--bootstrap", "10",
                     "--abbas-n", "1e6", "--json"]
         for (eps, zeta) in [(1e-300, 0.0), (1e-300, 0.999999), (1 - 1e-12, 2.0 / 3), (1 - 1e-12, 0.999999)] {
             let v = try await json(base + ["--eps", "\(eps)", "--zeta", "\(zeta)"])
@@ -121,7 +121,7 @@ final class NumericalEdgeTests: ScratchDirectoryTestCase {
             let f = try await json(["fisher", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "4", "--fisher", "markov",
                                     "--sigma2", s, "--json"])
             XCTAssertTrue(numbers(f).allSatisfy(\.isFinite))
-            let v = try await json(["ed", "--arch", "3-2", "--samples", "4", "--paths", "3", "--sigma2", s, "--eps", "0.1", "--json"])
+            let v = try await json(["ed", "--estimator", "plain", "--arch", "3-2", "--samples", "4", "--paths", "3", "--sigma2", s, "--eps", "0.1", "--json"])
             values.append(try XCTUnwrap(try points(v)[0]["d_zeta"]?.doubleValue))
         }
         XCTAssertEqual(values[0], values[1], accuracy: 1e-9 * values[1])
@@ -132,7 +132,7 @@ final class NumericalEdgeTests: ScratchDirectoryTestCase {
     /// FIM is (nearly) 0, every number stays finite and d_ζ ∈ [ζd, d_ζ(F̂ = I)].
     func testSaturatedSoftmax() async throws {
         for fisher in ["output", "markov"] {
-            let v = try await json(["ed", "--arch", "3-4-3", "--samples", "4", "--paths", "4", "--inner", "2", "--box=-1000:1000",
+            let v = try await json(["ed", "--estimator", "plain", "--arch", "3-4-3", "--samples", "4", "--paths", "4", "--inner", "2", "--box=-1000:1000",
                                     "--fisher", fisher, "--eps", "0.1", "--zeta", "0.5", "--lower", "--json"])
             for p in try points(v) {
                 let dz = try XCTUnwrap(p["d_zeta"]?.doubleValue)

@@ -302,6 +302,8 @@ final class NetworkSMCTests: XCTestCase {
             let p = try XCTUnwrap(r.points.first)
             XCTAssertEqual(p.stageIslandNoise.count, 1)
             shares.append(p.stageIslandNoise[0])
+            // The tail shortfall is the lognormal model's at the stage's own spread and K.
+            XCTAssertEqual(p.stageTailShortfall, [LogNormalSpread.shortfall(logVariance: p.stageLogVariance[0], count: 64)])
         }
         XCTAssert(shares.allSatisfy { (0...1).contains($0) }, "\(shares)")
         XCTAssertLessThan(shares[1], shares[0] / 4, "J = 8 → 256: \(shares)")

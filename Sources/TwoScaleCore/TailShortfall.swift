@@ -1,0 +1,42 @@
+import Foundation
+
+/// The check that a later stage's 2sED term is not expected to sit further below its limit than the
+/// interval reaches. That term is the log of a mean of K outer weights `Ẑ_m^k` (docs/ESTIMATORS.md §3);
+/// when their logs spread over many nats² (outer ESS ≈ 1: 784-32-10 at ε = 10⁻³, s² ≈ 170), the mean has
+/// rarely seen the tail that carries the expectation, and under a lognormal model of that spread it falls
+/// short by `LogNormalSpread.shortfall(s², K)` nats — tens of nats there, while the interval (whose width
+/// the same model sets, §5) is centred on the estimate and does not include that bias. Raising K shrinks
+/// it only like `s√(2 log K)`. The model's tail is an assumption (the islands' own noise need not be
+/// lognormal), so this is a warning with a size, not a correction of the estimate.
+public struct TailShortfall: Sendable, Equatable {
+    public var eps: Double
+    /// The expected shortfall of the 2sED estimate under the model, in units of d_ζ (Σ_m over the later
+    /// stages' shortfalls in nats, divided by |log ε|).
+    public var shortfall: Double
+    /// The half-width of the 2sED's 95% interval there.
+    public var halfWidth: Double
+    /// The largest outer log-weight variance among the stages (nats²), and K.
+    public var logVariance: Double
+    public var paths: Int
+
+    public init(eps: Double, shortfall: Double, halfWidth: Double, logVariance: Double, paths: Int) {
+        self.eps = eps
+        self.shortfall = shortfall
+        self.halfWidth = halfWidth
+        self.logVariance = logVariance
+        self.paths = paths
+    }
+
+    /// The point of an ε grid from the stages' shortfalls (nats) and log-weight variances.
+    public init(point p: SMCPoint, paths: Int) {
+        self.init(eps: p.eps, shortfall: p.stageTailShortfall.reduce(0, +) / Swift.abs(Foundation.log(p.eps)),
+                  halfWidth: (p.ci95.upperBound - p.ci95.lowerBound) / 2, logVariance: p.stageLogVariance.max() ?? 0,
+                  paths: paths)
+    }
+
+    /// The grid point with the largest shortfall beyond the half-width; nil when every shortfall lies
+    /// within its interval (then the bias is small against the error the interval already shows).
+    public static func check(_ points: [TailShortfall]) -> TailShortfall? {
+        points.filter { $0.shortfall > $0.halfWidth }.max { $0.shortfall < $1.shortfall }
+    }
+}
