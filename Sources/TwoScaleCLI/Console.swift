@@ -47,6 +47,11 @@ public enum Console {
         if !quiet { error("warning: " + s) }
     }
 
+    /// A note on stderr: a choice made for the user that they may want to know about (silenced in quiet mode).
+    public static func note(_ s: String) {
+        if !quiet { error("note: " + s) }
+    }
+
     /// Whether stderr is a terminal (progress bars only then).
     public static var stderrIsTerminal: Bool { isatty(2) != 0 && !quiet }
 }

@@ -11,7 +11,10 @@ struct EdCommand: AsyncParsableCommand {
         commandName: "ed",
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
-        With --estimator plain (the default): K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (docs/METHOD.md §13). \
+        By default the smc estimator (docs/ESTIMATORS.md): the first layer by annealed SMC samplers over its neurons, \
+        each later layer by K islands of J particles per unit, with 95% intervals and diagnostics. \
+        With --estimator plain (chosen without the flag for --store, --resume, --shard, mpirun, --abbas-n and --fisher output): \
+        K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (docs/METHOD.md §13). \
         The eigenvalues per (path, layer, draw) go to the spectra store (--store DIR), written path by path: \
         a run stopped at any moment continues with --resume (same settings required), and \
         twoscale analyze DIR recomputes any ε grid, ζ, normalisation or Abbas ED from it. \
@@ -21,8 +24,6 @@ struct EdCommand: AsyncParsableCommand {
         Under MPI (mpirun -np P twoscale ed … --store DIR, Open MPI) the ranks share the paths and rank 0 writes \
         the store and the result of the same run in one process, byte for byte; --resume continues it with any number of ranks. \
         Every path and inner draw has its own random stream, so results do not depend on --threads. \
-        With --estimator smc (docs/ESTIMATORS.md): the first layer by annealed SMC samplers over its neurons, each \
-        later layer by K islands of J particles per unit, with 95% intervals and diagnostics; no store, shards or MPI. \
         The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid; \
         with smc, "stage_island_noise" gives the share of those weights' spread that is the islands' own noise \
         (near 1: raise --inner; near 0: raise --paths).
@@ -33,8 +34,8 @@ struct EdCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "Estimator: plain (uniform paths, the spectra store; biased low in high d, see docs/ESTIMATORS.md) or smc (factorised over neurons, annealed SMC samplers with intervals; Markov FIM, no store; not yet the default: its budget check fails on 784-32-10, docs/ESTIMATORS.md, Limits).")
-    var estimator: EstimatorKind = .plain
+    @Option(help: "Estimator: smc (the default: factorised over neurons, annealed SMC samplers with 95% intervals; Markov FIM) or plain (uniform paths, the spectra store; biased low in high d, see docs/ESTIMATORS.md). Without this flag a run that needs uniform-path spectra (--store, --resume, --shard, mpirun, --abbas-n, --fisher output) uses plain and says so.")
+    var estimator: EstimatorKind?
 
     @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 2K particles per first-layer neuron (20 sweeps per step).")
     var paths: Int?
@@ -76,6 +77,10 @@ struct EdCommand: AsyncParsableCommand {
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
                                                mpi: TwoScaleMain.launch.mpi != nil, abbas: !request.abbasN.isEmpty,
                                                outputFisher: network.fisher == .output)
+        let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
+        if self.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
+            Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the plain estimator produces: using --estimator plain (smc is the default otherwise; give --estimator to choose)")
+        }
         let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
         let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
         if estimator == .smc {
@@ -159,7 +164,8 @@ struct EdCommand: AsyncParsableCommand {
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the
     /// spectra store holds, what shards and MPI ranks split, and what the Abbas ED and the output FIM are
-    /// computed from), named as the user gave them: any of them refuses `--estimator smc`.
+    /// computed from), named as the user gave them. Without `--estimator`, any of them selects plain (with
+    /// a note); with `--estimator smc`, any of them is an error.
     static func plainOnlyFeatures(store: Bool, shard: Bool, resume: Bool, mpi: Bool, abbas: Bool, outputFisher: Bool) -> [String] {
         [(store, "--store"), (shard, "--shard"), (resume, "--resume"), (mpi, "mpirun"), (abbas, "--abbas-n"),
          (outputFisher, "--fisher output")].filter(\.0).map(\.1)

@@ -67,6 +67,41 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertTrue(err3.contains("new run"), err3)
     }
 
+    /// Without --estimator, ed runs smc — the same bytes as asking for it — unless the run needs
+    /// uniform-path spectra: then plain, with one note on stderr naming the flags, and the same bytes as
+    /// --estimator plain (and no note when the estimator is given).
+    func testEdDefaultEstimator() async throws {
+        let base = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
+                    "--eps", "0.01,0.2", "--paths", "8", "--inner", "8", "--seed", "2", "--trace-draws", "200", "--json"]
+        // Not quiet (notes are silenced in notebooks); the store's path is dropped before comparing.
+        func result(_ args: [String]) async throws -> (JSONValue, String) {
+            let err = OutputCapture(), out = OutputCapture()
+            let s = await Console.$capture.withValue(out) {
+                await Console.$errorCapture.withValue(err) { await TwoScaleMain.execute(args) }
+            }
+            XCTAssertEqual(s, 0, "\(args): \(err.text)")
+            guard case let .object(kv) = withoutTimingKeys(try JSONValue.parse(Data(out.text.utf8), source: "stdout")) else {
+                XCTFail("not a JSON object: \(out.text.prefix(200))"); return (.null, err.text)
+            }
+            return (.object(kv.filter { $0.0 != "store" }), err.text)
+        }
+        let (implicit, quiet) = try await result(base)
+        XCTAssertEqual(implicit["estimator"], .string("smc"))
+        XCTAssertFalse(quiet.contains("note:"), quiet)
+        let (explicit, _) = try await result(base + ["--estimator", "smc"])
+        XCTAssertEqual(try implicit.serialized(), try explicit.serialized())
+
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("twoscale-default-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (stored, note) = try await result(base + ["--store", dir + "/a", "--abbas-n", "1000"])
+        XCTAssertEqual(note.split(separator: "\n").filter { $0.hasPrefix("note:") }.count, 1, note)
+        XCTAssertTrue(note.contains("--store, --abbas-n") && note.contains("--estimator plain"), note)
+        XCTAssertNotEqual(stored["estimator"], .string("smc"))
+        let (plain, silent) = try await result(base + ["--store", dir + "/b", "--abbas-n", "1000", "--estimator", "plain"])
+        XCTAssertFalse(silent.contains("note:"), silent)
+        XCTAssertEqual(try stored.serialized(), try plain.serialized())
+    }
+
     /// ĉ's draws by default: one per two parameters, at least 1000 (ed: the network's d; compare: the
     /// largest architecture's), as the JSON reports them; a given --trace-draws is kept.
     func testTraceDrawsDefault() async throws {
