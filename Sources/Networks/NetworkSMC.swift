@@ -271,7 +271,9 @@ public struct NetworkSMC: Sendable {
                         }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
-                    stageTerms.append(LogEstimate.logMean(lz))
+                    let term = LogEstimate.logMeanAndShortfall(lz)
+                    stageTerms.append(term.estimate)
+                    stageShortfall.append(term.shortfall)
                     joint = joint + stageTerms[stageTerms.count - 1]
                     low = low + LogEstimate.mean(islands.map(\.lower))
                     let w = LogSpace.normalizedWeights(logWeights: lz)
@@ -279,7 +281,6 @@ public struct NetworkSMC: Sendable {
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
                     stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
                     stageLogVariance.append(LogEstimate.sampleVariance(lz))
-                    stageShortfall.append(LogNormalSpread.shortfall(logVariance: stageLogVariance[stageLogVariance.count - 1], count: lz.count))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())

@@ -139,8 +139,9 @@ struct CompareCommand: AsyncParsableCommand {
     func validate() throws {
         let list = try architectures()
         if estimator == .smc {
+            let draws = traceDraws(list)
             for a in list {
-                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(list),
+                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws,
                                            layers: a.parametricLayers.count)
             }
         }

@@ -45,13 +45,17 @@ public struct LogEstimate: Sendable, Equatable {
     /// a few), the sample has rarely seen the tail that makes the mean uncertain, and `V` comes out
     /// small exactly when the estimate is low. The variance of the logs is well estimated even then,
     /// and through the lognormal model it says how large the mean's scatter is (docs/ESTIMATORS.md §5).
-    public static func logMean(_ l: [Double]) -> LogEstimate {
+    public static func logMean(_ l: [Double]) -> LogEstimate { logMeanAndShortfall(l).estimate }
+
+    /// `logMean`, and the shortfall the same lognormal model gives it (`LogNormalSpread.shortfall`, nats;
+    /// 0 for fewer than two values): both from one simulation.
+    public static func logMeanAndShortfall(_ l: [Double]) -> (estimate: LogEstimate, shortfall: Double) {
         let c = SMCUnitEstimate.combine(l)
         var e = corrected(logZ: c.logZ, relVar: c.relVar)
-        guard l.count >= 2, e.value.isFinite else { return e }
-        let spread = LogNormalSpread.standardDeviation(logVariance: sampleVariance(l), count: l.count)
-        e.variance = Swift.max(e.variance, spread * spread)
-        return e
+        guard l.count >= 2, e.value.isFinite else { return (e, 0) }
+        let model = LogNormalSpread.moments(logVariance: sampleVariance(l), count: l.count)
+        e.variance = Swift.max(e.variance, model.standardDeviation * model.standardDeviation)
+        return (e, model.shortfall)
     }
 
     /// `log Z` from R replicate log-estimates `l_r` of one `Z` under the lognormal replicate model: each
@@ -104,8 +108,7 @@ public enum LogNormalSpread {
     public static let draws = 2000
 
     public static func standardDeviation(logVariance s2: Double, count k: Int) -> Double {
-        guard k >= 2, s2 > 0, s2.isFinite else { return 0 }
-        return LogEstimate.sampleVariance(samples(logVariance: s2, count: k)).squareRoot()
+        moments(logVariance: s2, count: k).standardDeviation
     }
 
     /// How far the same statistic falls short of its limit on average: `s²/2 − E[log mean_k e^{l_k} + V/2]`
@@ -114,12 +117,13 @@ public enum LogNormalSpread {
     /// seen the tail that carries `E e^l`, and the shortfall grows like `s²/2 − s√(2 log K)`: at K = 64,
     /// 0.1 nats at s² = 3, 6 at 30, 58 at 168 (simulated, same stream as `standardDeviation`).
     public static func shortfall(logVariance s2: Double, count k: Int) -> Double {
-        guard k >= 2, s2 > 0, s2.isFinite else { return 0 }
-        return s2 / 2 - LogEstimate.mean(samples(logVariance: s2, count: k)).value
+        moments(logVariance: s2, count: k).shortfall
     }
 
-    /// `draws` values of the statistic for K normals of variance s², from the fixed stream of K.
-    static func samples(logVariance s2: Double, count k: Int) -> [Double] {
+    /// Both from one simulation: `draws` values of the statistic for K normals of variance s², from the
+    /// fixed stream of K (zeros for K < 2 or no spread).
+    public static func moments(logVariance s2: Double, count k: Int) -> (standardDeviation: Double, shortfall: Double) {
+        guard k >= 2, s2 > 0, s2.isFinite else { return (0, 0) }
         let s = s2.squareRoot()
         var rng = Xoshiro256(seed: 0x5EED_106E, stream: [UInt64(k)])
         var z = [Double](repeating: 0, count: k)
@@ -129,7 +133,8 @@ public enum LogNormalSpread {
             let c = SMCUnitEstimate.combine(z)
             x[j] = c.logZ + c.relVar / 2
         }
-        return x
+        let m = LogEstimate.mean(x)
+        return ((m.variance * Double(draws)).squareRoot(), s2 / 2 - m.value)
     }
 }
 

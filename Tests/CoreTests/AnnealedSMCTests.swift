@@ -164,31 +164,12 @@ final class AnnealedSMCTests: XCTestCase {
         XCTAssertEqual(TraceEstimate.addedVariance(slope: 4, logVarianceOfC: 0.5), 2, accuracy: 1e-14)
     }
 
-    /// `LogNormalSpread` against independent values. K = 2 has a closed form: with `d = l_1 − l_2`,
-    /// `log mean e^l = (l_1 + l_2)/2 + log cosh(d/2)` and the delta-method `V = tanh²(d/2)`, and for
-    /// i.i.d. normal l the sum and the difference are independent, so the statistic's variance is
-    /// `s²/2 + Var g(d)`, `g(d) = log cosh(d/2) + tanh²(d/2)/2`, `d ~ N(0, 2s²)`: a one-dimensional
-    /// integral, done here by the trapezoid rule. For small `s²` the statistic is the mean of the l to
-    /// first order: standard deviation `s/√K`.
+    /// `LogNormalSpread` against independent values: at K = 2 the statistic's variance `s²/2 + Var g(d)`
+    /// in closed form up to a one-dimensional quadrature (`logNormalPairMoments`). For small `s²` the
+    /// statistic is the mean of the l to first order: standard deviation `s/√K`.
     func testLogNormalSpreadAgainstQuadratureAndSmallVarianceLimit() {
         for s2 in [0.5, 5.0, 12.0] {
-            let sd = (2 * s2).squareRoot()
-            func g(_ d: Double) -> Double {
-                let h = Swift.abs(d) / 2
-                let logCosh = h + Foundation.log1p(Foundation.exp(-2 * h)) - Foundation.log(2.0)
-                let t = Foundation.tanh(h)
-                return logCosh + t * t / 2
-            }
-            var m0 = 0.0, m1 = 0.0, m2 = 0.0
-            let n = 40_000, lim = 12 * sd, step = 2 * lim / Double(n)
-            for i in 0...n {
-                let d = -lim + Double(i) * step
-                let w = (i == 0 || i == n ? 0.5 : 1) * Foundation.exp(-d * d / (2 * sd * sd))
-                let v = g(d)
-                m0 += w; m1 += w * v; m2 += w * v * v
-            }
-            let varG = m2 / m0 - (m1 / m0) * (m1 / m0)
-            let exact = (s2 / 2 + varG).squareRoot()
+            let exact = (s2 / 2 + logNormalPairMoments(logVariance: s2).variance).squareRoot()
             let simulated = LogNormalSpread.standardDeviation(logVariance: s2, count: 2)
             XCTAssertEqual(simulated, exact, accuracy: 0.04 * exact, "s² = \(s2)")
         }

@@ -3,25 +3,11 @@ import Testing
 @testable import TwoScaleCore
 
 @Suite struct TailShortfallTests {
-    /// K = 2 in closed form: with d = l_1 − l_2 the statistic is `(l_1 + l_2)/2 + g(d)`,
-    /// `g(d) = log cosh(d/2) + tanh²(d/2)/2`, and `d ~ N(0, 2s²)` independent of the sum, so its mean is
-    /// `E g(d)` (a one-dimensional integral, trapezoid rule) and the shortfall `s²/2 − E g(d)`.
+    /// K = 2 in closed form: the statistic's mean is `E g(d)` (`logNormalPairMoments`, a one-dimensional
+    /// quadrature), so the shortfall is `s²/2 − E g(d)`.
     @Test(arguments: [0.5, 5.0, 30.0])
     func shortfallAtTwoAgainstQuadrature(s2: Double) {
-        let sd = (2 * s2).squareRoot()
-        func g(_ d: Double) -> Double {
-            let h = Swift.abs(d) / 2
-            let t = Foundation.tanh(h)
-            return h + Foundation.log1p(Foundation.exp(-2 * h)) - Foundation.log(2.0) + t * t / 2
-        }
-        var m0 = 0.0, m1 = 0.0
-        let n = 40_000, lim = 12 * sd, step = 2 * lim / Double(n)
-        for i in 0...n {
-            let d = -lim + Double(i) * step
-            let w = (i == 0 || i == n ? 0.5 : 1) * Foundation.exp(-d * d / (2 * sd * sd))
-            m0 += w; m1 += w * g(d)
-        }
-        let exact = s2 / 2 - m1 / m0
+        let exact = s2 / 2 - logNormalPairMoments(logVariance: s2).mean
         let simulated = LogNormalSpread.shortfall(logVariance: s2, count: 2)
         // 2 000 simulated statistics: their mean is good to about 3 standard deviations / √2000.
         let tolerance = 3 * LogNormalSpread.standardDeviation(logVariance: s2, count: 2) / 2000.0.squareRoot()
@@ -29,8 +15,9 @@ import Testing
     }
 
     /// Small spread: the bias-corrected log-mean is unbiased to O(s⁴). Large spread: the shortfall is
-    /// positive, shrinks with K, and lies below s²/2 (the mean of K weights is at least their smallest)
-    /// and above s²/2 minus about the largest of K normal logs (s√(2 log K) ≈ 37 for s² = 168, K = 64).
+    /// positive, shrinks with K, and lies below s²/2 (a log-mean is at least the mean of the logs, whose
+    /// expectation is 0) and above s²/2 minus about the largest of K normal logs (s√(2 log K) ≈ 37 for
+    /// s² = 168, K = 64).
     @Test func limitsAndMonotonicity() {
         // (within the simulation's own error: 2 000 statistics of spread s/√K)
         let noise = 3 * LogNormalSpread.standardDeviation(logVariance: 1e-4, count: 64) / 2000.0.squareRoot()
