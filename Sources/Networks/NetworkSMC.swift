@@ -36,6 +36,8 @@ public struct NetworkSMC: Sendable {
     public var inner: Int
     public var traceDraws: Int
     public var replicates: Int
+    /// MH sweeps per island resample–move step (`--island-sweeps`; `defaultIslandSweeps` unless given).
+    public var islandSweeps: Int = NetworkSMC.defaultIslandSweeps
     /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
     /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
     public var screen = true
@@ -54,9 +56,9 @@ public struct NetworkSMC: Sendable {
     public static func defaultTraceDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2) throws {
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.blockDimensions.count,
-                             replicates: replicates)
+                             replicates: replicates, islandSweeps: islandSweeps)
         try MonteCarloDesign.checkBox(box)
         self.model = model
         self.box = box
@@ -65,17 +67,23 @@ public struct NetworkSMC: Sendable {
         self.inner = inner
         self.traceDraws = traceDraws
         self.replicates = replicates
+        self.islandSweeps = islandSweeps
     }
 
     /// The budget the samplers can run with, for a network of `layers` Fisher blocks: K from 2R to 10⁶, J
-    /// (islands, only with later layers) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates).
-    public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2) throws {
+    /// (islands, only with later layers) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates), island
+    /// sweeps from 1 to 1 000.
+    public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
+                                   islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
         // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
         guard layers == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
             throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
+        }
+        guard islandSweeps >= 1, islandSweeps <= 1_000 else {
+            throw TwoScaleError.invalid("--island-sweeps", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
@@ -149,11 +157,16 @@ public struct NetworkSMC: Sendable {
     public static let stageOneParticles = 2, stageOneSweeps = 20
 
     /// The islands' schedule: resample and move when the ESS would fall below 0.8 P, then
-    /// `islandSweeps` MH sweeps. With 0.5 and 3 (the first design) an island's replicates of 16 particles
-    /// differed by up to 13 nats at ε = 10⁻³ on 54-16-7, and the outer log-weights' variance was 5–7 nats²,
+    /// `defaultIslandSweeps` MH sweeps (`islandSweeps` when set). With 0.5 and 3 (the first design) an
+    /// island's replicates of 16 particles differed by up to 13 nats at ε = 10⁻³ on 54-16-7, and the outer log-weights' variance was 5–7 nats²,
     /// most of it the islands' own noise; 0.8 and 4 roughly halve that variance for about twice the island
     /// time (docs/ESTIMATORS.md §3, "The islands' schedule").
-    public static let islandESSFraction = 0.8, islandSweeps = 4
+    /// A sweep moves every particle once with a proposal in all of the unit's coordinates, and a random
+    /// walk needs about as many such moves as the unit has coordinates to cross its target: 4 suffice for
+    /// 54-16-7's softmax unit (119 weights) but not for 784-32-10's (330). There, at equal cost, 16 sweeps
+    /// raised the islands' mean log by 20 nats and J = 128 (4 sweeps) by 14 (docs/ESTIMATORS.md, "Larger
+    /// islands"); hence `--island-sweeps`.
+    public static let islandESSFraction = 0.8, defaultIslandSweeps = 4
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
     /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
@@ -229,7 +242,7 @@ public struct NetworkSMC: Sendable {
         var islandsDiag = SMCDiagnostics()
         var points: [SMCPoint] = []
         let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates,
-                                                     essFraction: Self.islandESSFraction, moves: Self.islandSweeps) : unitSettings
+                                                     essFraction: Self.islandESSFraction, moves: islandSweeps) : unitSettings
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
             let firstBlock = Self.block(first, units: n1, stop: t)

@@ -57,6 +57,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var paths: Int
     /// J (0 for a one-layer network).
     public var inner: Int
+    /// MH sweeps per island step (0 for a one-layer network, which has no islands).
+    public var islandSweeps: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -81,6 +83,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(estimator, forKey: ResultKey("estimator"))
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
+        try c.encode(islandSweeps, forKey: ResultKey("island_sweeps"))
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -88,7 +91,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     }
 
     public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
-                normalization: Normalization, lower: Bool, paths: Int, inner: Int) {
+                normalization: Normalization, lower: Bool, paths: Int, inner: Int,
+                islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -100,6 +104,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         layers = architecture.blockParameterCounts
         self.paths = paths
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
+        self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

@@ -64,7 +64,7 @@ enum NetworkReport {
         }
         let percent = Fmt.num((100 * share).rounded(), 3)
         return head + "the estimate rests on a few islands, and its interval on a lognormal model of their heavy tail (docs/ESTIMATORS.md §5); "
-            + (share >= 0.5 ? "\(percent)% of the weights' spread is the islands' own noise, so raise --inner (J) first"
+            + (share >= 0.5 ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on units with many weights)"
                             : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
             + " (see README, Estimators)"
     }
@@ -77,8 +77,9 @@ enum NetworkReport {
         return "the lower 2sED at ε = \(Fmt.num(v.eps, 6)) is \(Fmt.num(v.excess, 4)) above the 2sED, beyond both intervals "
             + "(lower [\(Fmt.num(v.lowerInterval.lowerBound, 8)), \(Fmt.num(v.lowerInterval.upperBound, 8))], "
             + "2sED [\(Fmt.num(v.nestedInterval.lowerBound, 8)), \(Fmt.num(v.nestedInterval.upperBound, 8))]); the true values "
-            + "cannot be in that order, so the islands' log correction has overshot on replicates that disagree by many nats, "
-            + "and the lower 2sED there is not to be trusted (docs/ESTIMATORS.md, Limits); a larger --inner (J) narrows the replicates' disagreement"
+            + "cannot be in that order: the islands' replicates disagree by many nats there, so the lower term's log correction is "
+            + "unreliable and the 2sED's own later-stage term is likely low (both move with J on 784-32-10, docs/ESTIMATORS.md, "
+            + "Limits); neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
     }
 
     /// The warning text for a 2sED whose later stages are expected to fall short by more than its
@@ -88,8 +89,20 @@ enum NetworkReport {
         return "at ε = \(Fmt.num(v.eps, 6)) the outer log-weights spread over \(Fmt.num(v.logVariance, 4)) nats²: under a lognormal "
             + "model of that spread a mean of K = \(v.paths) such weights falls short of its limit by about \(Fmt.num(v.shortfall, 3)) "
             + "in d_ζ, more than the interval's half-width \(Fmt.num(v.halfWidth, 3)), which does not include it; the 2sED there is "
-            + "likely higher than reported (how far the real tail follows the model is not known), and more --paths (K) shrink "
-            + "the shortfall only slowly (docs/ESTIMATORS.md, Limits)"
+            + "likely higher than reported (how far the real tail follows the model is not known); "
+            + tailAdvice(v) + " (docs/ESTIMATORS.md, Limits)"
+    }
+
+    /// Which budget the tail-shortfall warning says to raise, from the island-noise share of the widest stage.
+    static func tailAdvice(_ v: TailShortfall) -> String {
+        guard let share = v.islandNoiseShare else { return "more --paths (K) shrink the shortfall only slowly" }
+        let percent = Fmt.num((100 * share).rounded(), 3)
+        return v.islandsFirst
+            ? "\(percent)% of that spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on "
+                + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
+                + "are short of convergence (on 784-32-10 by tens of nats)"
+            : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "
+                + "more --paths (K) shrink only slowly (moving those weights, which this version does not, is what would help)"
     }
 
     /// The table header's rank line.

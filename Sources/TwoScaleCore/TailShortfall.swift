@@ -6,7 +6,9 @@ import Foundation
 /// rarely seen the tail that carries the expectation, and under a lognormal model of that spread it falls
 /// short by `LogNormalSpread.shortfall(s², K)` nats — tens of nats there, while the interval (whose width
 /// the same model sets, §5) is centred on the estimate and does not include that bias. Raising K shrinks
-/// it only like `s√(2 log K)`. The model's tail is an assumption (the islands' own noise need not be
+/// it only like `s√(2 log K)`; where most of the spread is the islands' own noise, larger islands shrink
+/// the spread itself (784-32-10, ε = 10⁻³, the same 16 outer particles: J = 512 took s² from 251 to 94
+/// nats² and the softmax term up by 19 nats; docs/ESTIMATORS.md, "Larger islands"). The model's tail is an assumption (the islands' own noise need not be
 /// lognormal), so this is a warning with a size, not a correction of the estimate.
 public struct TailShortfall: Sendable, Equatable {
     public var eps: Double
@@ -18,20 +20,30 @@ public struct TailShortfall: Sendable, Equatable {
     /// The largest outer log-weight variance among the stages (nats²), and K.
     public var logVariance: Double
     public var paths: Int
+    /// The share of that stage's spread that is its islands' own noise (`SMCPoint.stageIslandNoise`),
+    /// which says which budget to raise: J when it is at least a half, K otherwise; nil when unknown.
+    public var islandNoiseShare: Double?
 
-    public init(eps: Double, shortfall: Double, halfWidth: Double, logVariance: Double, paths: Int) {
+    public init(eps: Double, shortfall: Double, halfWidth: Double, logVariance: Double, paths: Int,
+                islandNoiseShare: Double? = nil) {
         self.eps = eps
         self.shortfall = shortfall
         self.halfWidth = halfWidth
         self.logVariance = logVariance
         self.paths = paths
+        self.islandNoiseShare = islandNoiseShare
     }
+
+    /// Whether more island particles (`--inner`), rather than more outer particles, are the budget to
+    /// raise: at least half the widest stage's spread is island noise.
+    public var islandsFirst: Bool { (islandNoiseShare ?? 0) >= 0.5 }
 
     /// The point of an ε grid from the stages' shortfalls (nats) and log-weight variances.
     public init(point p: SMCPoint, paths: Int) {
+        let widest = p.stageLogVariance.indices.max { p.stageLogVariance[$0] < p.stageLogVariance[$1] }
         self.init(eps: p.eps, shortfall: p.stageTailShortfall.reduce(0, +) / Swift.abs(Foundation.log(p.eps)),
-                  halfWidth: (p.ci95.upperBound - p.ci95.lowerBound) / 2, logVariance: p.stageLogVariance.max() ?? 0,
-                  paths: paths)
+                  halfWidth: (p.ci95.upperBound - p.ci95.lowerBound) / 2, logVariance: widest.map { p.stageLogVariance[$0] } ?? 0,
+                  paths: paths, islandNoiseShare: widest.flatMap { $0 < p.stageIslandNoise.count ? p.stageIslandNoise[$0] : nil })
     }
 
     /// The grid point with the largest shortfall beyond the half-width; nil when every shortfall lies

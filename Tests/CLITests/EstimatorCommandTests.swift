@@ -71,8 +71,9 @@ final class EstimatorCommandTests: XCTestCase {
     /// uniform-path spectra: then plain, with one note on stderr naming the flags, and the same bytes as
     /// --estimator plain (and no note when the estimator is given).
     func testEdDefaultEstimator() async throws {
-        let base = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
-                    "--eps", "0.01,0.2", "--paths", "8", "--inner", "8", "--seed", "2", "--trace-draws", "200", "--json"]
+        let common = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
+                      "--eps", "0.01,0.2", "--paths", "8", "--inner", "8", "--seed", "2", "--json"]
+        let base = common + ["--trace-draws", "200"]  // smc only (an error with plain)
         // Not quiet (notes are silenced in notebooks); the store's path is dropped before comparing.
         func result(_ args: [String]) async throws -> (JSONValue, String) {
             let err = OutputCapture(), out = OutputCapture()
@@ -90,14 +91,27 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertFalse(quiet.contains("note:"), quiet)
         let (explicit, _) = try await result(base + ["--estimator", "smc"])
         XCTAssertEqual(try implicit.serialized(), try explicit.serialized())
+        // --island-sweeps: the default is 4 and recorded; another count is recorded and changes the islands
+        // (the first layer, which does not use it, stays byte for byte).
+        XCTAssertEqual(implicit["island_sweeps"], .int(4))
+        let (four, _) = try await result(base + ["--island-sweeps", "4"])
+        XCTAssertEqual(try implicit.serialized(), try four.serialized())
+        let (nine, _) = try await result(base + ["--island-sweeps", "9"])
+        XCTAssertEqual(nine["island_sweeps"], .int(9))
+        guard case let .array(p4)? = implicit["points"], case let .array(p9)? = nine["points"],
+              case let .array(z4)? = p4.first?["stage_log_z"], case let .array(z9)? = p9.first?["stage_log_z"] else {
+            return XCTFail("no stage_log_z")
+        }
+        XCTAssertEqual(z4.first, z9.first)
+        XCTAssertNotEqual(z4.last, z9.last)
 
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("twoscale-default-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (stored, note) = try await result(base + ["--store", dir + "/a", "--abbas-n", "1000"])
+        let (stored, note) = try await result(common + ["--store", dir + "/a", "--abbas-n", "1000"])
         XCTAssertEqual(note.split(separator: "\n").filter { $0.hasPrefix("note:") }.count, 1, note)
         XCTAssertTrue(note.contains("--store, --abbas-n") && note.contains("--estimator plain"), note)
         XCTAssertNotEqual(stored["estimator"], .string("smc"))
-        let (plain, silent) = try await result(base + ["--store", dir + "/b", "--abbas-n", "1000", "--estimator", "plain"])
+        let (plain, silent) = try await result(common + ["--store", dir + "/b", "--abbas-n", "1000", "--estimator", "plain"])
         XCTAssertFalse(silent.contains("note:"), silent)
         XCTAssertEqual(try stored.serialized(), try plain.serialized())
     }
@@ -138,6 +152,11 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--inner", "7"], 2, "at least 4 per replicate"),
             (ed + ["--trace-draws", "1"], 2, "--trace-draws"), (ed + ["--resume"], 2, "--resume"),
             (ed + ["--shard", "1/2"], 2, "--shard"), (ed + ["--box=-1e200:1e200"], 1, "--box"),
+            (ed + ["--island-sweeps", "0"], 2, "--island-sweeps"), (ed + ["--island-sweeps", "1001"], 2, "--island-sweeps"),
+            // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
+            (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
+            (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",
+              "--trace-draws", "100"], 2, "(chosen for --store)"),
         ]
         for (args, code, flag) in cases {
             let (s, out, err) = await run(args)

@@ -227,7 +227,30 @@ final class EssWarningTests: XCTestCase {
         let shortfall = LogNormalSpread.shortfall(logVariance: 168.5, count: 64) / Foundation.log(1000.0)
         let w = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5, paths: 64))
         XCTAssertGreaterThan(shortfall, 6)
-        for part in ["ε = 0.001", "168.5 nats²", "K = 64", "half-width 1.72", "likely higher"] {
+        for part in ["ε = 0.001", "168.5 nats²", "K = 64", "half-width 1.72", "likely higher", "--paths (K) shrink"] {
+            XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
+        }
+        // With the island-noise share known, the advice follows it: J when islands make most of the spread
+        // (784-32-10's 71%), K when the spread is mostly real variation (the deeper MLPs' 1–5%).
+        let islands = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5,
+                                                              paths: 64, islandNoiseShare: 0.71))
+        XCTAssertTrue(islands?.contains("71% of that spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps") == true, islands ?? "nil")
+        XCTAssertFalse(islands?.contains("--paths (K)") == true)
+        let real = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5,
+                                                           paths: 64, islandNoiseShare: 0.03))
+        XCTAssertTrue(real?.contains("only 3% of that spread is island noise") == true, real ?? "nil")
+        XCTAssertTrue(real?.contains("more --paths (K) shrink only slowly") == true, real ?? "nil")
+        XCTAssertFalse(real?.contains("--inner") == true)
+    }
+
+    /// The order warning names ε, both intervals, and says neither value is to be trusted without a larger J.
+    func testLowerAboveNestedText() {
+        XCTAssertNil(NetworkReport.orderWarning(nil))
+        let v = LowerAboveNested(eps: 0.001, nested: 18167.35, nestedInterval: 18165.63...18169.08,
+                                 lower: 18177.53, lowerInterval: 18172.48...18182.58)
+        let w = NetworkReport.orderWarning(v)
+        for part in ["ε = 0.001", "10.18 above", "[18172.48, 18182.58]", "[18165.63, 18169.08]", "cannot be in that order",
+                     "larger islands (--inner J, --island-sweeps)"] {
             XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
         }
     }

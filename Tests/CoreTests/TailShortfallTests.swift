@@ -42,6 +42,15 @@ import Testing
         #expect(Swift.abs(t.shortfall - 24 / Foundation.log(1000.0)) < 1e-12)
         #expect(Swift.abs(t.halfWidth - 1.959963984540054 * 2 / Foundation.log(1000.0)) < 1e-9)
         #expect(t.logVariance == 60 && t.paths == 64)
+        #expect(t.islandNoiseShare == nil && !t.islandsFirst)  // no island-noise shares recorded
+        // The share is the widest stage's (stage 3 here, the second later stage), not the first one's.
+        var q = p
+        q.stageLogVariance = [10, 60]
+        q.stageIslandNoise = [0.9, 0.2]
+        let u = TailShortfall(point: q, paths: 64)
+        #expect(u.logVariance == 60 && u.islandNoiseShare == 0.2 && !u.islandsFirst)
+        q.stageIslandNoise = [0.1, 0.5]
+        #expect(TailShortfall(point: q, paths: 64).islandsFirst)
         let small = TailShortfall(eps: 0.1, shortfall: 0.2, halfWidth: 0.3, logVariance: 3, paths: 64)
         let mid = TailShortfall(eps: 0.01, shortfall: 1.0, halfWidth: 0.5, logVariance: 20, paths: 64)
         #expect(TailShortfall.check([small, t, mid]) == t)
