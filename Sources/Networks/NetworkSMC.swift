@@ -164,8 +164,8 @@ public struct NetworkSMC: Sendable {
     /// A sweep moves every particle once with a proposal in all of the unit's coordinates, and a random
     /// walk needs about as many such moves as the unit has coordinates to cross its target: 4 suffice for
     /// 54-16-7's softmax unit (112 weights) but not for 784-32-10's (320). There, at equal cost, 16 sweeps
-    /// raised the islands' mean log by 20 nats and J = 128 (4 sweeps) by 14 (docs/ESTIMATORS.md, "Larger
-    /// islands"); hence `--island-sweeps`.
+    /// raised the islands' mean log by 20 nats and J = 128 (4 sweeps) by 14, and 64 sweeps by 63 against
+    /// 32 for J = 512, still rising (docs/ESTIMATORS.md, "Larger islands"); hence `--island-sweeps`.
     public static let islandESSFraction = 0.8, defaultIslandSweeps = 4
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:

@@ -43,7 +43,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
     var inner: Int?
 
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) 16 sweeps raised the islands' logs more than 4× the particles at the same cost (docs/ESTIMATORS.md).")
+    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
     var islandSweeps: Int?
 
     static let smcDefaultPaths = NetworkSMC.defaultPaths
