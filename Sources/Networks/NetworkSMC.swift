@@ -37,7 +37,7 @@ public struct NetworkSMC: Sendable {
     public var traceDraws: Int
     public var replicates: Int
     /// MH sweeps per island resample–move step (`--island-sweeps`; `defaultIslandSweeps` unless given).
-    public var islandSweeps: Int = NetworkSMC.defaultIslandSweeps
+    public var islandSweeps: Int
     /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
     /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
     public var screen = true
@@ -158,8 +158,8 @@ public struct NetworkSMC: Sendable {
 
     /// The islands' schedule: resample and move when the ESS would fall below 0.8 P, then
     /// `defaultIslandSweeps` MH sweeps (`islandSweeps` when set). With 0.5 and 3 (the first design) an
-    /// island's replicates of 16 particles differed by up to 13 nats at ε = 10⁻³ on 54-16-7, and the outer log-weights' variance was 5–7 nats²,
-    /// most of it the islands' own noise; 0.8 and 4 roughly halve that variance for about twice the island
+    /// island's replicates of 16 particles differed by up to 13 nats at ε = 10⁻³ on 54-16-7, and the outer
+    /// log-weights' variance was 5–7 nats², most of it the islands' own noise; 0.8 and 4 roughly halve that variance for about twice the island
     /// time (docs/ESTIMATORS.md §3, "The islands' schedule").
     /// A sweep moves every particle once with a proposal in all of the unit's coordinates, and a random
     /// walk needs about as many such moves as the unit has coordinates to cross its target: 4 suffice for

@@ -62,9 +62,9 @@ enum NetworkReport {
             return head + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
                 + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
         }
-        let percent = Fmt.num((100 * share).rounded(), 3)
+        let percent = Self.percent(share)
         return head + "the estimate rests on a few islands, and its interval on a lognormal model of their heavy tail (docs/ESTIMATORS.md §5); "
-            + (share >= 0.5 ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps on units with many weights)"
+            + (d.islandsFirst ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps on units with many weights)"
                             : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
             + " (see README, Estimators)"
     }
@@ -96,7 +96,7 @@ enum NetworkReport {
     /// Which budget the tail-shortfall warning says to raise, from the island-noise share of the widest stage.
     static func tailAdvice(_ v: TailShortfall) -> String {
         guard let share = v.islandNoiseShare else { return "more --paths (K) shrink the shortfall only slowly" }
-        let percent = Fmt.num((100 * share).rounded(), 3)
+        let percent = Self.percent(share)
         return v.islandsFirst
             ? "\(percent)% of that spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps on "
                 + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
@@ -104,6 +104,9 @@ enum NetworkReport {
             : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "
                 + "more --paths (K) shrink only slowly (moving those weights, which this version does not, is what would help)"
     }
+
+    /// A share as a whole percentage, as the warnings print it.
+    static func percent(_ share: Double) -> String { Fmt.num((100 * share).rounded(), 3) }
 
     /// The table header's rank line.
     static func rankLine(_ rank: RankReport, dimension: Int) -> String {

@@ -7,9 +7,10 @@ import Foundation
 /// short by `LogNormalSpread.shortfall(s², K)` nats — tens of nats there, while the interval (whose width
 /// the same model sets, §5) is centred on the estimate and does not include that bias. Raising K shrinks
 /// it only like `s√(2 log K)`; where most of the spread is the islands' own noise, larger islands shrink
-/// the spread itself (784-32-10, ε = 10⁻³, the same 16 outer particles: J = 512 took s² (`stage_log_var`) from 251 to 94
-/// nats² and the softmax term up by 19 nats; docs/ESTIMATORS.md, "Larger islands"). The model's tail is an assumption (the islands' own noise need not be
-/// lognormal), so this is a warning with a size, not a correction of the estimate.
+/// the spread itself (784-32-10, ε = 10⁻³, the same 16 outer particles: J = 512 took s² (`stage_log_var`)
+/// from 251 to 94 nats² and the softmax term up by 19 nats; docs/ESTIMATORS.md, "Larger islands"). The
+/// model's tail is an assumption (the islands' own noise need not be lognormal), so this is a warning
+/// with a size, not a correction of the estimate.
 public struct TailShortfall: Sendable, Equatable {
     public var eps: Double
     /// The expected shortfall of the 2sED estimate under the model, in units of d_ζ (Σ_m over the later
@@ -34,9 +35,9 @@ public struct TailShortfall: Sendable, Equatable {
         self.islandNoiseShare = islandNoiseShare
     }
 
-    /// Whether more island particles (`--inner`), rather than more outer particles, are the budget to
-    /// raise: at least half the widest stage's spread is island noise.
-    public var islandsFirst: Bool { (islandNoiseShare ?? 0) >= 0.5 }
+    /// Whether larger islands, rather than more outer particles, are the budget to raise
+    /// (`WeightDegeneracy.islandsFirst`, on the widest stage's share; false when it is unknown).
+    public var islandsFirst: Bool { islandNoiseShare.map(WeightDegeneracy.islandsFirst) ?? false }
 
     /// The point of an ε grid from the stages' shortfalls (nats) and log-weight variances.
     public init(point p: SMCPoint, paths: Int) {

@@ -10,6 +10,14 @@ public struct WeightDegeneracy: Sendable, Equatable {
     /// smc only: at that stage and ε, the share of the weights' spread that is the islands' own noise.
     public var islandNoiseShare: Double?
 
+    /// The budget to raise for a degenerate stage: the islands (J, sweeps) when at least half of its
+    /// weights' spread is their own noise, K otherwise. One rule for every warning that advises (this and
+    /// `TailShortfall`).
+    public static func islandsFirst(share: Double) -> Bool { share >= 0.5 }
+
+    /// Whether the islands, rather than K, are the budget to raise here (false when the share is unknown).
+    public var islandsFirst: Bool { islandNoiseShare.map(Self.islandsFirst) ?? false }
+
     /// The threshold below which a stage counts as degenerate.
     public static func threshold(paths: Int) -> Double { Swift.max(2, Double(paths) / 20) }
 
