@@ -199,6 +199,12 @@ public struct MarkovFisher: FisherModel {
     /// `F'[(a,i),(b,j)] = (1/S) Σ_s A'_s[a,b] x_si x_sj`, `A'_s = Qᵀ(diag p_s − p_s p_sᵀ)Q`, computed as one
     /// gemm `Xᵀ·Y` with `Y[s, (ab, j)] = A'_s[a,b] x_sj / S` over the pairs a ≤ b.
     func softmaxDirectEigenvalues(_ probs: Matrix, _ xa: Matrix) throws -> [Double] {
+        try SymmetricEigen.eigenvalues(softmaxProjectedFisher(probs, xa))
+    }
+
+    /// The projected softmax Fisher `F'` of `softmaxDirectEigenvalues`, upper triangle filled
+    /// ((K−1)p × (K−1)p, index `(a, i) ↦ a·p + i`).
+    func softmaxProjectedFisher(_ probs: Matrix, _ xa: Matrix) -> Matrix {
         let s = xa.rows, p = xa.cols, k = probs.cols, q = k - 1
         let pairs = q * (q + 1) / 2
         let width = pairs * p
@@ -281,7 +287,7 @@ public struct MarkovFisher: FisherModel {
             }
         }
         // Only the upper triangle is read; the diagonal blocks (a = b) are symmetric themselves.
-        return try SymmetricEigen.eigenvalues(f)
+        return f
     }
 
     /// `G[(s,a),(t,b)] = (Λ_s e_a · Λ_t e_b)(x_s · x_t) / S`, size `S(K−1)`.

@@ -41,6 +41,10 @@ public struct NetworkSMC: Sendable {
     /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
     /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
     public var screen = true
+    /// The islands' move kernel (`--island-kernel`): the screened random walk (default) or Hamiltonian
+    /// moves for the units with an analytic gradient (the softmax unit; the others keep the random walk).
+    /// Stage 1 always walks.
+    public var islandKernel: SMCMoveKernel = .randomWalk
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -181,9 +185,11 @@ public struct NetworkSMC: Sendable {
     /// trace as the delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
+        let hamiltonian = islandKernel != .randomWalk && inputs.block > 0 && model.hasUnitGradient(block: inputs.block)
         return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box,
                        roots: { w in try model.unitRoots(w, inputs: inputs) },
-                       screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil)
+                       screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil,
+                       gradient: hamiltonian ? { @Sendable w, s in try model.unitLogDetGradient(w, inputs: inputs, scale: s) } : nil)
     }
 
     /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
@@ -242,7 +248,8 @@ public struct NetworkSMC: Sendable {
         var islandsDiag = SMCDiagnostics()
         var points: [SMCPoint] = []
         let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates,
-                                                     essFraction: Self.islandESSFraction, moves: islandSweeps) : unitSettings
+                                                     essFraction: Self.islandESSFraction, moves: islandSweeps,
+                                                     kernel: islandKernel) : unitSettings
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
             let firstBlock = Self.block(first, units: n1, stop: t)

@@ -59,6 +59,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var inner: Int
     /// MH sweeps per island step (0 for a one-layer network, which has no islands).
     public var islandSweeps: Int
+    /// The islands' move kernel (random walk for a one-layer network, which has no islands).
+    public var islandKernel: SMCMoveKernel
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -84,6 +86,14 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
         try c.encode(islandSweeps, forKey: ResultKey("island_sweeps"))
+        switch islandKernel {
+        case .randomWalk:
+            try c.encode("random-walk", forKey: ResultKey("island_kernel"))
+            try c.encode(0, forKey: ResultKey("island_leapfrog"))
+        case .hamiltonian(let steps):
+            try c.encode("hamiltonian", forKey: ResultKey("island_kernel"))
+            try c.encode(steps, forKey: ResultKey("island_leapfrog"))
+        }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -92,7 +102,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
     public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, lower: Bool, paths: Int, inner: Int,
-                islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
+                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, islandKernel: SMCMoveKernel = .randomWalk) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -105,6 +115,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.paths = paths
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
+        self.islandKernel = architecture.blockParameterCounts.count > 1 ? islandKernel : .randomWalk
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

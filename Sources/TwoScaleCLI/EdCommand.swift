@@ -43,8 +43,14 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
     var inner: Int?
 
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
+    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4; with --island-kernel hamiltonian, trajectories per particle, default 1). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
     var islandSweeps: Int?
+
+    @Option(help: "smc: the islands' move kernel: random-walk (the default: a screened Metropolis–Hastings random walk in all of a unit's coordinates) or hamiltonian (Hamiltonian Monte Carlo for the softmax unit, steered by the analytic gradient of its log-determinant, --island-leapfrog steps per trajectory; Gaussian units keep the random walk). With hamiltonian, --island-sweeps counts trajectories per particle and step (default 1). See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
+    var islandKernel: IslandKernelKind?
+
+    @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 32: on 784-32-10, 32 steps raised the islands' logs by 70 nats over 8 at 4× the cost, docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
+    var islandLeapfrog: Int?
 
     static let smcDefaultPaths = NetworkSMC.defaultPaths
     static let smcDefaultInner = NetworkSMC.defaultInner
@@ -65,9 +71,31 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool) -> [String] {
+    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool = false, islandLeapfrog: Bool = false) -> [String] {
         (traceDraws ? ["--trace-draws"] : []) + (islandSweeps ? ["--island-sweeps"] : [])
+            + (islandKernel ? ["--island-kernel"] : []) + (islandLeapfrog ? ["--island-leapfrog"] : [])
     }
+
+    /// The islands' kernel from `--island-kernel` and `--island-leapfrog` (the latter only with hamiltonian).
+    static func kernel(_ kind: IslandKernelKind?, leapfrog: Int?) throws -> SMCMoveKernel {
+        switch kind ?? .randomWalk {
+        case .randomWalk:
+            if leapfrog != nil {
+                throw TwoScaleError.usage("--island-leapfrog sets the Hamiltonian kernel's trajectories: add --island-kernel hamiltonian, or drop it")
+            }
+            return .randomWalk
+        case .hamiltonian:
+            let steps = leapfrog ?? defaultLeapfrog
+            guard (1...1000).contains(steps) else {
+                throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
+            }
+            return .hamiltonian(steps: steps)
+        }
+    }
+
+    /// The Hamiltonian kernel's defaults: 32 leapfrog steps, one trajectory per particle and step (the
+    /// setting measured on 784-32-10, docs/ESTIMATORS.md, "Hamiltonian islands").
+    static let defaultLeapfrog = 32, defaultTrajectories = 1
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -86,7 +114,8 @@ struct EdCommand: AsyncParsableCommand {
                                                mpi: TwoScaleMain.launch.mpi != nil, abbas: !request.abbasN.isEmpty,
                                                outputFisher: network.fisher == .output)
         let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
-        if estimator == .plain, let flag = Self.smcOnlyFlags(traceDraws: traceDraws != nil, islandSweeps: islandSweeps != nil).first {
+        if estimator == .plain, let flag = Self.smcOnlyFlags(traceDraws: traceDraws != nil, islandSweeps: islandSweeps != nil,
+                                                             islandKernel: islandKernel != nil, islandLeapfrog: islandLeapfrog != nil).first {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
             throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this run uses plain\(why): drop \(flag), or run smc without the plain-only flags")
         }
@@ -106,16 +135,18 @@ struct EdCommand: AsyncParsableCommand {
             guard let markov = model as? MarkovFisher else {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
             }
-            let sweeps = islandSweeps ?? NetworkSMC.defaultIslandSweeps
-            let smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
+            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog)
+            let sweeps = islandSweeps ?? (kernel == .randomWalk ? NetworkSMC.defaultIslandSweeps : Self.defaultTrajectories)
+            var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
                                      traceDraws: traceDraws ?? NetworkSMC.defaultTraceDraws(parameters: architecture.parameterCount),
                                      islandSweeps: sweeps)
+            smc.islandKernel = kernel
             let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
                                            lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
             var measurement = NetworkSMCMeasurement(
                 result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
-                islandSweeps: sweeps)
+                islandSweeps: sweeps, islandKernel: kernel)
             measurement.seconds = Date().timeIntervalSince(start)
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
@@ -253,4 +284,10 @@ struct EdCommand: AsyncParsableCommand {
             throw ExitCode(e.status)
         }
     }
+}
+
+/// `ed --island-kernel`: how the smc islands move their particles.
+enum IslandKernelKind: String, CaseIterable, ExpressibleByArgument {
+    case randomWalk = "random-walk"
+    case hamiltonian
 }

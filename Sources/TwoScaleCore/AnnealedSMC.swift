@@ -1,6 +1,17 @@
 import Foundation
 import Sampling
 
+/// The Markov kernel that moves an annealed sampler's particles after each resampling.
+public enum SMCMoveKernel: Sendable, Equatable, Codable {
+    /// A reflected random-walk Metropolis–Hastings proposal in all coordinates (screened when the unit
+    /// has a screen); a sweep moves every particle once.
+    case randomWalk
+    /// Hamiltonian Monte Carlo (Duane et al. 1987; Neal 2011) with `steps` leapfrog steps per trajectory,
+    /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
+    /// the random walk); a sweep is one trajectory per particle.
+    case hamiltonian(steps: Int)
+}
+
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
 public struct SMCSettings: Sendable, Equatable, Codable {
     /// Particles per replicate sampler.
@@ -12,8 +23,11 @@ public struct SMCSettings: Sendable, Equatable, Codable {
     public var essFraction: Double
     /// Metropolis–Hastings sweeps after each resampling.
     public var moves: Int
+    /// The kernel of the moves.
+    public var kernel: SMCMoveKernel
 
-    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3) throws {
+    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3,
+                kernel: SMCMoveKernel = .randomWalk) throws {
         guard particles >= 2, particles <= 10_000_000 else {
             throw TwoScaleError.failure("SMC: particles per replicate must be from 2 to 10⁷ (got \(particles))")
         }
@@ -31,6 +45,10 @@ public struct SMCSettings: Sendable, Equatable, Codable {
         guard moves >= 1, moves <= 1000 else {
             throw TwoScaleError.failure("SMC: moves per step must be from 1 to 1000 (got \(moves))")
         }
+        if case .hamiltonian(let steps) = kernel, !(1...1000).contains(steps) {
+            throw TwoScaleError.failure("SMC: leapfrog steps per trajectory must be from 1 to 1000 (got \(steps))")
+        }
+        self.kernel = kernel
         self.particles = particles
         self.replicates = replicates
         self.essFraction = essFraction
@@ -55,13 +73,20 @@ public struct SMCUnit: Sendable {
     /// only for proposals that pass; the second stage corrects with the exact ratio, so the kernel keeps
     /// `π_s` invariant whatever h is (a poor h only costs efficiency).
     public var screen: (@Sendable ([Double]) throws -> Double)?
+    /// Optional `(x, s) ↦ (r(x), ∇_x ℓ_s(x))`, `ℓ_s = Σ_i log(1 + s r_i)`: the roots and the gradient of
+    /// the log-target, for the Hamiltonian kernel. Its roots must be `roots(x)`; the gradient only steers
+    /// the trajectories (the acceptance uses the exact ℓ), so an inexact one costs efficiency, not
+    /// correctness.
+    public var gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))?
 
     public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
-                screen: (@Sendable ([Double]) throws -> Double)? = nil) {
+                screen: (@Sendable ([Double]) throws -> Double)? = nil,
+                gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = nil) {
         self.dimension = dimension
         self.box = box
         self.roots = roots
         self.screen = screen
+        self.gradient = gradient
     }
 }
 
@@ -248,6 +273,8 @@ public enum AnnealedSMC {
         var logZacc = 0.0
         var s = 0.0
         var h = 2.38 / Double(p).squareRoot()
+        // The Hamiltonian kernel's step in units of the particles' spread (≈ d^{-1/4}, Beskos et al. 2013).
+        var step = 1 / Foundation.pow(Double(p), 0.25)
         var diag = SMCDiagnostics()
         diag.samplers = 1
         let threshold = settings.essFraction * Double(n)
@@ -288,8 +315,14 @@ public enum AnnealedSMC {
                     ellNow = idx.map { ellNow[$0] }
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
-                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                             rng: &rng, diag: &out.diagnostics)
+                    if case .hamiltonian(let leapfrog) = settings.kernel, let gradient = unit.gradient {
+                        try hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow,
+                                            step: &step, leapfrog: leapfrog, sweeps: settings.moves, rng: &rng,
+                                            diag: &out.diagnostics)
+                    } else {
+                        try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
+                                 rng: &rng, diag: &out.diagnostics)
+                    }
                     stepsHere += 1
                 }
             }
@@ -322,15 +355,7 @@ public enum AnnealedSMC {
                      diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
-        // Per-coordinate spread of the (resampled) particles.
-        var sd = [Double](repeating: 0, count: p)
-        for j in 0..<p {
-            var m = 0.0, q = 0.0
-            for i in 0..<n { m += x[i * p + j] }
-            m /= Double(n)
-            for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
-            sd[j] = Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
-        }
+        let sd = spread(x, particles: n, dimension: p, width: width)
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
         var y = [Double](repeating: 0, count: p)
@@ -362,6 +387,106 @@ public enum AnnealedSMC {
             let rate = Double(acc) / Double(n)
             if rate < 0.15 { h *= 0.6 } else if rate > 0.45 { h = Swift.min(h * 1.5, 4) }
         }
+    }
+
+    /// The particles' per-coordinate spread, clamped to `[10⁻³, 1]` times the box width: the proposals'
+    /// scale per coordinate.
+    static func spread(_ x: [Double], particles n: Int, dimension p: Int, width: Double) -> [Double] {
+        (0..<p).map { j in
+            var m = 0.0, q = 0.0
+            for i in 0..<n { m += x[i * p + j] }
+            m /= Double(n)
+            for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
+            return Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
+        }
+    }
+
+    /// `sweeps` Hamiltonian trajectories per particle, each kernel invariant for `π_s ∝ e^{ℓ_s}·U(box)`.
+    ///
+    /// In coordinates scaled by the particles' spread `sd_j` (a diagonal mass matrix `diag(sd)⁻²`), the
+    /// momentum is `v ~ N(0, I)` and a trajectory is `leapfrog` steps of size `ε` (the adapted `step`,
+    /// jittered uniformly by ±20% per trajectory):
+    ///
+    ///     v ← v + ε/2 · sd∘∇ℓ(x),   x ← x + ε · sd∘v,   v ← v + ε/2 · sd∘∇ℓ(x),
+    ///
+    /// where a coordinate that leaves the box is folded back (`reflect`) and its momentum negated once
+    /// per fold: elastic reflection, which keeps the map volume-preserving and reversible, so the
+    /// uniform prior needs no correction. The end point is accepted with probability
+    /// `min(1, e^{−ΔH})`, `H = −ℓ_s(x) + |v|²/2`, with the exact ℓ (non-finite: rejected). After each
+    /// sweep the step is tuned towards acceptance 0.6–0.9 (between sweeps, so each sweep is one fixed
+    /// kernel). Every leapfrog step solves one eigenproblem (`diag.evaluated`); a trajectory is one
+    /// proposal.
+    static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
+                                s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
+                                screen hNow: inout [Double], step: inout Double, leapfrog: Int, sweeps: Int,
+                                rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+        let n = roots.count, p = unit.dimension
+        let lo = unit.box.lowerBound, hi = unit.box.upperBound
+        let sd = spread(x, particles: n, dimension: p, width: hi - lo)
+        // The gradient of every particle at this s (s changed since the last move).
+        var grads = [[Double]]()
+        grads.reserveCapacity(n)
+        for i in 0..<n {
+            let (r, g) = try gradient(Array(x[(i * p)..<((i + 1) * p)]), s)
+            roots[i] = r
+            ellNow[i] = ell(r, s)
+            grads.append(g)
+        }
+        diag.evaluated += n
+        var y = [Double](repeating: 0, count: p), v = [Double](repeating: 0, count: p)
+        for _ in 0..<sweeps {
+            var acc = 0
+            for i in 0..<n {
+                let eps = step * rng.uniform(0.8, 1.2)
+                var kinetic0 = 0.0
+                for j in 0..<p { v[j] = rng.normal(); kinetic0 += v[j] * v[j] }
+                for j in 0..<p { y[j] = x[i * p + j] }
+                var g = grads[i]
+                var ry: [Double] = []
+                var finite = true
+                for _ in 0..<leapfrog {
+                    for j in 0..<p {
+                        v[j] += 0.5 * eps * sd[j] * g[j]
+                        let (folded, flips) = reflectCounting(y[j] + eps * sd[j] * v[j], lo, hi)
+                        y[j] = folded
+                        if flips { v[j] = -v[j] }
+                    }
+                    (ry, g) = try gradient(y, s)
+                    diag.evaluated += 1
+                    guard g.allSatisfy(\.isFinite) else { finite = false; break }
+                    for j in 0..<p { v[j] += 0.5 * eps * sd[j] * g[j] }
+                }
+                diag.proposals += 1
+                guard finite else { continue }
+                let ey = ell(ry, s)
+                var kinetic1 = 0.0
+                for j in 0..<p { kinetic1 += v[j] * v[j] }
+                let logA = ey - ellNow[i] - 0.5 * (kinetic1 - kinetic0)
+                guard logA.isFinite else { continue }
+                if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                    for j in 0..<p { x[i * p + j] = y[j] }
+                    roots[i] = ry
+                    ellNow[i] = ey
+                    grads[i] = g
+                    if !hNow.isEmpty, let screen = unit.screen { hNow[i] = try screen(y) }
+                    acc += 1
+                }
+            }
+            diag.accepted += acc
+            let rate = Double(acc) / Double(n)
+            if rate < 0.6 { step *= 0.7 } else if rate > 0.9 { step = Swift.min(step * 1.25, 2) }
+        }
+    }
+
+    /// `reflect(v, lo, hi)` and whether the fold reverses the direction of motion (an odd number of
+    /// reflections): the momentum of an elastic reflection.
+    @inline(__always)
+    static func reflectCounting(_ v: Double, _ lo: Double, _ hi: Double) -> (Double, Bool) {
+        if v >= lo && v <= hi { return (v, false) }
+        let w = hi - lo
+        var u = (v - lo).truncatingRemainder(dividingBy: 2 * w)
+        if u < 0 { u += 2 * w }
+        return u > w ? (lo + 2 * w - u, true) : (lo + u, false)
     }
 
     /// The least-squares slope of `ell` on `h` over the particles (0 when h does not vary or the slope

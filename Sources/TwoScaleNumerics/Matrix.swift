@@ -116,20 +116,40 @@ public enum SymmetricEigen {
     /// All eigenvalues of the symmetric matrix `a` (only its upper triangle is read), ascending.
     public static func eigenvalues(_ a: Matrix) throws -> [Double] {
         precondition(a.rows == a.cols, "eigenvalues of a non-square matrix")
-        GSL.prepare()
-        var n = Int32(a.rows)
-        if n == 0 { return [] }
-        // A NaN or ∞ (an overflow upstream, e.g. huge weights) makes LAPACK fail or return garbage:
-        // say so plainly instead.
+        if a.rows == 1 { try checkFinite(a) }
+        if a.rows <= 1 { return a.data }
+        return try solve(a, vectors: false).values
+    }
+
+    /// Eigenvalues (ascending) and orthonormal eigenvectors of the symmetric matrix `a` (only its upper
+    /// triangle is read): `vectors` row j is the eigenvector of `values[j]`, so `a = Vᵀ diag(values) V`.
+    public static func decomposition(_ a: Matrix) throws -> (values: [Double], vectors: Matrix) {
+        precondition(a.rows == a.cols, "eigenvectors of a non-square matrix")
+        if a.rows == 0 { return ([], Matrix(rows: 0, cols: 0)) }
+        let (w, m) = try solve(a, vectors: true)
+        return (w, Matrix(rows: a.rows, cols: a.rows, data: m))
+    }
+
+    /// A NaN or ∞ (an overflow upstream, e.g. huge weights) makes LAPACK fail or return garbage: say so
+    /// plainly instead.
+    static func checkFinite(_ a: Matrix) throws {
         guard a.data.allSatisfy(\.isFinite) else {
-            throw TwoScaleError.failure("a \(n)×\(n) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
+            throw TwoScaleError.failure("a \(a.rows)×\(a.rows) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
         }
-        if n == 1 { return [a.data[0]] }
-        var m = a.data  // row-major upper = column-major lower; symmetric, so either triangle works
+    }
+
+    /// `dsyevd` on a non-empty symmetric `a`: the eigenvalues and, with `vectors`, the overwritten array,
+    /// which holds the eigenvectors as columns in column-major order (rows read row-major). The input
+    /// is row-major upper = column-major lower; symmetric, so either triangle works.
+    static func solve(_ a: Matrix, vectors: Bool) throws -> (values: [Double], vectors: [Double]) {
+        GSL.prepare()
+        try checkFinite(a)
+        var n = Int32(a.rows)
+        var m = a.data
         var w = [Double](repeating: 0, count: Int(n))
         var lda = n
         var info: Int32 = 0
-        var jobz = Int8(UInt8(ascii: "N")), uplo = Int8(UInt8(ascii: "L"))
+        var jobz = Int8(UInt8(ascii: vectors ? "V" : "N")), uplo = Int8(UInt8(ascii: "L"))
         var lwork: Int32 = -1, liwork: Int32 = -1
         var wq = 0.0
         var iq: Int32 = 0
@@ -143,6 +163,6 @@ public enum SymmetricEigen {
         guard info == 0 else {
             throw TwoScaleError.failure("LAPACK dsyevd failed to converge (info \(info)) on a \(n)×\(n) matrix")
         }
-        return w
+        return (w, m)
     }
 }

@@ -104,6 +104,25 @@ final class EstimatorCommandTests: XCTestCase {
         }
         XCTAssertEqual(z4.first, z9.first)
         XCTAssertNotEqual(z4.last, z9.last)
+        // --island-kernel: random walk by default (recorded, 0 leapfrog steps); hamiltonian records its
+        // steps (32 by default), keeps the first layer byte for byte and moves the softmax islands otherwise.
+        XCTAssertEqual(implicit["island_kernel"], .string("random-walk"))
+        XCTAssertEqual(implicit["island_leapfrog"], .int(0))
+        let (walk, _) = try await result(base + ["--island-kernel", "random-walk"])
+        XCTAssertEqual(try implicit.serialized(), try walk.serialized())
+        let (hmc, _) = try await result(base + ["--island-kernel", "hamiltonian"])
+        XCTAssertEqual(hmc["island_kernel"], .string("hamiltonian"))
+        XCTAssertEqual(hmc["island_leapfrog"], .int(32))
+        XCTAssertEqual(hmc["island_sweeps"], .int(1), "one trajectory per particle and step unless given")
+        let (hmc3, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-leapfrog", "3"])
+        XCTAssertEqual(hmc3["island_leapfrog"], .int(3))
+        guard case let .array(ph)? = hmc["points"], case let .array(zh)? = ph.first?["stage_log_z"],
+              case let .array(ph3)? = hmc3["points"], case let .array(zh3)? = ph3.first?["stage_log_z"] else {
+            return XCTFail("no stage_log_z")
+        }
+        XCTAssertEqual(zh.first, z4.first)
+        XCTAssertNotEqual(zh.last, z4.last)
+        XCTAssertNotEqual(zh.last, zh3.last)
 
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("twoscale-default-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -155,6 +174,11 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--island-sweeps", "0"], 2, "--island-sweeps"), (ed + ["--island-sweeps", "1001"], 2, "--island-sweeps"),
             // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
             (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
+            (ed + ["--estimator", "plain", "--island-kernel", "hamiltonian"], 2, "--island-kernel is a setting of the smc estimator"),
+            (ed + ["--island-kernel", "leapfrog"], 2, "--island-kernel"),
+            (ed + ["--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
+            (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "0"], 2, "--island-leapfrog"),
+            (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "1001"], 2, "--island-leapfrog"),
             (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",
               "--trace-draws", "100"], 2, "(chosen for --store)"),
         ]

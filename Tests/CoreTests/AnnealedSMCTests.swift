@@ -82,6 +82,95 @@ final class AnnealedSMCTests: XCTestCase {
         }
     }
 
+    /// The Hamiltonian moves keep `π_s` invariant, whatever steers them: 40 000 exact draws of
+    /// `π_s ∝ 1 + s x` on [0, 1] (s = 20) moved by 3 trajectories of 4 leapfrog steps keep their exact
+    /// mean and second moment with the true gradient `s/(1 + s x)`, with none (ballistic motion, folded
+    /// at the faces) and with a wrong one (3× too steep, and of the wrong sign). The density is largest
+    /// at the face x = 1, so many trajectories reflect there: a fold that forgot to reverse the momentum,
+    /// or an acceptance that used the gradient's ℓ instead of the exact one, would shift the moments.
+    func testHamiltonianMovesKeepTheTarget() throws {
+        let s = 20.0, n = 40_000
+        let mean = (0.5 + s / 3) / (1 + s / 2), second = (1.0 / 3 + s / 4) / (1 + s / 2)
+        let forces: [(String, @Sendable (Double) -> Double)] = [
+            ("exact", { s / (1 + s * $0) }), ("none", { _ in 0 }), ("3× steep", { 3 * s / (1 + s * $0) }), ("reversed", { -s / (1 + s * $0) }),
+        ]
+        for (name, force) in forces {
+            let unit = SMCUnit(dimension: 1, box: 0...1, roots: { [$0[0]] })
+            let gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]) = { x, _ in ([x[0]], [force(x[0])]) }
+            var rng = Xoshiro256(seed: 12, stream: [4])
+            var x = (0..<n).map { _ in ((1 + 2 * s * rng.uniform() * (1 + s / 2)).squareRoot() - 1) / s }
+            var roots = x.map { [$0] }
+            var ell = x.map { Foundation.log1p(s * $0) }
+            var none: [Double] = []
+            var step = 1.5
+            var diag = SMCDiagnostics()
+            try AnnealedSMC.hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ell, screen: &none,
+                                            step: &step, leapfrog: 4, sweeps: 3, rng: &rng, diag: &diag)
+            let m1 = x.reduce(0, +) / Double(n), m2 = x.reduce(0) { $0 + $1 * $1 } / Double(n)
+            XCTAssertEqual(m1, mean, accuracy: 0.0066, "force \(name)")
+            XCTAssertEqual(m2, second, accuracy: 0.0066, "force \(name)")
+            XCTAssertEqual(ell, x.map { Foundation.log1p(s * $0) }, "force \(name): cached ℓ")
+            XCTAssertTrue(x.allSatisfy { (0...1).contains($0) })
+            XCTAssertGreaterThan(diag.accepted, n, "force \(name): the particles move")
+            XCTAssertEqual(diag.proposals, 3 * n)
+            XCTAssertEqual(diag.evaluated, n + 3 * 4 * n, "one gradient per particle, then one per leapfrog step")
+        }
+    }
+
+    /// The reflection with its momentum: odd folds reverse the motion, even ones do not.
+    func testReflectionCountsFolds() {
+        for (v, want, flips) in [(0.4, 0.4, false), (1.1, 0.9, true), (-0.1, 0.1, true), (2.3, 0.3, false), (-1.2, 0.8, false), (3.25, 0.75, true)] {
+            let (r, f) = AnnealedSMC.reflectCounting(v, 0, 1)
+            XCTAssertEqual(r, want, accuracy: 1e-12, "\(v)")
+            XCTAssertEqual(r, AnnealedSMC.reflect(v, 0, 1), accuracy: 1e-12)
+            XCTAssertEqual(f, flips, "\(v)")
+        }
+    }
+
+    /// The sampler with Hamiltonian moves against the closed forms of the peaked one-coordinate unit and
+    /// the three-coordinate polynomial unit (gradients of `log(1 + s e^{a x})` and `log(1 + s S⁴)`).
+    func testHamiltonianSamplerMatchesClosedForms() throws {
+        let a = 20.0
+        let peaked = SMCUnit(dimension: 1, box: 0...1, roots: { x in [Foundation.exp(a * x[0])] },
+                             gradient: { x, s in
+                                 let e = Foundation.exp(a * x[0])
+                                 return ([e], [a * s * e / (1 + s * e)])
+                             })
+        let settings = try SMCSettings(particles: 400, replicates: 4, kernel: .hamiltonian(steps: 4))
+        let stops = [1e-6, 1e-3, 1.0, 100.0]
+        let est = try AnnealedSMC.run(peaked, stops: stops, settings: settings, seed: 7, stream: [1])
+        for (t, s) in stops.enumerated() {
+            let c = est.combined(t)
+            XCTAssertEqual(c.logZ + c.relVar / 2, Foundation.log(1 + s * (Foundation.exp(a) - 1) / a),
+                           accuracy: 4 * c.relVar.squareRoot() + 0.02, "s = \(s)")
+        }
+        XCTAssertGreaterThan(est.diagnostics.evaluated, est.diagnostics.proposals, "leapfrog steps each solve")
+        var es4 = 0.0
+        for i in 0...4 { for j in 0...(4 - i) {
+            let k = 4 - i - j
+            es4 += Double(fact(4)) / Double(fact(i) * fact(j) * fact(k)) / Double((i + 1) * (j + 1) * (k + 1))
+        } }
+        let poly = SMCUnit(dimension: 3, box: 0...1, roots: { x in [Foundation.pow(x[0] + x[1] + x[2], 4)] },
+                           gradient: { x, s in
+                               let t = x[0] + x[1] + x[2], r = Foundation.pow(t, 4)
+                               let g = 4 * s * t * t * t / (1 + s * r)
+                               return ([r], [g, g, g])
+                           })
+        let pstops = [0.5, 50, 5000]
+        let pest = try AnnealedSMC.run(poly, stops: pstops, settings: try SMCSettings(particles: 300, replicates: 4, kernel: .hamiltonian(steps: 6)),
+                                       seed: 3, stream: [2])
+        for (t, s) in pstops.enumerated() {
+            let c = pest.combined(t)
+            XCTAssertEqual(c.logZ + c.relVar / 2, Foundation.log(1 + s * es4), accuracy: 4 * c.relVar.squareRoot() + 0.02, "s = \(s)")
+        }
+        // A unit without a gradient falls back to the random walk: the same numbers as asking for it.
+        let plain = SMCUnit(dimension: 3, box: 0...1, roots: { x in [Foundation.pow(x[0] + x[1] + x[2], 4)] })
+        let viaHamiltonian = try AnnealedSMC.run(plain, stops: pstops, settings: try SMCSettings(particles: 50, kernel: .hamiltonian(steps: 6)), seed: 3, stream: [2])
+        let viaWalk = try AnnealedSMC.run(plain, stops: pstops, settings: try SMCSettings(particles: 50), seed: 3, stream: [2])
+        XCTAssertEqual(viaHamiltonian.logZ, viaWalk.logZ)
+        XCTAssertThrowsError(try SMCSettings(particles: 50, kernel: .hamiltonian(steps: 0)))
+    }
+
     /// The sampler with a screen estimates the same Z: the three-coordinate polynomial unit above with a
     /// screen that tracks ℓ (x₁ + x₂ + x₃) and one that hardly does (x₁ − x₂²).
     func testScreenedSamplerMatchesExactPolynomialIntegral() throws {

@@ -111,4 +111,29 @@ import TwoScaleNumerics
         }
         #expect(c == [0, 0, 2.5, 0])
     }
+
+    /// `SymmetricEigen.decomposition`: orthonormal rows V with `A = Vᵀ diag(λ) V` (read from the upper
+    /// triangle only: the lower is garbage here), the eigenvalues those of `eigenvalues`.
+    @Test func eigenDecompositionReconstructs() throws {
+        var rng = Xoshiro256(seed: 3)
+        let n = 6
+        var a = Matrix(rows: n, cols: n)
+        for i in 0..<n { for j in i..<n { a.data[i * n + j] = rng.uniform(-1, 1) } }
+        for i in 0..<n { for j in 0..<i { a.data[i * n + j] = 99 } }
+        let (values, v) = try SymmetricEigen.decomposition(a)
+        #expect(values == values.sorted())
+        let only = try SymmetricEigen.eigenvalues(a)
+        for (x, y) in zip(values, only) { #expect(Swift.abs(x - y) < 1e-12) }
+        for i in 0..<n {
+            for j in 0..<n {
+                let upper = a.data[Swift.min(i, j) * n + Swift.max(i, j)]
+                var rec = 0.0, dot = 0.0
+                for t in 0..<n { rec += v.data[t * n + i] * values[t] * v.data[t * n + j]; dot += v.data[i * n + t] * v.data[j * n + t] }
+                #expect(Swift.abs(rec - upper) < 1e-12)
+                #expect(Swift.abs(dot - (i == j ? 1 : 0)) < 1e-12)
+            }
+        }
+        #expect(try SymmetricEigen.decomposition(Matrix(rows: 0, cols: 0)).values.isEmpty)
+        #expect(throws: (any Error).self) { try SymmetricEigen.decomposition(Matrix(rows: 2, cols: 2, data: [1, .nan, 0, 1])) }
+    }
 }

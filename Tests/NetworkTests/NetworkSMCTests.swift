@@ -88,6 +88,41 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// The softmax unit's gradient of `ℓ_s = Σ log(1 + s√λ)` (the Hamiltonian island moves) against
+    /// central differences of `unitRoots`, with more samples than inputs (the `F'` route of unitRoots)
+    /// and fewer (its Gram route, which the gradient does not take), with and without biases, at a small
+    /// and a large scale; and its roots are unitRoots'.
+    func testSoftmaxUnitGradientMatchesFiniteDifferences() throws {
+        for (samples, bias) in [(9, true), (3, true), (7, false)] {
+            let arch = try Architecture(parsing: "2-4-3", bias: bias)
+            let model = try MarkovFisher(architecture: arch, activation: .tanh, data: R.gaussianData(samples, 2, seed: 3),
+                                         sigma2: 0.3, noiseSamples: 1, noiseSeed: 2)
+            let inputs = model.unitInputs(R.gaussianData(samples, 4, seed: UInt64(10 + samples)), block: 1)
+            XCTAssertTrue(model.hasUnitGradient(block: 1))
+            XCTAssertFalse(model.hasUnitGradient(block: 0))
+            let dim = model.units(block: 1).dimension
+            var rng = Xoshiro256(seed: UInt64(samples), stream: [1])
+            let w = (0..<dim).map { _ in rng.uniform(-1.5, 1.5) }
+            for s in [0.7, 300.0] {
+                func ell(_ v: [Double]) throws -> Double { LogSpace.logDetSqrt(roots: try model.unitRoots(v, inputs: inputs), scale: s) }
+                let (roots, grad) = try model.unitLogDetGradient(w, inputs: inputs, scale: s)
+                XCTAssertEqual(LogSpace.logDetSqrt(roots: roots, scale: s), try ell(w), accuracy: 1e-10)
+                XCTAssertEqual(grad.count, dim)
+                let h = 1e-5
+                var largest = 0.0
+                for j in 0..<dim {
+                    var a = w, b = w
+                    a[j] += h
+                    b[j] -= h
+                    let fd = (try ell(a) - ell(b)) / (2 * h)
+                    largest = Swift.max(largest, Swift.abs(fd))
+                    XCTAssertEqual(grad[j], fd, accuracy: 1e-6 * Swift.max(1, Swift.abs(fd)), "S = \(samples) bias \(bias) s = \(s) j = \(j)")
+                }
+                XCTAssertGreaterThan(largest, 1e-3, "a gradient that is not trivially zero")
+            }
+        }
+    }
+
     /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3.
     func testTinyNetworkAgainstQuadrature() async throws {
         let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
@@ -96,13 +131,61 @@ final class NetworkSMCTests: XCTestCase {
         try await assertAgainstQuadrature(model, data: data, seed: 11)
     }
 
+    /// The same network with Hamiltonian islands (`--island-kernel hamiltonian`) still matches the
+    /// quadrature (its islands hardly need to move: the next test makes them).
+    func testTinyNetworkWithHamiltonianIslandsAgainstQuadrature() async throws {
+        let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .tanh, data: data, sigma2: 0.5,
+                                     noiseSamples: 1, noiseSeed: 3)
+        try await assertAgainstQuadrature(model, data: data, seed: 11, kernel: .hamiltonian(steps: 4))
+    }
+
+    /// A softmax island unit of 6 weights (3 classes over 2 inputs, 8 samples) at a scale where the
+    /// sampler must temper and move: the island sampler with Hamiltonian moves (the unit's analytic
+    /// gradient) and with the random walk against 100 000 uniform draws of the same unit (plain Monte
+    /// Carlo is exact enough in 6 dimensions: its own standard error enters the tolerance).
+    func testSoftmaxIslandWithHamiltonianMovesAgainstUniformDraws() throws {
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "2-2-3"), activation: .tanh,
+                                     data: R.gaussianData(8, 2, seed: 1), sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let hidden = R.gaussianData(8, 2, seed: 9)
+        let inputs = model.unitInputs(Matrix(rows: 8, cols: 2, data: hidden.data.map { 6 * $0 }), block: 1)
+        let s = 1e5
+        var rng = Xoshiro256(seed: 4, stream: [2])
+        let draws = 100_000
+        var logs = [Double]()
+        logs.reserveCapacity(draws)
+        for _ in 0..<draws {
+            let w = (0..<6).map { _ in rng.uniform(-1, 1) }
+            logs.append(LogSpace.logDetSqrt(roots: try model.unitRoots(w, inputs: inputs), scale: s))
+        }
+        let exact = LogSpace.logMeanExp(logs)
+        let relVar = logs.reduce(0) { $0 + Foundation.pow(Foundation.exp($1 - exact) - 1, 2) } / Double(draws - 1) / Double(draws)
+        var smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 8, inner: 400, traceDraws: 100)
+        for kernel in [SMCMoveKernel.hamiltonian(steps: 5), .randomWalk] {
+            smc.islandKernel = kernel
+            let unit = smc.unit(inputs: inputs)
+            XCTAssertEqual(unit.gradient != nil, kernel != .randomWalk)
+            let est = try AnnealedSMC.run(unit, stops: [s], settings: try SMCSettings(particles: 400, replicates: 4, essFraction: 0.8,
+                                                                                     moves: 2, kernel: kernel), seed: 3, stream: [1])
+            let c = est.combined(0)
+            XCTAssertEqual(c.logZ + c.relVar / 2, exact, accuracy: 4 * (c.relVar + relVar).squareRoot() + 0.01, "\(kernel)")
+            XCTAssertGreaterThan(est.diagnostics.steps, 8, "\(kernel): the sampler tempers")
+            XCTAssertGreaterThan(est.diagnostics.accepted, 0, "\(kernel): the particles move")
+            if kernel != .randomWalk { XCTAssertGreaterThan(est.diagnostics.evaluated, 4 * est.diagnostics.proposals) }
+        }
+        // Stage 1 (a Gaussian unit) always walks: no gradient.
+        smc.islandKernel = .hamiltonian(steps: 5)
+        XCTAssertNil(smc.unit(inputs: model.unitInputs(R.gaussianData(8, 2, seed: 1), block: 0)).gradient)
+    }
+
     /// For a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight softmax layer (d = 3): the
     /// smc estimates at K = 128, J = 64 against brute force by midpoint quadrature,
     /// joint = log ∫ g₁(w) Z₂(w), lower = log Z₁ + ∫ π₁(w) log Z₂(w), Z₂(w) = E_v g₂(w, v).
-    func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64,
+    func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64, kernel: SMCMoveKernel = .randomWalk,
                                  file: StaticString = #filePath, line: UInt = #line) async throws {
         let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
+        var smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
+        smc.islandKernel = kernel
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120, nv = 48
         let xa0 = model.unitInputs(data, block: 0)
