@@ -168,11 +168,24 @@ public struct ArchitectureComparison: Sendable {
                      spectraSeconds: sec(t1 - t0), trainingSeconds: sec(t2 - t1))
     }
 
+    /// What `twoScale` measures of one architecture at ε: the 2sED, lower and joint 2sED, and for smc the
+    /// half-widths of their 95% intervals, the island-noise shares and the tail check.
+    struct TwoScaleMeasure {
+        var dZeta: Double
+        var lower: Double
+        var joint: Double
+        var halfWidth: Double?
+        var halfWidthLower: Double?
+        /// Per stage m ≥ 2: the outer (smc) or path (plain) ESS.
+        var ess: [Double]
+        /// smc: per stage m ≥ 2, the share of the outer weights' spread that is island noise (empty for plain).
+        var noise: [Double]
+        var tail: TailShortfall?
+    }
+
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
     /// the half-widths of their 95% intervals. smc estimates the nested and joint 2sED as one quantity.
-    func twoScale(_ model: MarkovFisher, seed: UInt64) async throws
-        -> (dZeta: Double, lower: Double, joint: Double, halfWidth: Double?, halfWidthLower: Double?, ess: [Double], noise: [Double],
-            tail: TailShortfall?) {
+    func twoScale(_ model: MarkovFisher, seed: UInt64) async throws -> TwoScaleMeasure {
         let s = settings
         switch s.estimator {
         case .plain:
@@ -180,13 +193,15 @@ public struct ArchitectureComparison: Sendable {
             let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
             let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
             let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
-            return (p.dZeta, p.dZetaLower, p.dZetaJoint, nil, nil, p.ess, [], nil)
+            return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
+                                   ess: p.ess, noise: [], tail: nil)
         case .smc:
             let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws)
             let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
-            return (p.dZeta, p.dZetaLower ?? p.dZeta, p.dZeta, half(p.ci95), half(p.ci95Lower), p.stageESS, p.stageIslandNoise,
-                    TailShortfall.check([TailShortfall(point: p, paths: s.paths)]))
+            return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),
+                                   halfWidthLower: half(p.ci95Lower), ess: p.stageESS, noise: p.stageIslandNoise,
+                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]))
         }
     }
 
