@@ -172,6 +172,17 @@ public struct NetworkSMC: Sendable {
     /// 32 for J = 512, still rising (docs/ESTIMATORS.md, "Larger islands"); hence `--island-sweeps`.
     public static let islandESSFraction = 0.8, defaultIslandSweeps = 4
 
+    /// The islands' sampler settings for block m ≥ 1: with the Hamiltonian kernel, a unit with a gradient
+    /// (the softmax unit) makes `islandSweeps` trajectories per particle and step, and the other island
+    /// units (Gaussian layers of deeper networks) keep `defaultIslandSweeps` random-walk sweeps; with the
+    /// random walk every island unit makes `islandSweeps` sweeps.
+    func islandSettings(block m: Int) throws -> SMCSettings {
+        let hamiltonian = islandKernel != .randomWalk && model.hasUnitGradient(block: m)
+        return try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
+                               moves: hamiltonian || islandKernel == .randomWalk ? islandSweeps : Self.defaultIslandSweeps,
+                               kernel: hamiltonian ? islandKernel : .randomWalk)
+    }
+
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
     /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
     /// (0 when the log Ẑ do not vary).
@@ -247,9 +258,7 @@ public struct NetworkSMC: Sendable {
         let diag1 = first.diagnostics
         var islandsDiag = SMCDiagnostics()
         var points: [SMCPoint] = []
-        let islandSettings = L > 1 ? try SMCSettings(particles: inner / replicates, replicates: replicates,
-                                                     essFraction: Self.islandESSFraction, moves: islandSweeps,
-                                                     kernel: islandKernel) : unitSettings
+        let settingsPerBlock = try (0..<L).map { m in m == 0 ? unitSettings : try self.islandSettings(block: m) }
         for (ei, e) in eps.enumerated() {
             let t = stops.firstIndex(of: sOf[ei])!
             let firstBlock = Self.block(first, units: n1, stop: t)
@@ -280,7 +289,7 @@ public struct NetworkSMC: Sendable {
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)
-                            let (n, est) = try me.runBlock(m, inputs: x, stops: [s], settings: islandSettings,
+                            let (n, est) = try me.runBlock(m, inputs: x, stops: [s], settings: settingsPerBlock[m],
                                                            stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
                             let b = Self.block(est, units: n, stop: 0)
                             if !last {

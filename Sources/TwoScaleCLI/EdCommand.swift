@@ -43,13 +43,13 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
     var inner: Int?
 
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4; with --island-kernel hamiltonian, trajectories per particle, default 1). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
+    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4; with --island-kernel hamiltonian, the softmax unit's trajectories per particle, default 2). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
     var islandSweeps: Int?
 
-    @Option(help: "smc: the islands' move kernel: random-walk (the default: a screened Metropolis–Hastings random walk in all of a unit's coordinates) or hamiltonian (Hamiltonian Monte Carlo for the softmax unit, steered by the analytic gradient of its log-determinant, --island-leapfrog steps per trajectory; Gaussian units keep the random walk). With hamiltonian, --island-sweeps counts trajectories per particle and step (default 1). See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
+    @Option(help: "smc: the islands' move kernel: random-walk (the default: a screened Metropolis–Hastings random walk in all of a unit's coordinates) or hamiltonian (Hamiltonian Monte Carlo for the softmax unit, steered by the analytic gradient of its log-determinant, --island-leapfrog steps per trajectory; Gaussian units keep the random walk). With hamiltonian, --island-sweeps counts the softmax unit's trajectories per particle and step (default 2). See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
     var islandKernel: IslandKernelKind?
 
-    @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 32: on 784-32-10, 32 steps raised the islands' logs by 70 nats over 8 at 4× the cost, docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
+    @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 16, with two trajectories per step: on 784-32-10 this made the islands' replicates agree where one trajectory of 32 steps, at the same cost, did not; docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
     var islandLeapfrog: Int?
 
     static let smcDefaultPaths = NetworkSMC.defaultPaths
@@ -93,9 +93,10 @@ struct EdCommand: AsyncParsableCommand {
         }
     }
 
-    /// The Hamiltonian kernel's defaults: 32 leapfrog steps, one trajectory per particle and step (the
-    /// setting measured on 784-32-10, docs/ESTIMATORS.md, "Hamiltonian islands").
-    static let defaultLeapfrog = 32, defaultTrajectories = 1
+    /// The Hamiltonian kernel's defaults: two trajectories of 16 leapfrog steps per particle and step, the
+    /// setting whose islands agreed on 784-32-10 (one of 32 steps, at the same cost, did not;
+    /// docs/ESTIMATORS.md, "Hamiltonian islands").
+    static let defaultLeapfrog = 16, defaultTrajectories = 2
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -131,11 +132,11 @@ struct EdCommand: AsyncParsableCommand {
             if let flag = plainOnly.first {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
             }
+            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog)
             let model = try network.makeModel(architecture: architecture)
             guard let markov = model as? MarkovFisher else {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
             }
-            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog)
             let sweeps = islandSweeps ?? (kernel == .randomWalk ? NetworkSMC.defaultIslandSweeps : Self.defaultTrajectories)
             var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
                                      traceDraws: traceDraws ?? NetworkSMC.defaultTraceDraws(parameters: architecture.parameterCount),

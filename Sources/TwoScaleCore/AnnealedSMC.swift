@@ -74,7 +74,8 @@ public struct SMCUnit: Sendable {
     /// `π_s` invariant whatever h is (a poor h only costs efficiency).
     public var screen: (@Sendable ([Double]) throws -> Double)?
     /// Optional `(x, s) ↦ (r(x), ∇_x ℓ_s(x))`, `ℓ_s = Σ_i log(1 + s r_i)`: the roots and the gradient of
-    /// the log-target, for the Hamiltonian kernel. Its roots must be `roots(x)`; the gradient only steers
+    /// the log-target, for the Hamiltonian kernel. Its roots must be `roots(x)` (up to round-off); the
+    /// gradient only steers
     /// the trajectories (the acceptance uses the exact ℓ), so an inexact one costs efficiency, not
     /// correctness.
     public var gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))?
@@ -414,8 +415,9 @@ public enum AnnealedSMC {
     /// uniform prior needs no correction. The end point is accepted with probability
     /// `min(1, e^{−ΔH})`, `H = −ℓ_s(x) + |v|²/2`, with the exact ℓ (non-finite: rejected). After each
     /// sweep the step is tuned towards acceptance 0.6–0.9 (between sweeps, so each sweep is one fixed
-    /// kernel). Every leapfrog step solves one eigenproblem (`diag.evaluated`); a trajectory is one
-    /// proposal.
+    /// kernel). Every leapfrog step is one gradient call (`diag.evaluated`; a softmax unit with fewer
+    /// samples than inputs solves two eigenproblems in it); a trajectory is one proposal. A particle whose
+    /// own gradient is not finite is not moved (a rejection).
     static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
                                 s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                                 screen hNow: inout [Double], step: inout Double, leapfrog: Int, sweeps: Int,
@@ -437,6 +439,9 @@ public enum AnnealedSMC {
         for _ in 0..<sweeps {
             var acc = 0
             for i in 0..<n {
+                // A point whose own gradient is not finite cannot start a trajectory: the particle stays
+                // (a rejection, which keeps the target).
+                guard grads[i].allSatisfy(\.isFinite) else { diag.proposals += 1; continue }
                 let eps = step * rng.uniform(0.8, 1.2)
                 var kinetic0 = 0.0
                 for j in 0..<p { v[j] = rng.normal(); kinetic0 += v[j] * v[j] }

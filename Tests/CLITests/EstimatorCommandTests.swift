@@ -105,15 +105,15 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(z4.first, z9.first)
         XCTAssertNotEqual(z4.last, z9.last)
         // --island-kernel: random walk by default (recorded, 0 leapfrog steps); hamiltonian records its
-        // steps (32 by default), keeps the first layer byte for byte and moves the softmax islands otherwise.
+        // steps (16 by default), keeps the first layer byte for byte and moves the softmax islands otherwise.
         XCTAssertEqual(implicit["island_kernel"], .string("random-walk"))
         XCTAssertEqual(implicit["island_leapfrog"], .int(0))
         let (walk, _) = try await result(base + ["--island-kernel", "random-walk"])
         XCTAssertEqual(try implicit.serialized(), try walk.serialized())
         let (hmc, _) = try await result(base + ["--island-kernel", "hamiltonian"])
         XCTAssertEqual(hmc["island_kernel"], .string("hamiltonian"))
-        XCTAssertEqual(hmc["island_leapfrog"], .int(32))
-        XCTAssertEqual(hmc["island_sweeps"], .int(1), "one trajectory per particle and step unless given")
+        XCTAssertEqual(hmc["island_leapfrog"], .int(16))
+        XCTAssertEqual(hmc["island_sweeps"], .int(2), "two trajectories per particle and step unless given")
         let (hmc3, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-leapfrog", "3"])
         XCTAssertEqual(hmc3["island_leapfrog"], .int(3))
         guard case let .array(ph)? = hmc["points"], case let .array(zh)? = ph.first?["stage_log_z"],

@@ -87,7 +87,8 @@ final class AnnealedSMCTests: XCTestCase {
     /// mean and second moment with the true gradient `s/(1 + s x)`, with none (ballistic motion, folded
     /// at the faces) and with a wrong one (3× too steep, and of the wrong sign). The density is largest
     /// at the face x = 1, so many trajectories reflect there: a fold that forgot to reverse the momentum,
-    /// or an acceptance that used the gradient's ℓ instead of the exact one, would shift the moments.
+    /// or an acceptance without the kinetic energy, shifts the moments (both mutations were made by hand
+    /// and fail this test).
     func testHamiltonianMovesKeepTheTarget() throws {
         let s = 20.0, n = 40_000
         let mean = (0.5 + s / 3) / (1 + s / 2), second = (1.0 / 3 + s / 4) / (1 + s / 2)

@@ -123,6 +123,33 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// With the Hamiltonian kernel only the softmax islands move by trajectories (`islandSweeps` of them);
+    /// a deeper network's Gaussian islands keep the random walk's default sweeps, so on 4-3-3-2 the
+    /// Gaussian stage's term is byte-identical to the random-walk run's and the softmax stage's is not
+    /// (ReLU on inputs ×4 and a small ε, so that the softmax islands must move).
+    func testHamiltonianKernelMovesOnlyTheSoftmaxIslands() async throws {
+        let raw = R.gaussianData(10, 4, seed: 5)
+        let data = Matrix(rows: 10, cols: 4, data: raw.data.map { 4 * $0 })
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "4-3-3-2"), activation: .relu, data: data,
+                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let walk = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50)
+        var hmc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50, islandSweeps: 1)
+        hmc.islandKernel = .hamiltonian(steps: 3)
+        XCTAssertEqual(try hmc.islandSettings(block: 1).kernel, .randomWalk)
+        XCTAssertEqual(try hmc.islandSettings(block: 1).moves, NetworkSMC.defaultIslandSweeps)
+        XCTAssertEqual(try hmc.islandSettings(block: 2).kernel, .hamiltonian(steps: 3))
+        XCTAssertEqual(try hmc.islandSettings(block: 2).moves, 1)
+        XCTAssertEqual(try walk.islandSettings(block: 2).moves, NetworkSMC.defaultIslandSweeps)
+        let ra = try await walk.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
+        let rb = try await hmc.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
+        let a = ra.points[0], b = rb.points[0]
+        XCTAssertEqual(a.stages.count, 3)
+        XCTAssertEqual(a.stages[0], b.stages[0])
+        XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk as before")
+        // (identical too if no softmax island had to move: their streams agree until the first move)
+        XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands move by trajectories")
+    }
+
     /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3.
     func testTinyNetworkAgainstQuadrature() async throws {
         let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
