@@ -177,10 +177,16 @@ public struct NetworkSMC: Sendable {
     /// units (Gaussian layers of deeper networks) keep `defaultIslandSweeps` random-walk sweeps; with the
     /// random walk every island unit makes `islandSweeps` sweeps.
     func islandSettings(block m: Int) throws -> SMCSettings {
-        let hamiltonian = islandKernel != .randomWalk && model.hasUnitGradient(block: m)
+        let hamiltonian = movesByTrajectories(block: m)
         return try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
                                moves: hamiltonian || islandKernel == .randomWalk ? islandSweeps : Self.defaultIslandSweeps,
                                kernel: hamiltonian ? islandKernel : .randomWalk)
+    }
+
+    /// Whether block m's island units move by Hamiltonian trajectories: with that kernel, the units of a
+    /// later block (m ≥ 1; stage 1 always walks) that have an analytic gradient (the softmax unit).
+    func movesByTrajectories(block m: Int) -> Bool {
+        islandKernel != .randomWalk && m > 0 && model.hasUnitGradient(block: m)
     }
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
@@ -196,7 +202,7 @@ public struct NetworkSMC: Sendable {
     /// trace as the delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
-        let hamiltonian = islandKernel != .randomWalk && inputs.block > 0 && model.hasUnitGradient(block: inputs.block)
+        let hamiltonian = movesByTrajectories(block: inputs.block)
         return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box,
                        roots: { w in try model.unitRoots(w, inputs: inputs) },
                        screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil,

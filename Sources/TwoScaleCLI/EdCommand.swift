@@ -71,7 +71,7 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool = false, islandLeapfrog: Bool = false) -> [String] {
+    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool, islandLeapfrog: Bool) -> [String] {
         (traceDraws ? ["--trace-draws"] : []) + (islandSweeps ? ["--island-sweeps"] : [])
             + (islandKernel ? ["--island-kernel"] : []) + (islandLeapfrog ? ["--island-leapfrog"] : [])
     }

@@ -267,8 +267,14 @@ public enum AnnealedSMC {
         var roots = [[Double]]()
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
-        // The screening statistic of every particle (empty without a screen).
-        var hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
+        // The Hamiltonian kernel's gradient, when this replicate moves by it (else the random walk).
+        let hamiltonian: (steps: Int, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
+            if case .hamiltonian(let steps) = settings.kernel, let g = unit.gradient { return (steps, g) }
+            return nil
+        }()
+        // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
+        // which do not screen).
+        var hNow = hamiltonian != nil ? [] : try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
         var ellNow = [Double](repeating: 0, count: n)  // ℓ_s(x_i) at the current s
         var lw = [Double](repeating: 0, count: n)      // log weights since the last resampling
         var logZacc = 0.0
@@ -316,9 +322,9 @@ public enum AnnealedSMC {
                     ellNow = idx.map { ellNow[$0] }
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
-                    if case .hamiltonian(let leapfrog) = settings.kernel, let gradient = unit.gradient {
-                        try hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow,
-                                            step: &step, leapfrog: leapfrog, sweeps: settings.moves, rng: &rng,
+                    if let hamiltonian {
+                        try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,
+                                            step: &step, leapfrog: hamiltonian.steps, sweeps: settings.moves, rng: &rng,
                                             diag: &out.diagnostics)
                     } else {
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
@@ -420,7 +426,7 @@ public enum AnnealedSMC {
     /// own gradient is not finite is not moved (a rejection).
     static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
                                 s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                                screen hNow: inout [Double], step: inout Double, leapfrog: Int, sweeps: Int,
+                                step: inout Double, leapfrog: Int, sweeps: Int,
                                 rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
@@ -473,7 +479,6 @@ public enum AnnealedSMC {
                     roots[i] = ry
                     ellNow[i] = ey
                     grads[i] = g
-                    if !hNow.isEmpty, let screen = unit.screen { hNow[i] = try screen(y) }
                     acc += 1
                 }
             }

@@ -102,10 +102,9 @@ final class AnnealedSMCTests: XCTestCase {
             var x = (0..<n).map { _ in ((1 + 2 * s * rng.uniform() * (1 + s / 2)).squareRoot() - 1) / s }
             var roots = x.map { [$0] }
             var ell = x.map { Foundation.log1p(s * $0) }
-            var none: [Double] = []
             var step = 1.5
             var diag = SMCDiagnostics()
-            try AnnealedSMC.hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ell, screen: &none,
+            try AnnealedSMC.hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ell,
                                             step: &step, leapfrog: 4, sweeps: 3, rng: &rng, diag: &diag)
             let m1 = x.reduce(0, +) / Double(n), m2 = x.reduce(0) { $0 + $1 * $1 } / Double(n)
             XCTAssertEqual(m1, mean, accuracy: 0.0066, "force \(name)")
