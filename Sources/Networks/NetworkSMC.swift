@@ -206,7 +206,8 @@ public struct NetworkSMC: Sendable {
         return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box,
                        roots: { w in try model.unitRoots(w, inputs: inputs) },
                        screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil,
-                       gradient: hamiltonian ? { @Sendable w, s in try model.unitLogDetGradient(w, inputs: inputs, scale: s) } : nil)
+                       gradient: hamiltonian ? { @Sendable w, s in try model.unitLogDetGradient(w, inputs: inputs, scale: s) } : nil,
+                       rowLength: model.hasUnitGradient(block: inputs.block) ? inputs.patches.cols : nil)
     }
 
     /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`

@@ -90,9 +90,10 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         case .randomWalk:
             try c.encode("random-walk", forKey: ResultKey("island_kernel"))
             try c.encode(0, forKey: ResultKey("island_leapfrog"))
-        case .hamiltonian(let steps):
+        case .hamiltonian(let steps, let metric):
             try c.encode("hamiltonian", forKey: ResultKey("island_kernel"))
             try c.encode(steps, forKey: ResultKey("island_leapfrog"))
+            try c.encode(metric.rawValue, forKey: ResultKey("island_metric"))
         }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)

@@ -52,6 +52,9 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 16, with two trajectories per step: on 784-32-10 this made the islands' replicates agree where one trajectory of 32 steps, at the same cost, did not; docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
     var islandLeapfrog: Int?
 
+    @Option(help: "smc with --island-kernel hamiltonian: the trajectories' metric: diagonal (the default: each weight scaled by the island particles' spread) or kronecker (also the correlations between the softmax unit's class rows and within a row, estimated from the particles; trajectories reflect exactly at the box faces). See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
+    var islandMetric: HamiltonianMetric?
+
     static let smcDefaultPaths = NetworkSMC.defaultPaths
     static let smcDefaultInner = NetworkSMC.defaultInner
 
@@ -71,17 +74,22 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool, islandLeapfrog: Bool) -> [String] {
+    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool, islandLeapfrog: Bool,
+                             islandMetric: Bool) -> [String] {
         (traceDraws ? ["--trace-draws"] : []) + (islandSweeps ? ["--island-sweeps"] : [])
             + (islandKernel ? ["--island-kernel"] : []) + (islandLeapfrog ? ["--island-leapfrog"] : [])
+            + (islandMetric ? ["--island-metric"] : [])
     }
 
     /// The islands' kernel from `--island-kernel` and `--island-leapfrog` (the latter only with hamiltonian).
-    static func kernel(_ kind: IslandKernelKind?, leapfrog: Int?) throws -> SMCMoveKernel {
+    static func kernel(_ kind: IslandKernelKind?, leapfrog: Int?, metric: HamiltonianMetric? = nil) throws -> SMCMoveKernel {
         switch kind ?? .randomWalk {
         case .randomWalk:
             if leapfrog != nil {
                 throw TwoScaleError.usage("--island-leapfrog sets the Hamiltonian kernel's trajectories: add --island-kernel hamiltonian, or drop it")
+            }
+            if metric != nil {
+                throw TwoScaleError.usage("--island-metric sets the Hamiltonian kernel's metric: add --island-kernel hamiltonian, or drop it")
             }
             return .randomWalk
         case .hamiltonian:
@@ -89,7 +97,7 @@ struct EdCommand: AsyncParsableCommand {
             guard (1...1000).contains(steps) else {
                 throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
             }
-            return .hamiltonian(steps: steps)
+            return .hamiltonian(steps: steps, metric: metric ?? .diagonal)
         }
     }
 
@@ -116,7 +124,8 @@ struct EdCommand: AsyncParsableCommand {
                                                outputFisher: network.fisher == .output)
         let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
         if estimator == .plain, let flag = Self.smcOnlyFlags(traceDraws: traceDraws != nil, islandSweeps: islandSweeps != nil,
-                                                             islandKernel: islandKernel != nil, islandLeapfrog: islandLeapfrog != nil).first {
+                                                             islandKernel: islandKernel != nil, islandLeapfrog: islandLeapfrog != nil,
+                                                             islandMetric: islandMetric != nil).first {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
             throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this run uses plain\(why): drop \(flag), or run smc without the plain-only flags")
         }
@@ -132,7 +141,7 @@ struct EdCommand: AsyncParsableCommand {
             if let flag = plainOnly.first {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
             }
-            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog)
+            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog, metric: islandMetric)
             let model = try network.makeModel(architecture: architecture)
             guard let markov = model as? MarkovFisher else {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
@@ -286,6 +295,8 @@ struct EdCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension HamiltonianMetric: ExpressibleByArgument {}
 
 /// `ed --island-kernel`: how the smc islands move their particles.
 enum IslandKernelKind: String, CaseIterable, ExpressibleByArgument {

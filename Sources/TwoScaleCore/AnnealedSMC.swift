@@ -8,8 +8,21 @@ public enum SMCMoveKernel: Sendable, Equatable, Codable {
     case randomWalk
     /// Hamiltonian Monte Carlo (Duane et al. 1987; Neal 2011) with `steps` leapfrog steps per trajectory,
     /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
-    /// the random walk); a sweep is one trajectory per particle.
-    case hamiltonian(steps: Int)
+    /// the random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
+    /// (`HamiltonianMetric`).
+    case hamiltonian(steps: Int, metric: HamiltonianMetric = .diagonal)
+}
+
+/// The metric (inverse mass matrix) of the Hamiltonian moves, estimated from the particles at each
+/// resample–move step (so each step's kernel is fixed while it moves them).
+public enum HamiltonianMetric: String, Sendable, Equatable, Codable, CaseIterable {
+    /// `diag(sd)²`: each coordinate scaled by the particles' spread.
+    case diagonal
+    /// `D (A ⊗ B) D` with `D = diag(sd)`, `A` the correlation between the rows and `B` that within a
+    /// row, for a unit whose coordinates are rows of `SMCUnit.rowLength` (the softmax unit's class rows
+    /// over the same inputs), each pooled over the other index and the particles (`KroneckerMetric`);
+    /// units without rows use the diagonal metric.
+    case kronecker
 }
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
@@ -45,7 +58,7 @@ public struct SMCSettings: Sendable, Equatable, Codable {
         guard moves >= 1, moves <= 1000 else {
             throw TwoScaleError.failure("SMC: moves per step must be from 1 to 1000 (got \(moves))")
         }
-        if case .hamiltonian(let steps) = kernel, !(1...1000).contains(steps) {
+        if case .hamiltonian(let steps, _) = kernel, !(1...1000).contains(steps) {
             throw TwoScaleError.failure("SMC: leapfrog steps per trajectory must be from 1 to 1000 (got \(steps))")
         }
         self.kernel = kernel
@@ -79,15 +92,22 @@ public struct SMCUnit: Sendable {
     /// the trajectories (the acceptance uses the exact ℓ), so an inexact one costs efficiency, not
     /// correctness.
     public var gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))?
+    /// Optional: the coordinates are `dimension / rowLength` rows of `rowLength` that enter the unit
+    /// alike (the softmax unit's class rows, each a weight vector over the same inputs), so the
+    /// correlations between and within rows can be estimated by pooling (`HamiltonianMetric.kronecker`).
+    public var rowLength: Int?
 
     public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
                 screen: (@Sendable ([Double]) throws -> Double)? = nil,
-                gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = nil) {
+                gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = nil,
+                rowLength: Int? = nil) {
+        precondition(rowLength.map { $0 >= 1 && dimension % $0 == 0 } ?? true, "rows must tile the unit's coordinates")
         self.dimension = dimension
         self.box = box
         self.roots = roots
         self.screen = screen
         self.gradient = gradient
+        self.rowLength = rowLength
     }
 }
 
@@ -188,6 +208,8 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
     public var evaluated: Int = 0
     /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
     public var minStopESS: Double = 1
+    /// The Hamiltonian kernel's pilot trajectories (discarded; `evaluated` counts their gradient calls).
+    public var pilotTrajectories: Int = 0
 
     public init() {}
 
@@ -204,6 +226,7 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
         accepted += o.accepted
         evaluated += o.evaluated
         minStopESS = Swift.min(minStopESS, o.minStopESS)
+        pilotTrajectories += o.pilotTrajectories
     }
 }
 
@@ -268,8 +291,10 @@ public enum AnnealedSMC {
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
         // The Hamiltonian kernel's gradient, when this replicate moves by it (else the random walk).
-        let hamiltonian: (steps: Int, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
-            if case .hamiltonian(let steps) = settings.kernel, let g = unit.gradient { return (steps, g) }
+        let hamiltonian: (steps: Int, rows: Int?, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
+            if case .hamiltonian(let steps, let metric) = settings.kernel, let g = unit.gradient {
+                return (steps, metric == .kronecker ? unit.rowLength : nil, g)
+            }
             return nil
         }()
         // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
@@ -282,6 +307,7 @@ public enum AnnealedSMC {
         var h = 2.38 / Double(p).squareRoot()
         // The Hamiltonian kernel's step in units of the particles' spread (≈ d^{-1/4}, Beskos et al. 2013).
         var step = 1 / Foundation.pow(Double(p), 0.25)
+        var lastRate = 0.0  // the Hamiltonian kernel's last sweep's acceptance (0: pilot the first move)
         var diag = SMCDiagnostics()
         diag.samplers = 1
         let threshold = settings.essFraction * Double(n)
@@ -324,8 +350,8 @@ public enum AnnealedSMC {
                     lw = [Double](repeating: 0, count: n)
                     if let hamiltonian {
                         try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,
-                                            step: &step, leapfrog: hamiltonian.steps, sweeps: settings.moves, rng: &rng,
-                                            diag: &out.diagnostics)
+                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, rows: hamiltonian.rows,
+                                            sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
                     } else {
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
                                  rng: &rng, diag: &out.diagnostics)
@@ -424,13 +450,18 @@ public enum AnnealedSMC {
     /// kernel). Every leapfrog step is one gradient call (`diag.evaluated`; a softmax unit with fewer
     /// samples than inputs solves two eigenproblems in it); a trajectory is one proposal. A particle whose
     /// own gradient is not finite is not moved (a rejection).
+    ///
+    /// With `rows` (the row length of `HamiltonianMetric.kronecker`) the metric is `KroneckerMetric`'s,
+    /// estimated from the particles as they enter the move, and the drift is an exact billiard in the box
+    /// (`KroneckerMetric.drift`).
     static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
                                 s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                                step: inout Double, leapfrog: Int, sweeps: Int,
+                                step: inout Double, lastRate: inout Double, leapfrog: Int, rows: Int? = nil, sweeps: Int,
                                 rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         let sd = spread(x, particles: n, dimension: p, width: hi - lo)
+        let metric = rows.map { KroneckerMetric(x, particles: n, rowLength: $0, spread: sd) }
         // The gradient of every particle at this s (s changed since the last move).
         var grads = [[Double]]()
         grads.reserveCapacity(n)
@@ -442,6 +473,62 @@ public enum AnnealedSMC {
         }
         diag.evaluated += n
         var y = [Double](repeating: 0, count: p), v = [Double](repeating: 0, count: p)
+        var u = [Double](repeating: 0, count: p)  // the velocity under the Kronecker metric
+        // One trajectory of particle i with step eps (drawn by the caller): its end point (in y), roots,
+        // gradient and ℓ, and the log acceptance ratio; nil where it is not finite (a rejection).
+        func trajectory(_ i: Int, eps: Double) throws -> (roots: [Double], gradient: [Double], ell: Double, logA: Double)? {
+            var kinetic0 = 0.0
+            for j in 0..<p { v[j] = rng.normal(); kinetic0 += v[j] * v[j] }
+            for j in 0..<p { y[j] = x[i * p + j] }
+            var g = grads[i]
+            var ry: [Double] = []
+            for _ in 0..<leapfrog {
+                if let metric {
+                    metric.kick(&v, gradient: g, by: 0.5 * eps)
+                    metric.velocity(v, into: &u)
+                    guard metric.drift(&y, momentum: &v, velocity: &u, time: eps, lo: lo, hi: hi) else { return nil }
+                } else {
+                    for j in 0..<p {
+                        v[j] += 0.5 * eps * sd[j] * g[j]
+                        let (folded, flips) = reflectCounting(y[j] + eps * sd[j] * v[j], lo, hi)
+                        y[j] = folded
+                        if flips { v[j] = -v[j] }
+                    }
+                }
+                (ry, g) = try gradient(y, s)
+                diag.evaluated += 1
+                guard g.allSatisfy(\.isFinite) else { return nil }
+                if let metric {
+                    metric.kick(&v, gradient: g, by: 0.5 * eps)
+                } else {
+                    for j in 0..<p { v[j] += 0.5 * eps * sd[j] * g[j] }
+                }
+            }
+            let ey = ell(ry, s)
+            var kinetic1 = 0.0
+            for j in 0..<p { kinetic1 += v[j] * v[j] }
+            let logA = ey - ellNow[i] - 0.5 * (kinetic1 - kinetic0)
+            return logA.isFinite ? (ry, g, ey, logA) : nil
+        }
+        // The pilot: where the last sweep moved fewer than half the particles (and before the first), a
+        // few trajectories whose end points are discarded test the step first, which is halved until
+        // their mean acceptance probability reaches one half. It depends only on the population as it
+        // enters the move, so the sweeps below stay kernels that keep π_s; without it, a step that the
+        // between-sweep tuning shrinks too slowly while the target sharpens lets a resampled population
+        // stay clones, whose equal weights then let the schedule leap (docs/ESTIMATORS.md, "Hamiltonian
+        // islands").
+        if lastRate < HamiltonianPilot.belowRate {
+            let probes = stride(from: 0, to: n, by: Swift.max(1, n / HamiltonianPilot.trajectories)).filter { grads[$0].allSatisfy(\.isFinite) }
+            for _ in 0..<HamiltonianPilot.maxHalvings where !probes.isEmpty {
+                var mean = 0.0
+                for i in probes {
+                    if let t = try trajectory(i, eps: step * rng.uniform(0.8, 1.2)) { mean += Swift.min(1, Foundation.exp(t.logA)) }
+                }
+                diag.pilotTrajectories += probes.count
+                if mean / Double(probes.count) >= 0.5 { break }
+                step *= 0.5
+            }
+        }
         for _ in 0..<sweeps {
             var acc = 0
             for i in 0..<n {
@@ -449,43 +536,29 @@ public enum AnnealedSMC {
                 // (a rejection, which keeps the target).
                 guard grads[i].allSatisfy(\.isFinite) else { diag.proposals += 1; continue }
                 let eps = step * rng.uniform(0.8, 1.2)
-                var kinetic0 = 0.0
-                for j in 0..<p { v[j] = rng.normal(); kinetic0 += v[j] * v[j] }
-                for j in 0..<p { y[j] = x[i * p + j] }
-                var g = grads[i]
-                var ry: [Double] = []
-                var finite = true
-                for _ in 0..<leapfrog {
-                    for j in 0..<p {
-                        v[j] += 0.5 * eps * sd[j] * g[j]
-                        let (folded, flips) = reflectCounting(y[j] + eps * sd[j] * v[j], lo, hi)
-                        y[j] = folded
-                        if flips { v[j] = -v[j] }
-                    }
-                    (ry, g) = try gradient(y, s)
-                    diag.evaluated += 1
-                    guard g.allSatisfy(\.isFinite) else { finite = false; break }
-                    for j in 0..<p { v[j] += 0.5 * eps * sd[j] * g[j] }
-                }
+                let t = try trajectory(i, eps: eps)
                 diag.proposals += 1
-                guard finite else { continue }
-                let ey = ell(ry, s)
-                var kinetic1 = 0.0
-                for j in 0..<p { kinetic1 += v[j] * v[j] }
-                let logA = ey - ellNow[i] - 0.5 * (kinetic1 - kinetic0)
-                guard logA.isFinite else { continue }
-                if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                guard let t else { continue }
+                if t.logA >= 0 || Foundation.log(rng.uniform()) < t.logA {
                     for j in 0..<p { x[i * p + j] = y[j] }
-                    roots[i] = ry
-                    ellNow[i] = ey
-                    grads[i] = g
+                    roots[i] = t.roots
+                    ellNow[i] = t.ell
+                    grads[i] = t.gradient
                     acc += 1
                 }
             }
             diag.accepted += acc
             let rate = Double(acc) / Double(n)
+            lastRate = rate
             if rate < 0.6 { step *= 0.7 } else if rate > 0.9 { step = Swift.min(step * 1.25, 2) }
         }
+    }
+
+    /// The Hamiltonian moves' pilot (`hamiltonianMove`): run where the last sweep accepted less than
+    /// `belowRate`, with about `trajectories` particles evenly spaced in the population, halving the step
+    /// at most `maxHalvings` times.
+    enum HamiltonianPilot {
+        static let belowRate = 0.5, trajectories = 4, maxHalvings = 12
     }
 
     /// `reflect(v, lo, hi)` and whether the fold reverses the direction of motion (an odd number of
@@ -557,10 +630,13 @@ extension SMCDiagnostics {
         /// The share of proposals whose spectrum was computed (below 1 with the delayed-acceptance screen).
         @NullIfNil public var evaluated: Double?
         public var minStopEssFraction: Double
+        /// The Hamiltonian kernel's pilot trajectories (absent where no pilot ran: the random walk).
+        public var pilotTrajectories: Int?
     }
 
     public var summary: Summary {
         Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
-                evaluated: evaluatedFraction, minStopEssFraction: minStopESS)
+                evaluated: evaluatedFraction, minStopEssFraction: minStopESS,
+                pilotTrajectories: pilotTrajectories > 0 ? pilotTrajectories : nil)
     }
 }

@@ -123,6 +123,17 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(zh.first, z4.first)
         XCTAssertNotEqual(zh.last, z4.last)
         XCTAssertNotEqual(zh.last, zh3.last)
+        // --island-metric: recorded with the Hamiltonian kernel only (diagonal by default); kronecker
+        // keeps the first layer and moves the softmax islands otherwise.
+        XCTAssertNil(implicit["island_metric"])
+        XCTAssertEqual(hmc["island_metric"], .string("diagonal"))
+        let (kron, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "kronecker"])
+        XCTAssertEqual(kron["island_metric"], .string("kronecker"))
+        guard case let .array(pk)? = kron["points"], case let .array(zk)? = pk.first?["stage_log_z"] else {
+            return XCTFail("no stage_log_z")
+        }
+        XCTAssertEqual(zk.first, z4.first)
+        XCTAssertNotEqual(zk.last, zh.last)
 
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("twoscale-default-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -177,6 +188,9 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--estimator", "plain", "--island-kernel", "hamiltonian"], 2, "--island-kernel is a setting of the smc estimator"),
             (ed + ["--island-kernel", "leapfrog"], 2, "--island-kernel"),
             (ed + ["--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
+            (ed + ["--island-metric", "kronecker"], 2, "add --island-kernel hamiltonian"),
+            (ed + ["--island-kernel", "hamiltonian", "--island-metric", "full"], 2, "--island-metric"),
+            (ed + ["--estimator", "plain", "--island-metric", "kronecker"], 2, "--island-metric is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "0"], 2, "--island-leapfrog"),
             (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "1001"], 2, "--island-leapfrog"),
             (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",

@@ -165,6 +165,7 @@ final class NetworkSMCTests: XCTestCase {
         let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .tanh, data: data, sigma2: 0.5,
                                      noiseSamples: 1, noiseSeed: 3)
         try await assertAgainstQuadrature(model, data: data, seed: 11, kernel: .hamiltonian(steps: 4))
+        try await assertAgainstQuadrature(model, data: data, seed: 11, kernel: .hamiltonian(steps: 4, metric: .kronecker))
     }
 
     /// A softmax island unit of 6 weights (3 classes over 2 inputs, 8 samples) at a scale where the
@@ -188,10 +189,11 @@ final class NetworkSMCTests: XCTestCase {
         let exact = LogSpace.logMeanExp(logs)
         let relVar = logs.reduce(0) { $0 + Foundation.pow(Foundation.exp($1 - exact) - 1, 2) } / Double(draws - 1) / Double(draws)
         var smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 8, inner: 400, traceDraws: 100)
-        for kernel in [SMCMoveKernel.hamiltonian(steps: 5), .randomWalk] {
+        for kernel in [SMCMoveKernel.hamiltonian(steps: 5), .hamiltonian(steps: 5, metric: .kronecker), .randomWalk] {
             smc.islandKernel = kernel
             let unit = smc.unit(inputs: inputs)
             XCTAssertEqual(unit.gradient != nil, kernel != .randomWalk)
+            XCTAssertEqual(unit.rowLength, 2, "3 class rows of 2 inputs (no bias here)")
             let est = try AnnealedSMC.run(unit, stops: [s], settings: try SMCSettings(particles: 400, replicates: 4, essFraction: 0.8,
                                                                                      moves: 2, kernel: kernel), seed: 3, stream: [1])
             let c = est.combined(0)
@@ -200,9 +202,10 @@ final class NetworkSMCTests: XCTestCase {
             XCTAssertGreaterThan(est.diagnostics.accepted, 0, "\(kernel): the particles move")
             if kernel != .randomWalk { XCTAssertGreaterThan(est.diagnostics.evaluated, 4 * est.diagnostics.proposals) }
         }
-        // Stage 1 (a Gaussian unit) always walks: no gradient.
+        // Stage 1 (a Gaussian unit) always walks: no gradient, no rows.
         smc.islandKernel = .hamiltonian(steps: 5)
         XCTAssertNil(smc.unit(inputs: model.unitInputs(R.gaussianData(8, 2, seed: 1), block: 0)).gradient)
+        XCTAssertNil(smc.unit(inputs: model.unitInputs(R.gaussianData(8, 2, seed: 1), block: 0)).rowLength)
     }
 
     /// For a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight softmax layer (d = 3): the
