@@ -9,8 +9,8 @@ public enum SMCMoveKernel: Sendable, Equatable, Codable {
     /// Hamiltonian Monte Carlo (Duane et al. 1987; Neal 2011) with `steps` leapfrog steps per trajectory,
     /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
     /// the random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
-    /// (`HamiltonianMetric`).
-    case hamiltonian(steps: Int, metric: HamiltonianMetric = .diagonal)
+    /// (`HamiltonianMetric`; units without rows use the diagonal one whatever it says).
+    case hamiltonian(steps: Int, metric: HamiltonianMetric = .kronecker)
 }
 
 /// The metric (inverse mass matrix) of the Hamiltonian moves, estimated from the particles at each
@@ -518,7 +518,8 @@ public enum AnnealedSMC {
         // stay clones, whose equal weights then let the schedule leap (docs/ESTIMATORS.md, "Hamiltonian
         // islands").
         if lastRate < HamiltonianPilot.belowRate {
-            let probes = stride(from: 0, to: n, by: Swift.max(1, n / HamiltonianPilot.trajectories)).filter { grads[$0].allSatisfy(\.isFinite) }
+            let k = Swift.min(n, HamiltonianPilot.trajectories)
+            let probes = (0..<k).map { $0 * n / k }.filter { grads[$0].allSatisfy(\.isFinite) }
             for _ in 0..<HamiltonianPilot.maxHalvings where !probes.isEmpty {
                 var mean = 0.0
                 for i in probes {
@@ -555,8 +556,8 @@ public enum AnnealedSMC {
     }
 
     /// The Hamiltonian moves' pilot (`hamiltonianMove`): run where the last sweep accepted less than
-    /// `belowRate`, with about `trajectories` particles evenly spaced in the population, halving the step
-    /// at most `maxHalvings` times.
+    /// `belowRate`, with `trajectories` particles evenly spaced in the population (all of them if fewer)
+    /// per round, at most `maxHalvings` rounds, each but a passing one halving the step.
     enum HamiltonianPilot {
         static let belowRate = 0.5, trajectories = 4, maxHalvings = 12
     }
@@ -627,7 +628,9 @@ extension SMCDiagnostics {
         public var meanSteps: Double
         public var maxSteps: Int
         @NullIfNil public var acceptance: Double?
-        /// The share of proposals whose spectrum was computed (below 1 with the delayed-acceptance screen).
+        /// Spectra computed per proposal: the random walk's share of proposals that passed the
+        /// delayed-acceptance screen (below 1 with it); the Hamiltonian kernel's gradient calls per
+        /// trajectory, its pilot's included.
         @NullIfNil public var evaluated: Double?
         public var minStopEssFraction: Double
         /// The Hamiltonian kernel's pilot trajectories (absent where no pilot ran: the random walk).

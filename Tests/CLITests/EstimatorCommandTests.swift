@@ -123,13 +123,15 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(zh.first, z4.first)
         XCTAssertNotEqual(zh.last, z4.last)
         XCTAssertNotEqual(zh.last, zh3.last)
-        // --island-metric: recorded with the Hamiltonian kernel only (diagonal by default); kronecker
+        // --island-metric: recorded with the Hamiltonian kernel only (kronecker by default); diagonal
         // keeps the first layer and moves the softmax islands otherwise.
         XCTAssertNil(implicit["island_metric"])
-        XCTAssertEqual(hmc["island_metric"], .string("diagonal"))
+        XCTAssertEqual(hmc["island_metric"], .string("kronecker"))
         let (kron, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "kronecker"])
-        XCTAssertEqual(kron["island_metric"], .string("kronecker"))
-        guard case let .array(pk)? = kron["points"], case let .array(zk)? = pk.first?["stage_log_z"] else {
+        XCTAssertEqual(try kron.serialized(), try hmc.serialized())
+        let (diagonal, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "diagonal"])
+        XCTAssertEqual(diagonal["island_metric"], .string("diagonal"))
+        guard case let .array(pk)? = diagonal["points"], case let .array(zk)? = pk.first?["stage_log_z"] else {
             return XCTFail("no stage_log_z")
         }
         XCTAssertEqual(zk.first, z4.first)
