@@ -97,7 +97,7 @@ struct EdCommand: AsyncParsableCommand {
             guard (1...1000).contains(steps) else {
                 throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
             }
-            return .hamiltonian(steps: steps, metric: metric ?? defaultMetric)
+            return .hamiltonian(steps: steps, metric: metric ?? .standard)
         }
     }
 
@@ -105,10 +105,6 @@ struct EdCommand: AsyncParsableCommand {
     /// setting whose islands agreed on 784-32-10 (one of 32 steps, at the same cost, did not;
     /// docs/ESTIMATORS.md, "Hamiltonian islands").
     static let defaultLeapfrog = 16, defaultTrajectories = 2
-    /// The Hamiltonian kernel's default metric (the library's): on 784-32-10's islands, at 2 × 16 steps and
-    /// the same cost, the Kronecker metric put the islands' logs 28 nats above the diagonal one, its
-    /// replicates' variance 13 times smaller (docs/ESTIMATORS.md, "Hamiltonian islands").
-    static let defaultMetric = HamiltonianMetric.kronecker
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
