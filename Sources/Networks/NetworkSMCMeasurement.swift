@@ -85,19 +85,13 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(estimator, forKey: ResultKey("estimator"))
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
-        try c.encode(islandSweeps, forKey: ResultKey("island_sweeps"))
-        switch islandKernel {
-        case .randomWalk:
-            try c.encode("random-walk", forKey: ResultKey("island_kernel"))
-            try c.encode(0, forKey: ResultKey("island_leapfrog"))
-        case .hamiltonian(let steps, let metric):
-            try c.encode("hamiltonian", forKey: ResultKey("island_kernel"))
-            try c.encode(steps, forKey: ResultKey("island_leapfrog"))
-            try c.encode(metric.rawValue, forKey: ResultKey("island_metric"))
-        }
+        try islandKernel.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
+        // The two checks whose warnings `ed` prints, when they fire (absent otherwise).
+        try c.encodeIfPresent(lowerAboveNested, forKey: ResultKey("lower_above_nested"))
+        try c.encodeIfPresent(tailShortfall, forKey: ResultKey("tail_shortfall"))
         try rank.encode(to: encoder)
     }
 
@@ -134,6 +128,25 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
+        }
+    }
+}
+
+extension SMCMoveKernel {
+    /// The islands' JSON keys (`ed` and `compare` with smc): `island_sweeps`, `island_kernel`
+    /// (`random-walk` or `hamiltonian`), `island_leapfrog` (0 for the random walk) and, with hamiltonian
+    /// only, `island_metric`.
+    public func encodeIslandKeys(sweeps: Int, into c: inout KeyedEncodingContainer<ResultKey>) throws {
+        let key = ResultKey.init(_:)
+        try c.encode(sweeps, forKey: key("island_sweeps"))
+        switch self {
+        case .randomWalk:
+            try c.encode("random-walk", forKey: key("island_kernel"))
+            try c.encode(0, forKey: key("island_leapfrog"))
+        case .hamiltonian(let steps, let metric):
+            try c.encode("hamiltonian", forKey: key("island_kernel"))
+            try c.encode(steps, forKey: key("island_leapfrog"))
+            try c.encode(metric.rawValue, forKey: key("island_metric"))
         }
     }
 }

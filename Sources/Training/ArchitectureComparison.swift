@@ -30,6 +30,9 @@ public struct ArchitectureComparison: Sendable {
         /// particles, J island particles, `traceDraws` draws for ĉ; docs/ESTIMATORS.md).
         public var estimator: EstimatorKind
         public var traceDraws: Int
+        /// smc: the islands' moves (`NetworkSMC.islandSweeps`, `NetworkSMC.islandKernel`; `ed`'s defaults).
+        public var islandSweeps = NetworkSMC.defaultIslandSweeps
+        public var islandKernel = SMCMoveKernel.randomWalk
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
                     box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,
@@ -196,7 +199,9 @@ public struct ArchitectureComparison: Sendable {
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
                                    ess: p.ess, noise: [], tail: nil)
         case .smc:
-            let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws)
+            var smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
+                                     islandSweeps: s.islandSweeps)
+            smc.islandKernel = s.islandKernel
             let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),

@@ -117,7 +117,10 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(settings.estimator.rawValue, forKey: Key("estimator"))
         try c.encode(settings.paths, forKey: Key("paths"))
         try c.encode(settings.inner, forKey: Key("inner"))
-        if settings.estimator == .smc { try c.encode(settings.traceDraws, forKey: Key("trace_draws")) }
+        if settings.estimator == .smc {
+            try c.encode(settings.traceDraws, forKey: Key("trace_draws"))
+            try settings.islandKernel.encodeIslandKeys(sweeps: settings.islandSweeps, into: &c)
+        }
         try c.encode(settings.sigma2, forKey: Key("sigma2"))
         try c.encode(settings.training.epochs, forKey: Key("epochs"))
         try c.encode(summaries.first?.entries.count ?? 0, forKey: Key("seeds"))

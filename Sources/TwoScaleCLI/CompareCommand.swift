@@ -15,7 +15,8 @@ struct CompareCommand: AsyncParsableCommand {
         For each architecture in --archs: the Markov-FIM 2sED, lower 2sED and joint 2sED at ε = ε_n \
         (docs/METHOD.md §15, n = --bound-n or the training-set size) on the first --fisher-samples training inputs, \
         by --estimator plain (K paths and J inner draws, docs/METHOD.md §13) or smc (K outer particles, J island \
-        particles, with 95% intervals; docs/ESTIMATORS.md); then training from scratch with the same optimizer, \
+        particles, with 95% intervals and ed's island flags --island-sweeps, --island-kernel, --island-leapfrog, \
+        --island-metric; docs/ESTIMATORS.md); then training from scratch with the same optimizer, \
         data and budget (default Adam, lr 1e-3, batch 64), recording the final training loss (and \
         holdout loss/accuracy with --holdout). Reports Kendall's τ_b between the lower 2sED and the \
         training loss with its two-sided p-value (exact without ties for up to 50 architectures, \
@@ -59,6 +60,8 @@ struct CompareCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("trace-draws"), help: "smc: uniform draws of θ for the trace normalisation ĉ. Default: one per two parameters of the largest architecture, at least 1000.")
     var traceDrawsOption: Int?
+
+    @OptionGroup var islands: IslandOptions
 
     /// The draws for ĉ: as given, or ed's default for the largest of the architectures (one number for
     /// the whole comparison).
@@ -140,10 +143,13 @@ struct CompareCommand: AsyncParsableCommand {
         let list = try architectures()
         if estimator == .smc {
             let draws = traceDraws(list)
+            let kernel = try islands.kernel()
             for a in list {
                 try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws,
-                                           layers: a.parametricLayers.count)
+                                           layers: a.parametricLayers.count, islandSweeps: islands.sweeps(for: kernel))
             }
+        } else if let flag = islands.given.first {
+            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and compare uses plain unless told: add --estimator smc, or drop \(flag)")
         }
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
@@ -203,11 +209,15 @@ struct CompareCommand: AsyncParsableCommand {
         let fisherInputs = train.prefix(fisherSamples).inputs
         let training = try TrainingConfig(architecture: architectures[0], activation: act, optimizer: opt,
                                           batchSize: batch, epochs: epochs, seed: seed)
-        let settings = ArchitectureComparison.Settings(
+        var settings = ArchitectureComparison.Settings(
             activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: budget.paths, inner: budget.inner,
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator, traceDraws: traceDraws(architectures))
+        if estimator == .smc {
+            settings.islandKernel = try islands.kernel()
+            settings.islandSweeps = islands.sweeps(for: settings.islandKernel)
+        }
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()

@@ -43,17 +43,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
     var inner: Int?
 
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4; with --island-kernel hamiltonian, the softmax unit's trajectories per particle, default 2). Each sweep moves every island particle once in all of its unit's coordinates; units with many weights (a softmax over many hidden units) need more: on 784-32-10 (320 weights per unit) sweeps raised the islands' logs more than the same cost in particles (64 sweeps: +63 nats, 16× the particles: +32) and the 2sED by 8 units, without converging (docs/ESTIMATORS.md).")
-    var islandSweeps: Int?
-
-    @Option(help: "smc: the islands' move kernel: random-walk (the default: a screened Metropolis–Hastings random walk in all of a unit's coordinates) or hamiltonian (Hamiltonian Monte Carlo for the softmax unit, steered by the analytic gradient of its log-determinant, --island-leapfrog steps per trajectory; Gaussian units keep the random walk). With hamiltonian, --island-sweeps counts the softmax unit's trajectories per particle and step (default 2). See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
-    var islandKernel: IslandKernelKind?
-
-    @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 16, with two trajectories per step: on 784-32-10 this made the islands' replicates agree where one trajectory of 32 steps, at the same cost, did not; docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
-    var islandLeapfrog: Int?
-
-    @Option(help: "smc with --island-kernel hamiltonian: the trajectories' metric: kronecker (the default: each weight scaled by the island particles' spread, and the correlations between the softmax unit's class rows and within a row estimated from them; trajectories reflect exactly at the box faces) or diagonal (the scaling alone). On 784-32-10, at the same cost, kronecker put the islands' logs 28 nats higher with replicates that agree. See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
-    var islandMetric: HamiltonianMetric?
+    @OptionGroup var islands: IslandOptions
 
     static let smcDefaultPaths = NetworkSMC.defaultPaths
     static let smcDefaultInner = NetworkSMC.defaultInner
@@ -74,37 +64,7 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    static func smcOnlyFlags(traceDraws: Bool, islandSweeps: Bool, islandKernel: Bool, islandLeapfrog: Bool,
-                             islandMetric: Bool) -> [String] {
-        (traceDraws ? ["--trace-draws"] : []) + (islandSweeps ? ["--island-sweeps"] : [])
-            + (islandKernel ? ["--island-kernel"] : []) + (islandLeapfrog ? ["--island-leapfrog"] : [])
-            + (islandMetric ? ["--island-metric"] : [])
-    }
-
-    /// The islands' kernel from `--island-kernel` and `--island-leapfrog` (the latter only with hamiltonian).
-    static func kernel(_ kind: IslandKernelKind?, leapfrog: Int?, metric: HamiltonianMetric? = nil) throws -> SMCMoveKernel {
-        switch kind ?? .randomWalk {
-        case .randomWalk:
-            if leapfrog != nil {
-                throw TwoScaleError.usage("--island-leapfrog sets the Hamiltonian kernel's trajectories: add --island-kernel hamiltonian, or drop it")
-            }
-            if metric != nil {
-                throw TwoScaleError.usage("--island-metric sets the Hamiltonian kernel's metric: add --island-kernel hamiltonian, or drop it")
-            }
-            return .randomWalk
-        case .hamiltonian:
-            let steps = leapfrog ?? defaultLeapfrog
-            guard (1...1000).contains(steps) else {
-                throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
-            }
-            return .hamiltonian(steps: steps, metric: metric ?? .standard)
-        }
-    }
-
-    /// The Hamiltonian kernel's defaults: two trajectories of 16 leapfrog steps per particle and step, the
-    /// setting whose islands agreed on 784-32-10 (one of 32 steps, at the same cost, did not;
-    /// docs/ESTIMATORS.md, "Hamiltonian islands").
-    static let defaultLeapfrog = 16, defaultTrajectories = 2
+    var smcOnlyFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -123,9 +83,7 @@ struct EdCommand: AsyncParsableCommand {
                                                mpi: TwoScaleMain.launch.mpi != nil, abbas: !request.abbasN.isEmpty,
                                                outputFisher: network.fisher == .output)
         let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
-        if estimator == .plain, let flag = Self.smcOnlyFlags(traceDraws: traceDraws != nil, islandSweeps: islandSweeps != nil,
-                                                             islandKernel: islandKernel != nil, islandLeapfrog: islandLeapfrog != nil,
-                                                             islandMetric: islandMetric != nil).first {
+        if estimator == .plain, let flag = smcOnlyFlags.first {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
             throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this run uses plain\(why): drop \(flag), or run smc without the plain-only flags")
         }
@@ -141,12 +99,12 @@ struct EdCommand: AsyncParsableCommand {
             if let flag = plainOnly.first {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
             }
-            let kernel = try Self.kernel(islandKernel, leapfrog: islandLeapfrog, metric: islandMetric)
+            let kernel = try islands.kernel()
             let model = try network.makeModel(architecture: architecture)
             guard let markov = model as? MarkovFisher else {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
             }
-            let sweeps = islandSweeps ?? (kernel == .randomWalk ? NetworkSMC.defaultIslandSweeps : Self.defaultTrajectories)
+            let sweeps = islands.sweeps(for: kernel)
             var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
                                      traceDraws: traceDraws ?? NetworkSMC.defaultTraceDraws(parameters: architecture.parameterCount),
                                      islandSweeps: sweeps)
@@ -294,12 +252,4 @@ struct EdCommand: AsyncParsableCommand {
             throw ExitCode(e.status)
         }
     }
-}
-
-extension HamiltonianMetric: ExpressibleByArgument {}
-
-/// `ed --island-kernel`: how the smc islands move their particles.
-enum IslandKernelKind: String, CaseIterable, ExpressibleByArgument {
-    case randomWalk = "random-walk"
-    case hamiltonian
 }

@@ -64,7 +64,7 @@ enum NetworkReport {
         }
         let percent = Self.percent(share)
         return head + "the estimate rests on a few islands, and its interval on a lognormal model of their heavy tail (docs/ESTIMATORS.md §5); "
-            + (d.islandsFirst ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps on units with many weights)"
+            + (d.islandsFirst ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on units with many weights)"
                             : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
             + " (see README, Estimators)"
     }
@@ -79,7 +79,7 @@ enum NetworkReport {
             + "2sED [\(Fmt.num(v.nestedInterval.lowerBound, 8)), \(Fmt.num(v.nestedInterval.upperBound, 8))]); the true values "
             + "cannot be in that order: the islands' replicates disagree by many nats there, so the lower term's log correction is "
             + "unreliable and the 2sED's own later-stage term is likely low (both move with J on 784-32-10, docs/ESTIMATORS.md, "
-            + "Limits); neither is to be trusted there without a check at larger islands (--inner J, ed's --island-sweeps)"
+            + "Limits); neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
     }
 
     /// The warning text for a 2sED whose later stages are expected to fall short by more than its
@@ -98,7 +98,7 @@ enum NetworkReport {
         guard let share = v.islandNoiseShare else { return "more --paths (K) shrink the shortfall only slowly" }
         let percent = Self.percent(share)
         return v.islandsFirst
-            ? "\(percent)% of that spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps on "
+            ? "\(percent)% of that spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on "
                 + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
                 + "are short of convergence (on 784-32-10 by tens of nats)"
             : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "

@@ -34,3 +34,19 @@ public struct LowerAboveNested: Sendable, Equatable {
         points.filter { $0.gap > 0 }.max { $0.gap < $1.gap }
     }
 }
+
+/// JSON (`ed`'s `lower_above_nested`, present when the check fires): `eps`, `d_zeta` and `ci95` (the 2sED),
+/// `d_zeta_lower` and `ci95_lower`, `excess` (lower − 2sED) and `gap` (the lower interval's start above the
+/// 2sED interval's end, > 0).
+extension LowerAboveNested: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(eps, forKey: ResultKey("eps"))
+        try c.encode(nested, forKey: ResultKey("d_zeta"))
+        try c.encode([nestedInterval.lowerBound, nestedInterval.upperBound], forKey: ResultKey("ci95"))
+        try c.encode(lower, forKey: ResultKey("d_zeta_lower"))
+        try c.encode([lowerInterval.lowerBound, lowerInterval.upperBound], forKey: ResultKey("ci95_lower"))
+        try c.encode(excess, forKey: ResultKey("excess"))
+        try c.encode(gap, forKey: ResultKey("gap"))
+    }
+}

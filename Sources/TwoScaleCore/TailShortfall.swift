@@ -53,3 +53,17 @@ public struct TailShortfall: Sendable, Equatable {
         points.filter { $0.shortfall > $0.halfWidth }.max { $0.shortfall < $1.shortfall }
     }
 }
+
+/// JSON (`ed`'s `tail_shortfall`, present when the check fires): `eps`, `shortfall` (d_ζ units),
+/// `half_width`, `log_var` (nats², the widest stage's), `paths` (K), `island_noise_share` (null when unknown).
+extension TailShortfall: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(eps, forKey: ResultKey("eps"))
+        try c.encode(shortfall, forKey: ResultKey("shortfall"))
+        try c.encode(halfWidth, forKey: ResultKey("half_width"))
+        try c.encode(logVariance, forKey: ResultKey("log_var"))
+        try c.encode(paths, forKey: ResultKey("paths"))
+        try c.encode(islandNoiseShare, forKey: ResultKey("island_noise_share"))
+    }
+}

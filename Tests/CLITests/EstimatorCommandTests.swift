@@ -176,6 +176,7 @@ final class EstimatorCommandTests: XCTestCase {
     func testBadMonteCarloInput() async {
         let toy = ["toy", "--family", "bernoulli", "--dim", "10", "--box", "0.1:0.9", "--mc"]
         let ed = ["ed", "--arch", "4-3-2", "--samples", "5", "--estimator", "smc", "--eps", "0.1"]
+        let compare = ["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30"]
         let cases: [([String], Int32, String)] = [
             (toy + ["--paths", "1"], 2, "--paths"), (toy + ["--trace-draws", "0"], 2, "--trace-draws"),
             (toy + ["--trials", "0"], 2, "--trials"), (toy + ["--estimator", "foo"], 2, "--estimator"),
@@ -195,6 +196,13 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--estimator", "plain", "--island-metric", "kronecker"], 2, "--island-metric is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "0"], 2, "--island-leapfrog"),
             (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "1001"], 2, "--island-leapfrog"),
+            // compare takes the same island flags, for smc only (its default estimator is plain).
+            (compare + ["--island-kernel", "hamiltonian"], 2, "--island-kernel is a setting of the smc estimator"),
+            (compare + ["--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
+            (compare + ["--estimator", "smc", "--island-sweeps", "0"], 2, "--island-sweeps"),
+            (compare + ["--estimator", "smc", "--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
+            (compare + ["--estimator", "smc", "--island-metric", "diagonal"], 2, "add --island-kernel hamiltonian"),
+            (compare + ["--estimator", "smc", "--island-kernel", "hamiltonian", "--island-leapfrog", "1001"], 2, "--island-leapfrog"),
             (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",
               "--trace-draws", "100"], 2, "(chosen for --store)"),
         ]

@@ -82,6 +82,29 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let json = try await cli(["ed", "--arch", "4-3-2", "--samples", "10", "--paths", "8", "--inner", "8", "--sigma2", "0.1",
                                   "--seed", "2", "--estimator", "smc", "--trace-draws", "100", "--eps", "0.01", "--zeta", "0.6", "--lower"])
         XCTAssertEqual(json, try tree(m))
+        // The two checks' keys: absent when they do not fire (as here), present with their fields when they do.
+        XCTAssertNil(m.lowerAboveNested)
+        XCTAssertNil(m.tailShortfall)
+        XCTAssertNil(json["lower_above_nested"])
+        XCTAssertNil(json["tail_shortfall"])
+        var fired = m
+        fired.lowerAboveNested = LowerAboveNested(eps: 0.01, nested: 10, nestedInterval: 9...11, lower: 13, lowerInterval: 12...14)
+        fired.tailShortfall = TailShortfall(eps: 0.01, shortfall: 3.5, halfWidth: 1.25, logVariance: 121.5, paths: 8)
+        let t = try tree(fired)
+        let order = t["lower_above_nested"]
+        XCTAssertEqual(order?["eps"]?.doubleValue, 0.01)
+        XCTAssertEqual(order?["d_zeta"]?.doubleValue, 10)
+        XCTAssertEqual(order?["ci95"]?.arrayValue?.compactMap(\.doubleValue), [9, 11])
+        XCTAssertEqual(order?["d_zeta_lower"]?.doubleValue, 13)
+        XCTAssertEqual(order?["ci95_lower"]?.arrayValue?.compactMap(\.doubleValue), [12, 14])
+        XCTAssertEqual(order?["excess"]?.doubleValue, 3)
+        XCTAssertEqual(order?["gap"]?.doubleValue, 1)
+        let tail = t["tail_shortfall"]
+        XCTAssertEqual(tail?["shortfall"]?.doubleValue, 3.5)
+        XCTAssertEqual(tail?["half_width"]?.doubleValue, 1.25)
+        XCTAssertEqual(tail?["log_var"]?.doubleValue, 121.5)
+        XCTAssertEqual(tail?["paths"]?.doubleValue, 8)
+        XCTAssertEqual(tail?["island_noise_share"], .null, "unknown share: the key with null")
     }
 
     func testFisher() async throws {
@@ -187,6 +210,35 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
             XCTAssertEqual(p["d_zeta_lower"]?.doubleValue, r.dZetaLower)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_ci95_halfwidth"]?.doubleValue), (r.ci95.upperBound - r.ci95.lowerBound) / 2, accuracy: 1e-12)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_lower_ci95_halfwidth"]?.doubleValue), (lower.upperBound - lower.lowerBound) / 2, accuracy: 1e-12)
+        }
+        XCTAssertEqual(json["island_sweeps"]?.doubleValue, 4)
+        XCTAssertEqual(json["island_kernel"]?.stringValue, "random-walk")
+        XCTAssertEqual(json["island_leapfrog"]?.doubleValue, 0)
+        XCTAssertNil(json["island_metric"])
+        // The island flags reach the library (ed's defaults and keys): Hamiltonian islands, 3 leapfrog steps,
+        // one trajectory per step. At ε_n for n = 10⁶ (0.015; at n = 30 the islands never resample, so their
+        // kernel cannot matter) they move the islands otherwise than the random walk.
+        let smallEps = try GeneralizationBound.epsilon(n: 1e6, gamma: 1)
+        var hamiltonian = settings
+        hamiltonian.eps = smallEps
+        hamiltonian.islandKernel = .hamiltonian(steps: 3, metric: .kronecker)
+        hamiltonian.islandSweeps = 1
+        let hmcStudy = try await ComparisonStudy.run(archs, seeds: 1, comparison: ArchitectureComparison(settings: hamiltonian),
+                                                     fisherInputs: fisher, train: data, holdout: nil, epsN: smallEps, n: 1_000_000,
+                                                     flatTolerance: 0.05)
+        let small = ["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
+                     "--fisher-samples", "10", "--estimator", "smc", "--paths", "8", "--inner", "8", "--trace-draws", "50",
+                     "--batch", "10", "--epochs", "1", "--seeds", "1", "--threads", "2", "--bound-n", "1000000"]
+        let hmc = try await cli(small + ["--island-kernel", "hamiltonian", "--island-leapfrog", "3", "--island-sweeps", "1"])
+        XCTAssertEqual(hmc, try tree(hmcStudy))
+        XCTAssertEqual(hmc["island_sweeps"]?.doubleValue, 1)
+        XCTAssertEqual(hmc["island_kernel"]?.stringValue, "hamiltonian")
+        XCTAssertEqual(hmc["island_leapfrog"]?.doubleValue, 3)
+        XCTAssertEqual(hmc["island_metric"]?.stringValue, "kronecker")
+        let walk = try await cli(small)
+        XCTAssertEqual(hmc["points"]?.arrayValue?.count, 2)
+        for (a, b) in zip(hmc["points"]?.arrayValue ?? [], walk["points"]?.arrayValue ?? []) {
+            XCTAssertNotEqual(a["d_zeta"], b["d_zeta"])
         }
         // plain reports no interval half-widths (its bootstrap does not cover; docs/ESTIMATORS.md).
         let plain = try await cli(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",

@@ -234,7 +234,7 @@ final class EssWarningTests: XCTestCase {
         // (784-32-10's 71%), K when the spread is mostly real variation (the deeper MLPs' 1–5%).
         let islands = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5,
                                                               paths: 64, islandNoiseShare: 0.71))
-        XCTAssertTrue(islands?.contains("71% of that spread is the islands' own noise, so raise the islands first (--inner J, or ed's --island-sweeps") == true, islands ?? "nil")
+        XCTAssertTrue(islands?.contains("71% of that spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps") == true, islands ?? "nil")
         XCTAssertFalse(islands?.contains("--paths (K)") == true)
         let real = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5,
                                                            paths: 64, islandNoiseShare: 0.03))
@@ -250,7 +250,7 @@ final class EssWarningTests: XCTestCase {
                                  lower: 18177.53, lowerInterval: 18172.48...18182.58)
         let w = NetworkReport.orderWarning(v)
         for part in ["ε = 0.001", "10.18 above", "[18172.48, 18182.58]", "[18165.63, 18169.08]", "cannot be in that order",
-                     "larger islands (--inner J, ed's --island-sweeps)"] {
+                     "larger islands (--inner J, --island-sweeps)"] {
             XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
         }
     }
