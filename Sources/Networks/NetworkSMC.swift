@@ -41,10 +41,10 @@ public struct NetworkSMC: Sendable {
     /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
     /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
     public var screen = true
-    /// The islands' move kernel (`--island-kernel`): the screened random walk (default) or Hamiltonian
-    /// moves for the units with an analytic gradient (the softmax unit; the others keep the random walk).
-    /// Stage 1 always walks.
-    public var islandKernel: SMCMoveKernel = .randomWalk
+    /// The islands' move kernel (`--island-kernel`, `--island-metric`): the screened random walk (default;
+    /// diagonal, or Kronecker for the softmax unit) or Hamiltonian moves for the units with an analytic
+    /// gradient (the softmax unit; the others keep the diagonal random walk). Stage 1 always walks diagonally.
+    public var islandKernel: SMCMoveKernel = .standard
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -179,14 +179,14 @@ public struct NetworkSMC: Sendable {
     func islandSettings(block m: Int) throws -> SMCSettings {
         let hamiltonian = movesByTrajectories(block: m)
         return try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
-                               moves: hamiltonian || islandKernel == .randomWalk ? islandSweeps : Self.defaultIslandSweeps,
-                               kernel: hamiltonian ? islandKernel : .randomWalk)
+                               moves: hamiltonian || islandKernel.isRandomWalk ? islandSweeps : Self.defaultIslandSweeps,
+                               kernel: hamiltonian || islandKernel.isRandomWalk ? islandKernel : .standard)
     }
 
     /// Whether block m's island units move by Hamiltonian trajectories: with that kernel, the units of a
     /// later block (m ≥ 1; stage 1 always walks) that have an analytic gradient (the softmax unit).
     func movesByTrajectories(block m: Int) -> Bool {
-        islandKernel != .randomWalk && m > 0 && model.hasUnitGradient(block: m)
+        !islandKernel.isRandomWalk && m > 0 && model.hasUnitGradient(block: m)
     }
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:

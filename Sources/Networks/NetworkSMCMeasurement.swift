@@ -97,7 +97,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
     public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, lower: Bool, paths: Int, inner: Int,
-                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, islandKernel: SMCMoveKernel = .randomWalk) {
+                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, islandKernel: SMCMoveKernel = .standard) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -110,7 +110,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.paths = paths
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
-        self.islandKernel = architecture.blockParameterCounts.count > 1 ? islandKernel : .randomWalk
+        self.islandKernel = architecture.blockParameterCounts.count > 1 ? islandKernel : .standard
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta
@@ -134,15 +134,16 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
 extension SMCMoveKernel {
     /// The islands' JSON keys (`ed` and `compare` with smc): `island_sweeps`, `island_kernel`
-    /// (`random-walk` or `hamiltonian`), `island_leapfrog` (0 for the random walk) and, with hamiltonian
-    /// only, `island_metric`.
+    /// (`random-walk` or `hamiltonian`), `island_leapfrog` (0 for the random walk) and `island_metric`:
+    /// always with hamiltonian, with the random walk only when it is not the default (diagonal).
     public func encodeIslandKeys(sweeps: Int, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         let key = ResultKey.init(_:)
         try c.encode(sweeps, forKey: key("island_sweeps"))
         switch self {
-        case .randomWalk:
+        case .randomWalk(let metric):
             try c.encode("random-walk", forKey: key("island_kernel"))
             try c.encode(0, forKey: key("island_leapfrog"))
+            if metric != .randomWalkDefault { try c.encode(metric.rawValue, forKey: key("island_metric")) }
         case .hamiltonian(let steps, let metric):
             try c.encode("hamiltonian", forKey: key("island_kernel"))
             try c.encode(steps, forKey: key("island_leapfrog"))

@@ -32,7 +32,7 @@ public struct ArchitectureComparison: Sendable {
         public var traceDraws: Int
         /// smc: the islands' moves (`NetworkSMC.islandSweeps`, `NetworkSMC.islandKernel`; `ed`'s defaults).
         public var islandSweeps = NetworkSMC.defaultIslandSweeps
-        public var islandKernel = SMCMoveKernel.randomWalk
+        public var islandKernel = SMCMoveKernel.standard
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
                     box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,

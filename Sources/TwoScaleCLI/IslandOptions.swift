@@ -15,8 +15,8 @@ struct IslandOptions: ParsableArguments {
     @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 16, with two trajectories per step: on 784-32-10 this made the islands' replicates agree where one trajectory of 32 steps, at the same cost, did not; docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
     var islandLeapfrog: Int?
 
-    @Option(help: "smc with --island-kernel hamiltonian: the trajectories' metric: kronecker (the default: each weight scaled by the island particles' spread, and the correlations between the softmax unit's class rows and within a row estimated from them; trajectories reflect exactly at the box faces) or diagonal (the scaling alone). On 784-32-10, at the same cost, kronecker put the islands' logs 28 nats higher with replicates that agree. See docs/ESTIMATORS.md, \"Hamiltonian islands\".")
-    var islandMetric: HamiltonianMetric?
+    @Option(help: "smc: the softmax islands' move metric: with --island-kernel hamiltonian, the trajectories' (default kronecker: each weight scaled by the island particles' spread, and the correlations between the softmax unit's class rows and within a row estimated from them; trajectories reflect exactly at the box faces; on 784-32-10, at the same cost, it put the islands' logs 28 nats above diagonal, with replicates that agree); with the random walk, the proposals' (default diagonal: each weight scaled by the spread; kronecker: proposals correlated like the particles, reflected exactly at the faces). Other units use diagonal. See docs/ESTIMATORS.md, \"Hamiltonian islands\" and \"A Kronecker random walk\".")
+    var islandMetric: MoveMetric?
 
     /// The Hamiltonian kernel's defaults: two trajectories of 16 leapfrog steps per particle and step, the
     /// setting whose islands agreed on 784-32-10 (one of 32 steps, at the same cost, did not;
@@ -29,35 +29,32 @@ struct IslandOptions: ParsableArguments {
          (islandLeapfrog != nil, "--island-leapfrog"), (islandMetric != nil, "--island-metric")].filter(\.0).map(\.1)
     }
 
-    /// The islands' kernel from `--island-kernel`, `--island-leapfrog` and `--island-metric` (the last two
-    /// only with hamiltonian).
+    /// The islands' kernel from `--island-kernel`, `--island-leapfrog` (only with hamiltonian) and
+    /// `--island-metric` (its default depends on the kernel).
     func kernel() throws -> SMCMoveKernel {
         switch islandKernel ?? .randomWalk {
         case .randomWalk:
             if islandLeapfrog != nil {
                 throw TwoScaleError.usage("--island-leapfrog sets the Hamiltonian kernel's trajectories: add --island-kernel hamiltonian, or drop it")
             }
-            if islandMetric != nil {
-                throw TwoScaleError.usage("--island-metric sets the Hamiltonian kernel's metric: add --island-kernel hamiltonian, or drop it")
-            }
-            return .randomWalk
+            return .randomWalk(metric: islandMetric ?? .randomWalkDefault)
         case .hamiltonian:
             let steps = islandLeapfrog ?? Self.defaultLeapfrog
             guard (1...1000).contains(steps) else {
                 throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
             }
-            return .hamiltonian(steps: steps, metric: islandMetric ?? .standard)
+            return .hamiltonian(steps: steps, metric: islandMetric ?? .hamiltonianDefault)
         }
     }
 
     /// Sweeps (random walk) or trajectories (hamiltonian) per particle and island step: `--island-sweeps`,
     /// else the kernel's default.
     func sweeps(for kernel: SMCMoveKernel) -> Int {
-        islandSweeps ?? (kernel == .randomWalk ? NetworkSMC.defaultIslandSweeps : Self.defaultTrajectories)
+        islandSweeps ?? (kernel.isRandomWalk ? NetworkSMC.defaultIslandSweeps : Self.defaultTrajectories)
     }
 }
 
-extension HamiltonianMetric: ExpressibleByArgument {}
+extension MoveMetric: ExpressibleByArgument {}
 
 /// `--island-kernel`: how the smc islands move their particles.
 enum IslandKernelKind: String, CaseIterable, ExpressibleByArgument {

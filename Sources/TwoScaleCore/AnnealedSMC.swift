@@ -4,30 +4,51 @@ import Sampling
 /// The Markov kernel that moves an annealed sampler's particles after each resampling.
 public enum SMCMoveKernel: Sendable, Equatable, Codable {
     /// A reflected random-walk Metropolis–Hastings proposal in all coordinates (screened when the unit
-    /// has a screen); a sweep moves every particle once.
-    case randomWalk
+    /// has a screen); a sweep moves every particle once. Its proposal covariance is `h²` times the
+    /// `metric` (`MoveMetric`; units without rows use the diagonal one whatever it says).
+    case randomWalk(metric: MoveMetric)
     /// Hamiltonian Monte Carlo (Duane et al. 1987; Neal 2011) with `steps` leapfrog steps per trajectory,
     /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
-    /// the random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
-    /// (`HamiltonianMetric`; units without rows use the diagonal one whatever it says).
-    case hamiltonian(steps: Int, metric: HamiltonianMetric = .standard)
+    /// the diagonal random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
+    /// (`MoveMetric`; units without rows use the diagonal one whatever it says).
+    case hamiltonian(steps: Int, metric: MoveMetric = .hamiltonianDefault)
+
+    /// The default kernel: the random walk with the diagonal metric, on which every recorded check was made.
+    public static let standard = SMCMoveKernel.randomWalk(metric: .randomWalkDefault)
+
+    /// Whether the kernel is a random walk (of either metric).
+    public var isRandomWalk: Bool {
+        if case .randomWalk = self { return true }
+        return false
+    }
+
+    /// The kernel's metric.
+    public var metric: MoveMetric {
+        switch self {
+        case .randomWalk(let m), .hamiltonian(_, let m): return m
+        }
+    }
 }
 
-/// The metric (inverse mass matrix) of the Hamiltonian moves, estimated from the particles at each
-/// resample–move step (so each step's kernel is fixed while it moves them).
-public enum HamiltonianMetric: String, Sendable, Equatable, Codable, CaseIterable {
+/// The metric of the moves, estimated from the particles at each resample–move step (so each step's
+/// kernel is fixed while it moves them): the random walk's proposal covariance up to its step `h²`, the
+/// Hamiltonian trajectories' inverse mass matrix.
+public enum MoveMetric: String, Sendable, Equatable, Codable, CaseIterable {
     /// `diag(sd)²`: each coordinate scaled by the particles' spread.
     case diagonal
     /// `D (A ⊗ B) D` with `D = diag(sd)`, `A` the correlation between the rows and `B` that within a
     /// row, for a unit whose coordinates are rows of `SMCUnit.rowLength` (the softmax unit's class rows
     /// over the same inputs), each pooled over the other index and the particles (`KroneckerMetric`);
-    /// units without rows use the diagonal metric.
+    /// units without rows use the diagonal metric. A move's flight in it is an exact billiard in the box.
     case kronecker
 
-    /// The default: on 784-32-10's islands, at 2 × 16 steps and the same cost, the Kronecker metric put
-    /// the islands' logs 28 nats above the diagonal one, its replicates' variance 13 times smaller
-    /// (docs/ESTIMATORS.md, "Hamiltonian islands").
-    public static let standard = HamiltonianMetric.kronecker
+    /// The Hamiltonian kernel's default: on 784-32-10's islands, at 2 × 16 steps and the same cost, the
+    /// Kronecker metric put the islands' logs 28 nats above the diagonal one, its replicates' variance 13
+    /// times smaller (docs/ESTIMATORS.md, "Hamiltonian islands").
+    public static let hamiltonianDefault = MoveMetric.kronecker
+    /// The random walk's default: diagonal, on which every recorded check was made (the Kronecker walk is
+    /// measured in docs/ESTIMATORS.md, "A Kronecker random walk").
+    public static let randomWalkDefault = MoveMetric.diagonal
 }
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
@@ -45,7 +66,7 @@ public struct SMCSettings: Sendable, Equatable, Codable {
     public var kernel: SMCMoveKernel
 
     public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3,
-                kernel: SMCMoveKernel = .randomWalk) throws {
+                kernel: SMCMoveKernel = .standard) throws {
         guard particles >= 2, particles <= 10_000_000 else {
             throw TwoScaleError.failure("SMC: particles per replicate must be from 2 to 10⁷ (got \(particles))")
         }
@@ -99,7 +120,7 @@ public struct SMCUnit: Sendable {
     public var gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))?
     /// Optional: the coordinates are `dimension / rowLength` rows of `rowLength` that enter the unit
     /// alike (the softmax unit's class rows, each a weight vector over the same inputs), so the
-    /// correlations between and within rows can be estimated by pooling (`HamiltonianMetric.kronecker`).
+    /// correlations between and within rows can be estimated by pooling (`MoveMetric.kronecker`).
     public var rowLength: Int?
 
     public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
@@ -302,6 +323,8 @@ public enum AnnealedSMC {
             }
             return nil
         }()
+        // The random walk's rows under the Kronecker metric (nil: the diagonal walk).
+        let walkRows = settings.kernel == .randomWalk(metric: .kronecker) ? unit.rowLength : nil
         // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
         // which do not screen).
         var hNow = hamiltonian != nil ? [] : try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
@@ -359,7 +382,7 @@ public enum AnnealedSMC {
                                             sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
                     } else {
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                                 rng: &rng, diag: &out.diagnostics)
+                                 rows: walkRows, rng: &rng, diag: &out.diagnostics)
                     }
                     stepsHere += 1
                 }
@@ -388,19 +411,36 @@ public enum AnnealedSMC {
     /// `min(1, e^{ℓ(y) − ℓ(x) − b(h(y) − h(x))})`: the delayed-acceptance kernel of Christen & Fox (2005)
     /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
     /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
+    ///
+    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box; with `rows` (the Kronecker
+    /// walk, `MoveMetric.kronecker`) it is instead the free flight of time h from x at the velocity
+    /// `D (L_A ⊗ L_B) ξ` of `KroneckerMetric` (estimated from the particles as they enter the move), reflected
+    /// specularly at every face it meets (`KroneckerMetric.drift`): a reversible, volume-preserving map of
+    /// (x, ξ) that keeps |ξ|, so the proposal is symmetric and the acceptance is the targets' ratio as
+    /// before. Its covariance away from the faces is `h² D (A ⊗ B) D`; with `A = B = I` it is the fold.
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
+                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rows: Int? = nil, rng: inout Xoshiro256,
                      diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         let sd = spread(x, particles: n, dimension: p, width: width)
+        let metric = rows.map { KroneckerMetric(x, particles: n, rowLength: $0, spread: sd) }
+        var v = [Double](repeating: 0, count: metric == nil ? 0 : p), u = v
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
         var y = [Double](repeating: 0, count: p)
         for _ in 0..<sweeps {
             var acc = 0, evaluated = 0
             for i in 0..<n {
-                for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
+                if let metric {
+                    // The Kronecker walk: a free flight of time h at the velocity of v ~ N(0, I), reflected
+                    // specularly at the faces (a billiard that keeps |v|, so the proposal is symmetric).
+                    for j in 0..<p { v[j] = rng.normal(); y[j] = x[i * p + j] }
+                    metric.velocity(v, into: &u)
+                    guard metric.drift(&y, momentum: &v, velocity: &u, time: h, lo: lo, hi: hi) else { continue }
+                } else {
+                    for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
+                }
                 var hy = 0.0, first = 0.0
                 if let screen {
                     hy = try screen(y)
@@ -456,7 +496,7 @@ public enum AnnealedSMC {
     /// samples than inputs solves two eigenproblems in it); a trajectory is one proposal. A particle whose
     /// own gradient is not finite is not moved (a rejection).
     ///
-    /// With `rows` (the row length of `HamiltonianMetric.kronecker`) the metric is `KroneckerMetric`'s,
+    /// With `rows` (the row length of `MoveMetric.kronecker`) the metric is `KroneckerMetric`'s,
     /// estimated from the particles as they enter the move, and the drift is an exact billiard in the box
     /// (`KroneckerMetric.drift`).
     static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `kronecker` metric of the Hamiltonian moves (`HamiltonianMetric.kronecker`), for a unit whose p
+/// The `kronecker` metric of the moves (`MoveMetric.kronecker`), for a unit whose p
 /// coordinates are a matrix of R rows of m (the softmax unit: one row `w_c` per class over the same m
 /// inputs, the bias last).
 ///
@@ -23,7 +23,7 @@ import Foundation
 /// `v ~ N(0, I)` moves q freely and the box `[lo, hi]^p` is a polytope: coordinate (c, k) meets a face
 /// where `sd_{ck} · n_{ck}·q` reaches it, `n_{ck} = L_A[c, ·] ⊗ L_B[k, ·]`. `drift` follows that free
 /// flight exactly and reflects the momentum specularly at each face it meets
-/// (`v ← v − 2 (n·v / |n|²) n`): a billiard, reversible and volume-preserving, so the leapfrog map stays
+/// (`v ← v − 2 (n·v / |n|²) n`): a billiard, reversible and volume-preserving, so the leapfrog map (and the Kronecker walk's flight) stays
 /// a valid Metropolis proposal and the uniform prior needs no correction. With `A = I, B = I` the flight
 /// is the diagonal metric's folded one.
 struct KroneckerMetric {

@@ -123,7 +123,7 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(zh.first, z4.first)
         XCTAssertNotEqual(zh.last, z4.last)
         XCTAssertNotEqual(zh.last, zh3.last)
-        // --island-metric: recorded with the Hamiltonian kernel only (kronecker by default); diagonal
+        // --island-metric: always recorded with the Hamiltonian kernel (kronecker by default); diagonal
         // keeps the first layer and moves the softmax islands otherwise.
         XCTAssertNil(implicit["island_metric"])
         XCTAssertEqual(hmc["island_metric"], .string("kronecker"))
@@ -136,6 +136,19 @@ final class EstimatorCommandTests: XCTestCase {
         }
         XCTAssertEqual(zk.first, z4.first)
         XCTAssertNotEqual(zk.last, zh.last)
+        // With the random walk the metric is diagonal unless told (then no key: the default's bytes); kronecker
+        // is recorded, keeps the first layer and moves the softmax islands otherwise.
+        let (walkDiagonal, _) = try await result(base + ["--island-metric", "diagonal"])
+        XCTAssertEqual(try walkDiagonal.serialized(), try implicit.serialized())
+        let (walkKron, _) = try await result(base + ["--island-metric", "kronecker"])
+        XCTAssertEqual(walkKron["island_kernel"], .string("random-walk"))
+        XCTAssertEqual(walkKron["island_metric"], .string("kronecker"))
+        XCTAssertEqual(walkKron["island_sweeps"], .int(4))
+        guard case let .array(pw)? = walkKron["points"], case let .array(zw)? = pw.first?["stage_log_z"] else {
+            return XCTFail("no stage_log_z")
+        }
+        XCTAssertEqual(zw.first, z4.first)
+        XCTAssertNotEqual(zw.last, z4.last)
 
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("twoscale-default-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -191,7 +204,6 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--estimator", "plain", "--island-kernel", "hamiltonian"], 2, "--island-kernel is a setting of the smc estimator"),
             (ed + ["--island-kernel", "leapfrog"], 2, "--island-kernel"),
             (ed + ["--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
-            (ed + ["--island-metric", "kronecker"], 2, "add --island-kernel hamiltonian"),
             (ed + ["--island-kernel", "hamiltonian", "--island-metric", "full"], 2, "--island-metric"),
             (ed + ["--estimator", "plain", "--island-metric", "kronecker"], 2, "--island-metric is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian", "--island-leapfrog", "0"], 2, "--island-leapfrog"),
@@ -201,7 +213,7 @@ final class EstimatorCommandTests: XCTestCase {
             (compare + ["--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
             (compare + ["--estimator", "smc", "--island-sweeps", "0"], 2, "--island-sweeps"),
             (compare + ["--estimator", "smc", "--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
-            (compare + ["--estimator", "smc", "--island-metric", "diagonal"], 2, "add --island-kernel hamiltonian"),
+            (compare + ["--estimator", "smc", "--island-metric", "full"], 2, "--island-metric"),
             (compare + ["--estimator", "smc", "--island-kernel", "hamiltonian", "--island-leapfrog", "1001"], 2, "--island-leapfrog"),
             (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",
               "--trace-draws", "100"], 2, "(chosen for --store)"),

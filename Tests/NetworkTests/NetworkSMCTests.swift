@@ -135,7 +135,7 @@ final class NetworkSMCTests: XCTestCase {
         let walk = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50)
         var hmc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50, islandSweeps: 1)
         hmc.islandKernel = .hamiltonian(steps: 3)
-        XCTAssertEqual(try hmc.islandSettings(block: 1).kernel, .randomWalk)
+        XCTAssertEqual(try hmc.islandSettings(block: 1).kernel, .standard)
         XCTAssertEqual(try hmc.islandSettings(block: 1).moves, NetworkSMC.defaultIslandSweeps)
         XCTAssertEqual(try hmc.islandSettings(block: 2).kernel, .hamiltonian(steps: 3))
         XCTAssertEqual(try hmc.islandSettings(block: 2).moves, 1)
@@ -148,6 +148,28 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk as before")
         // (identical too if no softmax island had to move: their streams agree until the first move)
         XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands move by trajectories")
+    }
+
+    /// The Kronecker walk (`--island-metric kronecker` with the random walk) changes only the softmax
+    /// islands' proposals: on 4-3-3-2 the first layer and the Gaussian islands are byte-identical to the
+    /// diagonal walk's, the softmax stage is not, and the sweeps are the walk's.
+    func testKroneckerWalkMovesOnlyTheSoftmaxIslandsOtherwise() async throws {
+        let raw = R.gaussianData(10, 4, seed: 5)
+        let data = Matrix(rows: 10, cols: 4, data: raw.data.map { 4 * $0 })
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "4-3-3-2"), activation: .relu, data: data,
+                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let walk = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50)
+        var kron = walk
+        kron.islandKernel = .randomWalk(metric: .kronecker)
+        XCTAssertEqual(try kron.islandSettings(block: 2).kernel, .randomWalk(metric: .kronecker))
+        XCTAssertEqual(try kron.islandSettings(block: 2).moves, NetworkSMC.defaultIslandSweeps)
+        XCTAssertNil(kron.unit(inputs: model.unitInputs(data, block: 0)).rowLength, "a Gaussian unit has no rows")
+        let ra = try await walk.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
+        let rb = try await kron.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
+        let a = ra.points[0], b = rb.points[0]
+        XCTAssertEqual(a.stages[0], b.stages[0])
+        XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk diagonally either way")
+        XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands' proposals follow the Kronecker metric")
     }
 
     /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3.
@@ -168,9 +190,17 @@ final class NetworkSMCTests: XCTestCase {
         try await assertAgainstQuadrature(model, data: data, seed: 11, kernel: .hamiltonian(steps: 4, metric: .kronecker))
     }
 
+    /// The same network with the Kronecker random walk (`--island-metric kronecker`) on its softmax islands.
+    func testTinyNetworkWithKroneckerWalkAgainstQuadrature() async throws {
+        let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .tanh, data: data, sigma2: 0.5,
+                                     noiseSamples: 1, noiseSeed: 3)
+        try await assertAgainstQuadrature(model, data: data, seed: 11, kernel: .randomWalk(metric: .kronecker))
+    }
+
     /// A softmax island unit of 6 weights (3 classes over 2 inputs, 8 samples) at a scale where the
     /// sampler must temper and move: the island sampler with Hamiltonian moves (the unit's analytic
-    /// gradient) and with the random walk against 100 000 uniform draws of the same unit (plain Monte
+    /// gradient) and with the random walk (diagonal and Kronecker) against 100 000 uniform draws of the same unit (plain Monte
     /// Carlo is exact enough in 6 dimensions: its own standard error enters the tolerance).
     func testSoftmaxIslandWithHamiltonianMovesAgainstUniformDraws() throws {
         let model = try MarkovFisher(architecture: try Architecture(parsing: "2-2-3"), activation: .tanh,
@@ -189,10 +219,11 @@ final class NetworkSMCTests: XCTestCase {
         let exact = LogSpace.logMeanExp(logs)
         let relVar = logs.reduce(0) { $0 + Foundation.pow(Foundation.exp($1 - exact) - 1, 2) } / Double(draws - 1) / Double(draws)
         var smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 8, inner: 400, traceDraws: 100)
-        for kernel in [SMCMoveKernel.hamiltonian(steps: 5, metric: .diagonal), .hamiltonian(steps: 5, metric: .kronecker), .randomWalk] {
+        for kernel in [SMCMoveKernel.hamiltonian(steps: 5, metric: .diagonal), .hamiltonian(steps: 5, metric: .kronecker), .standard,
+                       .randomWalk(metric: .kronecker)] {
             smc.islandKernel = kernel
             let unit = smc.unit(inputs: inputs)
-            XCTAssertEqual(unit.gradient != nil, kernel != .randomWalk)
+            XCTAssertEqual(unit.gradient != nil, !kernel.isRandomWalk)
             XCTAssertEqual(unit.rowLength, 2, "3 class rows of 2 inputs (no bias here)")
             let est = try AnnealedSMC.run(unit, stops: [s], settings: try SMCSettings(particles: 400, replicates: 4, essFraction: 0.8,
                                                                                      moves: 2, kernel: kernel), seed: 3, stream: [1])
@@ -200,7 +231,7 @@ final class NetworkSMCTests: XCTestCase {
             XCTAssertEqual(c.logZ + c.relVar / 2, exact, accuracy: 4 * (c.relVar + relVar).squareRoot() + 0.01, "\(kernel)")
             XCTAssertGreaterThan(est.diagnostics.steps, 8, "\(kernel): the sampler tempers")
             XCTAssertGreaterThan(est.diagnostics.accepted, 0, "\(kernel): the particles move")
-            if kernel != .randomWalk { XCTAssertGreaterThan(est.diagnostics.evaluated, 4 * est.diagnostics.proposals) }
+            if !kernel.isRandomWalk { XCTAssertGreaterThan(est.diagnostics.evaluated, 4 * est.diagnostics.proposals) }
         }
         // Stage 1 (a Gaussian unit) always walks: no gradient, no rows.
         smc.islandKernel = .hamiltonian(steps: 5)
@@ -211,7 +242,7 @@ final class NetworkSMCTests: XCTestCase {
     /// For a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight softmax layer (d = 3): the
     /// smc estimates at K = 128, J = 64 against brute force by midpoint quadrature,
     /// joint = log ∫ g₁(w) Z₂(w), lower = log Z₁ + ∫ π₁(w) log Z₂(w), Z₂(w) = E_v g₂(w, v).
-    func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64, kernel: SMCMoveKernel = .randomWalk,
+    func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64, kernel: SMCMoveKernel = .standard,
                                  file: StaticString = #filePath, line: UInt = #line) async throws {
         let eps = [0.01, 0.2], zeta = 2.0 / 3
         var smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
