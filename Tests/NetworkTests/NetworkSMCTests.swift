@@ -123,15 +123,32 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
-    /// With the Hamiltonian kernel only the softmax islands move by trajectories (`islandSweeps` of them);
-    /// a deeper network's Gaussian islands keep the random walk's default sweeps, so on 4-3-3-2 the
-    /// Gaussian stage's term is byte-identical to the random-walk run's and the softmax stage's is not
-    /// (ReLU on inputs ×4 and a small ε, so that the softmax islands must move).
-    func testHamiltonianKernelMovesOnlyTheSoftmaxIslands() async throws {
+    /// 4-3-3-2 (ReLU on inputs ×4, so that at a small ε the softmax islands must move) and its data.
+    func deepModel() throws -> (model: MarkovFisher, data: Matrix) {
         let raw = R.gaussianData(10, 4, seed: 5)
         let data = Matrix(rows: 10, cols: 4, data: raw.data.map { 4 * $0 })
-        let model = try MarkovFisher(architecture: try Architecture(parsing: "4-3-3-2"), activation: .relu, data: data,
-                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        return (try MarkovFisher(architecture: try Architecture(parsing: "4-3-3-2"), activation: .relu, data: data,
+                                 sigma2: 0.5, noiseSamples: 1, noiseSeed: 3), data)
+    }
+
+    /// `other`'s run at ε = 10⁻⁶ has the first layer's and the Gaussian islands' terms of `walk`'s to the
+    /// byte, and another softmax term.
+    func assertOnlySoftmaxIslandsDiffer(_ walk: NetworkSMC, _ other: NetworkSMC, file: StaticString = #filePath,
+                                        line: UInt = #line) async throws {
+        let a = try await walk.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2).points[0]
+        let b = try await other.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2).points[0]
+        XCTAssertEqual(a.stages.count, 3, file: file, line: line)
+        XCTAssertEqual(a.stages[0], b.stages[0], file: file, line: line)
+        XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk diagonally either way", file: file, line: line)
+        // (identical too if no softmax island had to move: their streams agree until the first move)
+        XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands move otherwise", file: file, line: line)
+    }
+
+    /// With the Hamiltonian kernel only the softmax islands move by trajectories (`islandSweeps` of them);
+    /// a deeper network's Gaussian islands keep the random walk's default sweeps, so on 4-3-3-2 the
+    /// Gaussian stage's term is byte-identical to the random-walk run's and the softmax stage's is not.
+    func testHamiltonianKernelMovesOnlyTheSoftmaxIslands() async throws {
+        let model = try deepModel().model
         let walk = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50)
         var hmc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50, islandSweeps: 1)
         hmc.islandKernel = .hamiltonian(steps: 3)
@@ -140,36 +157,21 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(try hmc.islandSettings(block: 2).kernel, .hamiltonian(steps: 3))
         XCTAssertEqual(try hmc.islandSettings(block: 2).moves, 1)
         XCTAssertEqual(try walk.islandSettings(block: 2).moves, NetworkSMC.defaultIslandSweeps)
-        let ra = try await walk.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
-        let rb = try await hmc.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
-        let a = ra.points[0], b = rb.points[0]
-        XCTAssertEqual(a.stages.count, 3)
-        XCTAssertEqual(a.stages[0], b.stages[0])
-        XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk as before")
-        // (identical too if no softmax island had to move: their streams agree until the first move)
-        XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands move by trajectories")
+        try await assertOnlySoftmaxIslandsDiffer(walk, hmc)
     }
 
     /// The Kronecker walk (`--island-metric kronecker` with the random walk) changes only the softmax
     /// islands' proposals: on 4-3-3-2 the first layer and the Gaussian islands are byte-identical to the
     /// diagonal walk's, the softmax stage is not, and the sweeps are the walk's.
     func testKroneckerWalkMovesOnlyTheSoftmaxIslandsOtherwise() async throws {
-        let raw = R.gaussianData(10, 4, seed: 5)
-        let data = Matrix(rows: 10, cols: 4, data: raw.data.map { 4 * $0 })
-        let model = try MarkovFisher(architecture: try Architecture(parsing: "4-3-3-2"), activation: .relu, data: data,
-                                     sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let (model, data) = try deepModel()
         let walk = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 4, inner: 8, traceDraws: 50)
         var kron = walk
         kron.islandKernel = .randomWalk(metric: .kronecker)
         XCTAssertEqual(try kron.islandSettings(block: 2).kernel, .randomWalk(metric: .kronecker))
         XCTAssertEqual(try kron.islandSettings(block: 2).moves, NetworkSMC.defaultIslandSweeps)
         XCTAssertNil(kron.unit(inputs: model.unitInputs(data, block: 0)).rowLength, "a Gaussian unit has no rows")
-        let ra = try await walk.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
-        let rb = try await kron.run(eps: [1e-6], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
-        let a = ra.points[0], b = rb.points[0]
-        XCTAssertEqual(a.stages[0], b.stages[0])
-        XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk diagonally either way")
-        XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands' proposals follow the Kronecker metric")
+        try await assertOnlySoftmaxIslandsDiffer(walk, kron)
     }
 
     /// 1-1-2 (tanh, N = 4): θ = (w; v₁, v₂), d = 3.
