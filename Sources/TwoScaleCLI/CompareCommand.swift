@@ -148,8 +148,9 @@ struct CompareCommand: AsyncParsableCommand {
                 try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws,
                                            layers: a.parametricLayers.count, islandSweeps: islands.sweeps(for: kernel))
             }
-        } else if let flag = islands.given.first {
-            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and compare uses plain unless told: add --estimator smc, or drop \(flag)")
+        } else if let flag = ((traceDrawsOption != nil ? ["--trace-draws"] : []) + islands.given).first {
+            // smc-only settings with plain: an error, not ignored.
+            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this comparison uses plain (compare's default): add --estimator smc, or drop \(flag)")
         }
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")

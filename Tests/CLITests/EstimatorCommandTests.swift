@@ -182,7 +182,7 @@ final class EstimatorCommandTests: XCTestCase {
         let list = try compare.architectures()
         XCTAssertEqual(compare.traceDraws(list), NetworkSMC.defaultTraceDraws(parameters: 54 * 40 + 40 * 7))
         XCTAssertEqual(try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
-                                                 "--trace-draws", "300"]).traceDraws(list), 300)
+                                                 "--estimator", "smc", "--trace-draws", "300"]).traceDraws(list), 300)
     }
 
     /// Bad Monte Carlo settings: one message naming the flag, exit status 2 (1 for an overflowing box), no output.
@@ -211,6 +211,7 @@ final class EstimatorCommandTests: XCTestCase {
             // compare takes the same island flags, for smc only (its default estimator is plain).
             (compare + ["--island-kernel", "hamiltonian"], 2, "--island-kernel is a setting of the smc estimator"),
             (compare + ["--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
+            (compare + ["--estimator", "plain", "--trace-draws", "300"], 2, "--trace-draws is a setting of the smc estimator"),
             (compare + ["--estimator", "smc", "--island-sweeps", "0"], 2, "--island-sweeps"),
             (compare + ["--estimator", "smc", "--island-leapfrog", "4"], 2, "add --island-kernel hamiltonian"),
             (compare + ["--estimator", "smc", "--island-metric", "full"], 2, "--island-metric"),

@@ -126,9 +126,11 @@ final class AnnealedSMCTests: XCTestCase {
     /// the true gradient, with none (free flights, which meet the faces often), 3× too steep and
     /// reversed, and so do 10 sweeps of the Kronecker random walk (free flights of the adapted step from
     /// a fresh velocity, accepted on the targets' ratio). The flights reflect across faces that are not
-    /// orthogonal to the momentum's axes: a reflection that is not specular (tried: a factor 1.2 for 2)
-    /// shifts the moments, and so does an acceptance without the kinetic energy (both mutations were made
-    /// by hand and fail this test).
+    /// orthogonal to the momentum's axes: in the Hamiltonian cases a reflection that is not specular
+    /// (tried: a factor 1.2 for 2) shifts the moments, and so does an acceptance without the kinetic
+    /// energy (both mutations were made by hand and fail this test). The walk's short flights meet few
+    /// faces, so the 1.2 mutation does not fail its case; the billiard's own reversibility and single-face
+    /// tests (`testKroneckerMetricBilliard`) pin the flight that both kernels share.
     func testKroneckerMetricMovesKeepTheTarget() throws {
         let s = 50.0, a = 20.0, n = 20_000, p = 4
         // Exact moments of one pair: t = x + x' has density min(t, 2 − t) under the uniform, and given t,

@@ -170,7 +170,11 @@ final class NetworkSMCTests: XCTestCase {
         kron.islandKernel = .randomWalk(metric: .kronecker)
         XCTAssertEqual(try kron.islandSettings(block: 2).kernel, .randomWalk(metric: .kronecker))
         XCTAssertEqual(try kron.islandSettings(block: 2).moves, NetworkSMC.defaultIslandSweeps)
-        XCTAssertNil(kron.unit(inputs: model.unitInputs(data, block: 0)).rowLength, "a Gaussian unit has no rows")
+        XCTAssertNil(kron.unit(inputs: model.unitInputs(data, block: 0)).rowLength, "a first-layer unit has no rows")
+        XCTAssertNil(kron.unit(inputs: model.unitInputs(R.gaussianData(10, 3, seed: 6), block: 1)).rowLength,
+                     "a Gaussian island unit has no rows")
+        XCTAssertEqual(kron.unit(inputs: model.unitInputs(R.gaussianData(10, 3, seed: 6), block: 2)).rowLength, 3,
+                       "the softmax unit: 2 class rows of 3 inputs")
         try await assertOnlySoftmaxIslandsDiffer(walk, kron)
     }
 
@@ -221,6 +225,7 @@ final class NetworkSMCTests: XCTestCase {
         let exact = LogSpace.logMeanExp(logs)
         let relVar = logs.reduce(0) { $0 + Foundation.pow(Foundation.exp($1 - exact) - 1, 2) } / Double(draws - 1) / Double(draws)
         var smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 8, inner: 400, traceDraws: 100)
+        var logZ = [Double]()
         for kernel in [SMCMoveKernel.hamiltonian(steps: 5, metric: .diagonal), .hamiltonian(steps: 5, metric: .kronecker), .standard,
                        .randomWalk(metric: .kronecker)] {
             smc.islandKernel = kernel
@@ -234,7 +239,10 @@ final class NetworkSMCTests: XCTestCase {
             XCTAssertGreaterThan(est.diagnostics.steps, 8, "\(kernel): the sampler tempers")
             XCTAssertGreaterThan(est.diagnostics.accepted, 0, "\(kernel): the particles move")
             if !kernel.isRandomWalk { XCTAssertGreaterThan(est.diagnostics.evaluated, 4 * est.diagnostics.proposals) }
+            logZ.append(c.logZ)
         }
+        // The Kronecker walk is not the diagonal one in disguise: the same streams end elsewhere.
+        XCTAssertNotEqual(logZ[2], logZ[3])
         // Stage 1 (a Gaussian unit) always walks: no gradient, no rows.
         smc.islandKernel = .hamiltonian(steps: 5)
         XCTAssertNil(smc.unit(inputs: model.unitInputs(R.gaussianData(8, 2, seed: 1), block: 0)).gradient)
