@@ -177,10 +177,10 @@ public struct NetworkSMC: Sendable {
     /// units (Gaussian layers of deeper networks) keep `defaultIslandSweeps` random-walk sweeps; with the
     /// random walk every island unit makes `islandSweeps` sweeps.
     func islandSettings(block m: Int) throws -> SMCSettings {
-        let hamiltonian = movesByTrajectories(block: m)
+        // The unit moves by the chosen kernel unless that is Hamiltonian and it has no gradient.
+        let chosen = islandKernel.isRandomWalk || movesByTrajectories(block: m)
         return try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
-                               moves: hamiltonian || islandKernel.isRandomWalk ? islandSweeps : Self.defaultIslandSweeps,
-                               kernel: hamiltonian || islandKernel.isRandomWalk ? islandKernel : .standard)
+                               moves: chosen ? islandSweeps : Self.defaultIslandSweeps, kernel: chosen ? islandKernel : .standard)
     }
 
     /// Whether block m's island units move by Hamiltonian trajectories: with that kernel, the units of a

@@ -317,14 +317,13 @@ public enum AnnealedSMC {
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
         // The Hamiltonian kernel's gradient, when this replicate moves by it (else the random walk).
-        let hamiltonian: (steps: Int, rows: Int?, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
-            if case .hamiltonian(let steps, let metric) = settings.kernel, let g = unit.gradient {
-                return (steps, metric == .kronecker ? unit.rowLength : nil, g)
-            }
+        let hamiltonian: (steps: Int, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
+            if case .hamiltonian(let steps, _) = settings.kernel, let g = unit.gradient { return (steps, g) }
             return nil
         }()
-        // The random walk's rows under the Kronecker metric (nil: the diagonal walk).
-        let walkRows = settings.kernel == .randomWalk(metric: .kronecker) ? unit.rowLength : nil
+        // The rows of the Kronecker metric (nil: the diagonal metric). A Hamiltonian kernel's unit without a
+        // gradient falls back to the diagonal walk.
+        let rows = settings.kernel.metric == .kronecker ? unit.rowLength : nil
         // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
         // which do not screen).
         var hNow = hamiltonian != nil ? [] : try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
@@ -378,11 +377,11 @@ public enum AnnealedSMC {
                     lw = [Double](repeating: 0, count: n)
                     if let hamiltonian {
                         try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,
-                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, rows: hamiltonian.rows,
+                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, rows: rows,
                                             sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
                     } else {
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                                 rows: walkRows, rng: &rng, diag: &out.diagnostics)
+                                 rows: settings.kernel.isRandomWalk ? rows : nil, rng: &rng, diag: &out.diagnostics)
                     }
                     stepsHere += 1
                 }
