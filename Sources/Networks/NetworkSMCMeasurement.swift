@@ -143,7 +143,7 @@ extension SMCMoveKernel {
         case .randomWalk(let metric):
             try c.encode("random-walk", forKey: key("island_kernel"))
             try c.encode(0, forKey: key("island_leapfrog"))
-            if metric != .randomWalkDefault { try c.encode(metric.rawValue, forKey: key("island_metric")) }
+            if metric != .standard { try c.encode(metric.rawValue, forKey: key("island_metric")) }
         case .hamiltonian(let steps, let metric):
             try c.encode("hamiltonian", forKey: key("island_kernel"))
             try c.encode(steps, forKey: key("island_leapfrog"))

@@ -15,7 +15,7 @@ struct IslandOptions: ParsableArguments {
     @Option(help: "smc with --island-kernel hamiltonian: leapfrog steps per trajectory, 1 to 1000 (default 16, with two trajectories per step: on 784-32-10 this made the islands' replicates agree where one trajectory of 32 steps, at the same cost, did not; docs/ESTIMATORS.md); each step solves the unit's eigenproblem with vectors.")
     var islandLeapfrog: Int?
 
-    @Option(help: "smc: the softmax islands' move metric: with --island-kernel hamiltonian, the trajectories' (default kronecker: each weight scaled by the island particles' spread, and the correlations between the softmax unit's class rows and within a row estimated from them; trajectories reflect exactly at the box faces; on 784-32-10, at the same cost, it put the islands' logs 28 nats above diagonal, with replicates that agree); with the random walk, the proposals' (default diagonal: each weight scaled by the spread; kronecker, for study: proposals correlated like the particles, reflected exactly at the faces; at the default J its islands' logs came out up to 2 nats high on 54-16-7). Other units use diagonal. See docs/ESTIMATORS.md, \"Hamiltonian islands\" and \"A Kronecker random walk\".")
+    @Option(help: "smc: the softmax islands' move metric, for either --island-kernel (default diagonal: each weight scaled by the island particles' spread). kronecker, for study: also the correlations between the softmax unit's class rows and within a row, taken from a scout sampler run beside each island's replicates (one more sampler per island, JSON smc.islands.scouts); flights reflect exactly at the box faces. With the scout it is low at the default J on 54-16-7 and meets the diagonal walk at J = 320 (fitted to its own particles, as before this version, it was high); on 784-32-10 with hamiltonian its 2sED lies within the noise of diagonal's. Other units use diagonal. See docs/ESTIMATORS.md, \"The scout\", \"Hamiltonian islands\" and \"A Kronecker random walk\".")
     var islandMetric: MoveMetric?
 
     /// The Hamiltonian kernel's defaults: two trajectories of 16 leapfrog steps per particle and step, the
@@ -30,20 +30,20 @@ struct IslandOptions: ParsableArguments {
     }
 
     /// The islands' kernel from `--island-kernel`, `--island-leapfrog` (only with hamiltonian) and
-    /// `--island-metric` (its default depends on the kernel).
+    /// `--island-metric` (default diagonal for both kernels).
     func kernel() throws -> SMCMoveKernel {
         switch islandKernel ?? .randomWalk {
         case .randomWalk:
             if islandLeapfrog != nil {
                 throw TwoScaleError.usage("--island-leapfrog sets the Hamiltonian kernel's trajectories: add --island-kernel hamiltonian, or drop it")
             }
-            return .randomWalk(metric: islandMetric ?? .randomWalkDefault)
+            return .randomWalk(metric: islandMetric ?? .standard)
         case .hamiltonian:
             let steps = islandLeapfrog ?? Self.defaultLeapfrog
             guard (1...1000).contains(steps) else {
                 throw TwoScaleError.invalid("--island-leapfrog", "\(steps)", allowed: "give from 1 to 1000 leapfrog steps per trajectory")
             }
-            return .hamiltonian(steps: steps, metric: islandMetric ?? .hamiltonianDefault)
+            return .hamiltonian(steps: steps, metric: islandMetric ?? .standard)
         }
     }
 

@@ -11,10 +11,10 @@ public enum SMCMoveKernel: Sendable, Equatable, Codable {
     /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
     /// the diagonal random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
     /// (`MoveMetric`; units without rows use the diagonal one whatever it says).
-    case hamiltonian(steps: Int, metric: MoveMetric = .hamiltonianDefault)
+    case hamiltonian(steps: Int, metric: MoveMetric = .standard)
 
     /// The default kernel: the random walk with the diagonal metric, on which every recorded check was made.
-    public static let standard = SMCMoveKernel.randomWalk(metric: .randomWalkDefault)
+    public static let standard = SMCMoveKernel.randomWalk(metric: .standard)
 
     /// Whether the kernel is a random walk (of either metric).
     public var isRandomWalk: Bool {
@@ -30,9 +30,10 @@ public enum SMCMoveKernel: Sendable, Equatable, Codable {
     }
 }
 
-/// The metric of the moves, estimated from the particles at each resample–move step (so each step's
-/// kernel is fixed while it moves them): the random walk's proposal covariance up to its step `h²`, the
-/// Hamiltonian trajectories' inverse mass matrix.
+/// The metric of the moves at each resample–move step: the random walk's proposal covariance up to its
+/// step `h²`, the Hamiltonian trajectories' inverse mass matrix. The diagonal one is estimated from the
+/// particles as they enter the move; the Kronecker one from a scout sampler's particles at the same scale
+/// (`MetricSchedule`), so that it does not depend on the particles it moves.
 public enum MoveMetric: String, Sendable, Equatable, Codable, CaseIterable {
     /// `diag(sd)²`: each coordinate scaled by the particles' spread.
     case diagonal
@@ -42,13 +43,12 @@ public enum MoveMetric: String, Sendable, Equatable, Codable, CaseIterable {
     /// units without rows use the diagonal metric. A move's flight in it is an exact billiard in the box.
     case kronecker
 
-    /// The Hamiltonian kernel's default: on 784-32-10's islands, at 2 × 16 steps and the same cost, the
-    /// Kronecker metric put the islands' logs 28 nats above the diagonal one, its replicates' variance 13
-    /// times smaller (docs/ESTIMATORS.md, "Hamiltonian islands").
-    public static let hamiltonianDefault = MoveMetric.kronecker
-    /// The random walk's default: diagonal, on which every recorded check was made (the Kronecker walk is
-    /// measured in docs/ESTIMATORS.md, "A Kronecker random walk").
-    public static let randomWalkDefault = MoveMetric.diagonal
+    /// Both kernels' default: diagonal, on which every recorded check was made. The Kronecker metric
+    /// (with its scout, `MetricSchedule`) reaches the diagonal walk's values on 54-16-7 only at 10× the
+    /// island particles, and with Hamiltonian trajectories on 784-32-10's islands gives a 2sED within the
+    /// noise of the diagonal metric's, at 1.5× the islands' work (docs/ESTIMATORS.md, "A Kronecker random
+    /// walk" and "Hamiltonian islands").
+    public static let standard = MoveMetric.diagonal
 }
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
@@ -236,6 +236,9 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
     public var minStopESS: Double = 1
     /// The Hamiltonian kernel's pilot trajectories (discarded; `evaluated` counts their gradient calls).
     public var pilotTrajectories: Int = 0
+    /// Scout samplers run for the Kronecker metric's schedule (`MetricSchedule`; their own diagnostics
+    /// are not pooled here).
+    public var scouts: Int = 0
 
     public init() {}
 
@@ -253,6 +256,7 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
         evaluated += o.evaluated
         minStopESS = Swift.min(minStopESS, o.minStopESS)
         pilotTrajectories += o.pilotTrajectories
+        scouts += o.scouts
     }
 }
 
@@ -277,9 +281,16 @@ public enum AnnealedSMC {
         var slopeNum = [[Double]](repeating: [], count: stops.count)
         var pops = [[SMCPopulation]](repeating: [], count: keepPopulations ? stops.count : 0)
         var diag = SMCDiagnostics()
+        // The Kronecker metric's schedule, from a scout sampler on a stream of its own (`MetricSchedule`).
+        var schedule: MetricSchedule? = nil
+        if kroneckerRows(unit, settings) != nil {
+            var rng = Xoshiro256(seed: seed, stream: stream + [scoutStream])
+            schedule = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, record: true).metrics
+            diag.scouts += 1
+        }
         for r in 0..<settings.replicates {
             var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r)])
-            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations)
+            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations, schedule: schedule)
             for t in stops.indices {
                 logZ[t].append(rep.logZ[t])
                 slopeNum[t].append(rep.slope[t])
@@ -299,6 +310,19 @@ public enum AnnealedSMC {
         var slope: [Double]
         var populations: [SMCPopulation]
         var diagnostics: SMCDiagnostics
+        /// The metrics of its moves, by scale (recorded for a scout).
+        var metrics = MetricSchedule()
+    }
+
+    /// The stream index (appended to the unit's stream) of a unit's scout sampler; replicates use 0, 1, ….
+    static let scoutStream = UInt64.max
+
+    /// The row length of the Kronecker metric where a unit's moves use it (the kernel's metric is
+    /// `kronecker`, the unit has rows, and the kernel is the random walk or a Hamiltonian one with a
+    /// gradient); nil where they use the diagonal metric.
+    static func kroneckerRows(_ unit: SMCUnit, _ settings: SMCSettings) -> Int? {
+        guard settings.kernel.metric == .kronecker, let m = unit.rowLength else { return nil }
+        return settings.kernel.isRandomWalk || unit.gradient != nil ? m : nil
     }
 
     /// `Σ_i log1p(s r_i)`.
@@ -308,7 +332,7 @@ public enum AnnealedSMC {
     static func ess(_ lw: [Double]) -> Double { LogSpace.effectiveSampleSize(logWeights: lw) }
 
     static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
-                          keep: Bool) throws -> Replicate {
+                          keep: Bool, schedule: MetricSchedule? = nil, record: Bool = false) throws -> Replicate {
         let n = settings.particles, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         var x = [Double](repeating: 0, count: n * p)
@@ -323,7 +347,7 @@ public enum AnnealedSMC {
         }()
         // The rows of the Kronecker metric (nil: the diagonal metric). A Hamiltonian kernel's unit without a
         // gradient falls back to the diagonal walk.
-        let rows = settings.kernel.metric == .kronecker ? unit.rowLength : nil
+        let rows = kroneckerRows(unit, settings)
         // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
         // which do not screen).
         var hNow = hamiltonian != nil ? [] : try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
@@ -375,13 +399,21 @@ public enum AnnealedSMC {
                     ellNow = idx.map { ellNow[$0] }
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
+                    // The Kronecker metric: the schedule's (a replicate of `run`), else the particles' own
+                    // (a scout, which records it).
+                    var metric = rows.flatMap { _ in schedule?.metric(at: s) }
+                    if let m = rows, metric == nil || record {
+                        let own = KroneckerMetric(x, particles: n, rowLength: m, spread: spread(x, particles: n, dimension: p, width: hi - lo))
+                        if record { out.metrics.append(scale: s, own) }
+                        if metric == nil { metric = own }
+                    }
                     if let hamiltonian {
                         try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,
-                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, rows: rows,
+                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, metric: metric,
                                             sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
                     } else {
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                                 rows: settings.kernel.isRandomWalk ? rows : nil, rng: &rng, diag: &out.diagnostics)
+                                 metric: metric, rng: &rng, diag: &out.diagnostics)
                     }
                     stepsHere += 1
                 }
@@ -411,19 +443,18 @@ public enum AnnealedSMC {
     /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
     /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
     ///
-    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box; with `rows` (the Kronecker
+    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box; with `metric` (the Kronecker
     /// walk, `MoveMetric.kronecker`) it is instead the free flight of time h from x at the velocity
-    /// `D (L_A ⊗ L_B) ξ` of `KroneckerMetric` (estimated from the particles as they enter the move), reflected
+    /// `D (L_A ⊗ L_B) ξ` of `metric` (`KroneckerMetric`, from the scout's `MetricSchedule`), reflected
     /// specularly at every face it meets (`KroneckerMetric.drift`): a reversible, volume-preserving map of
     /// (x, ξ) that keeps |ξ|, so the proposal is symmetric and the acceptance is the targets' ratio as
     /// before. Its covariance away from the faces is `h² D (A ⊗ B) D`; with `A = B = I` it is the fold.
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rows: Int? = nil, rng: inout Xoshiro256,
+                     screen hNow: inout [Double], h: inout Double, sweeps: Int, metric: KroneckerMetric? = nil, rng: inout Xoshiro256,
                      diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         let sd = spread(x, particles: n, dimension: p, width: width)
-        let metric = rows.map { KroneckerMetric(x, particles: n, rowLength: $0, spread: sd) }
         var v = [Double](repeating: 0, count: metric == nil ? 0 : p), u = v
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
@@ -495,17 +526,15 @@ public enum AnnealedSMC {
     /// samples than inputs solves two eigenproblems in it); a trajectory is one proposal. A particle whose
     /// own gradient is not finite is not moved (a rejection).
     ///
-    /// With `rows` (the row length of `MoveMetric.kronecker`) the metric is `KroneckerMetric`'s,
-    /// estimated from the particles as they enter the move, and the drift is an exact billiard in the box
-    /// (`KroneckerMetric.drift`).
+    /// With `metric` (`MoveMetric.kronecker`: a `KroneckerMetric` from the scout's `MetricSchedule`) the
+    /// kinetic energy is that metric's and the drift is an exact billiard in the box (`KroneckerMetric.drift`).
     static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
                                 s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                                step: inout Double, lastRate: inout Double, leapfrog: Int, rows: Int? = nil, sweeps: Int,
+                                step: inout Double, lastRate: inout Double, leapfrog: Int, metric: KroneckerMetric? = nil, sweeps: Int,
                                 rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         let sd = spread(x, particles: n, dimension: p, width: hi - lo)
-        let metric = rows.map { KroneckerMetric(x, particles: n, rowLength: $0, spread: sd) }
         // The gradient of every particle at this s (s changed since the last move).
         var grads = [[Double]]()
         grads.reserveCapacity(n)
@@ -679,11 +708,13 @@ extension SMCDiagnostics {
         public var minStopEssFraction: Double
         /// The Hamiltonian kernel's pilot trajectories (absent where no pilot ran: the random walk).
         public var pilotTrajectories: Int?
+        /// Scout samplers run for the Kronecker metric (absent where none ran: the diagonal metric).
+        public var scouts: Int?
     }
 
     public var summary: Summary {
         Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
                 evaluated: evaluatedFraction, minStopEssFraction: minStopESS,
-                pilotTrajectories: pilotTrajectories > 0 ? pilotTrajectories : nil)
+                pilotTrajectories: pilotTrajectories > 0 ? pilotTrajectories : nil, scouts: scouts > 0 ? scouts : nil)
     }
 }

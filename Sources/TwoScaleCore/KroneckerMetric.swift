@@ -200,3 +200,29 @@ struct KroneckerMetric {
         }
     }
 }
+
+/// The Kronecker metrics a unit's replicate samplers move with, by scale: those a *scout* sampler
+/// estimated from its own particles at each of its resample–move steps (`AnnealedSMC.run`).
+///
+/// Why a scout: a metric estimated from the particles it then moves makes each kernel depend on the
+/// population it acts on, and the sampler's `Ẑ` is then no longer unbiased. With `D (A ⊗ B) D` fitted
+/// from 16–32 particles (7² + 16² correlations on 54-16-7's softmax unit) that self-dependence was
+/// measured: the Kronecker walk's islands at J = 32 sat about a nat above their J = 320 values
+/// (docs/ESTIMATORS.md, "A Kronecker random walk"). A scout is an independent run of the same sampler
+/// (its own stream, its `Ẑ` discarded); given its schedule every replicate's kernels are fixed in
+/// advance of its own particles, and the replicates stay independent of each other given the scout, so
+/// their spread is still their variance. It costs one more sampler per unit that uses the metric.
+struct MetricSchedule {
+    /// `(scale, metric)` in the order recorded (ascending scale).
+    private(set) var stops: [(scale: Double, metric: KroneckerMetric)] = []
+
+    mutating func append(scale: Double, _ metric: KroneckerMetric) {
+        stops.append((scale, metric))
+    }
+
+    /// The metric for a move at scale `s`: the last recorded at a scale ≤ s (the scout's population
+    /// nearest below, so at most as sharp as the target), the first before any; nil when empty.
+    func metric(at s: Double) -> KroneckerMetric? {
+        (stops.last { $0.scale <= s } ?? stops.first)?.metric
+    }
+}

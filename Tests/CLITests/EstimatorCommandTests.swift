@@ -123,15 +123,20 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(zh.first, z4.first)
         XCTAssertNotEqual(zh.last, z4.last)
         XCTAssertNotEqual(zh.last, zh3.last)
-        // --island-metric: always recorded with the Hamiltonian kernel (kronecker by default); diagonal
-        // keeps the first layer and moves the softmax islands otherwise.
+        // --island-metric: always recorded with the Hamiltonian kernel (diagonal by default); kronecker
+        // keeps the first layer, moves the softmax islands otherwise and counts its scouts.
         XCTAssertNil(implicit["island_metric"])
-        XCTAssertEqual(hmc["island_metric"], .string("kronecker"))
-        let (kron, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "kronecker"])
-        XCTAssertEqual(try kron.serialized(), try hmc.serialized())
+        XCTAssertEqual(hmc["island_metric"], .string("diagonal"))
         let (diagonal, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "diagonal"])
-        XCTAssertEqual(diagonal["island_metric"], .string("diagonal"))
-        guard case let .array(pk)? = diagonal["points"], case let .array(zk)? = pk.first?["stage_log_z"] else {
+        XCTAssertEqual(try diagonal.serialized(), try hmc.serialized())
+        let (kron, _) = try await result(base + ["--island-kernel", "hamiltonian", "--island-metric", "kronecker"])
+        XCTAssertEqual(kron["island_metric"], .string("kronecker"))
+        XCTAssertNil(hmc["smc"]?["islands"]?["scouts"], "no scout for the diagonal metric")
+        guard case let .int(scouts)? = kron["smc"]?["islands"]?["scouts"], case let .int(samplers)? = kron["smc"]?["islands"]?["samplers"] else {
+            return XCTFail("no scouts")
+        }
+        XCTAssertEqual(2 * scouts, samplers, "one scout per island of two replicates")
+        guard case let .array(pk)? = kron["points"], case let .array(zk)? = pk.first?["stage_log_z"] else {
             return XCTFail("no stage_log_z")
         }
         XCTAssertEqual(zk.first, z4.first)

@@ -177,11 +177,11 @@ final class AnnealedSMCTests: XCTestCase {
                 var diag = SMCDiagnostics()
                 if f.isNaN {
                     var screen = [Double](), h = 1.0
-                    try AnnealedSMC.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &screen, h: &h, sweeps: 10, rows: 2,
+                    try AnnealedSMC.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &screen, h: &h, sweeps: 10, metric: metric,
                                          rng: &rng, diag: &diag)
                 } else {
                     try AnnealedSMC.hamiltonianMove(unit, gradient: gradient, s: s, x: &x, roots: &roots, ell: &ell, step: &step,
-                                                    lastRate: &lastRate, leapfrog: 5, rows: 2, sweeps: 3, rng: &rng, diag: &diag)
+                                                    lastRate: &lastRate, leapfrog: 5, metric: metric, sweeps: 3, rng: &rng, diag: &diag)
                 }
                 for (q, pair) in pairs.enumerated() {
                     var e1 = 0.0, e2 = 0.0, e11 = 0.0
@@ -209,6 +209,51 @@ final class AnnealedSMCTests: XCTestCase {
     /// acceptance probability reaches one half; their end points are discarded, so the population keeps
     /// its target (a narrow peak `π ∝ 1 + s e^{−a (x − ½)²}` on [0, 1], s = 10⁶, a = 400: exact draws by
     /// rejection keep their mean and second moment). After a good sweep no pilot runs.
+    /// The Kronecker metric comes from a scout (`MetricSchedule`): `run`'s replicates equal replicates
+    /// run by hand on their own streams with the schedule of a scout run on the scout's stream, not the
+    /// replicates that fit the metric to their own particles; one scout per unit, none for the diagonal
+    /// metric.
+    func testKroneckerReplicatesMoveWithTheScoutsSchedule() throws {
+        let a = 20.0
+        let ridge: @Sendable ([Double]) -> [Double] = { x in
+            [(0, 3), (1, 4), (2, 5)].map { Foundation.exp(-a * (x[$0.0] + x[$0.1] - 1) * (x[$0.0] + x[$0.1] - 1)) }
+        }
+        let unit = SMCUnit(dimension: 6, box: 0...1, roots: ridge, rowLength: 3)
+        let stops = [5.0, 200]
+        let settings = try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8, moves: 2, kernel: .randomWalk(metric: .kronecker))
+        let est = try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: 7, stream: [3])
+        XCTAssertEqual(est.diagnostics.scouts, 1)
+        XCTAssertEqual(est.diagnostics.summary.scouts, 1)
+        var rng = Xoshiro256(seed: 7, stream: [3, AnnealedSMC.scoutStream])
+        let schedule = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, record: true).metrics
+        XCTAssertGreaterThan(schedule.stops.count, 3, "the scout tempers and records a metric per step")
+        XCTAssertEqual(schedule.stops.map(\.scale), schedule.stops.map(\.scale).sorted())
+        for r in 0..<2 {
+            var rr = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
+            let byHand = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rr, keep: false, schedule: schedule)
+            XCTAssertEqual(stops.indices.map { est.logZ[$0][r] }, byHand.logZ, "replicate \(r) moves with the scout's metrics")
+            var own = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
+            let selfFitted = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &own, keep: false)
+            XCTAssertNotEqual(byHand.logZ, selfFitted.logZ, "a metric fitted to its own particles is another kernel")
+        }
+        let diagonal = try AnnealedSMC.run(unit, stops: stops, settings: try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8,
+                                                                                          moves: 2), seed: 7, stream: [3])
+        XCTAssertEqual(diagonal.diagnostics.scouts, 0)
+        XCTAssertNil(diagonal.diagnostics.summary.scouts)
+    }
+
+    /// A schedule's metric at scale s: the last recorded at a scale ≤ s, the first below all, none when empty.
+    func testMetricScheduleLookup() {
+        var schedule = MetricSchedule()
+        XCTAssertNil(schedule.metric(at: 1))
+        for (scale, sd) in [(1.0, 0.1), (2, 0.2), (4, 0.3)] {
+            schedule.append(scale: scale, KroneckerMetric(rows: 1, m: 1, sd: [sd], la: [1], lb: [1]))
+        }
+        for (s, sd) in [(0.5, 0.1), (1, 0.1), (1.5, 0.1), (2, 0.2), (3.9, 0.2), (4, 0.3), (1e9, 0.3)] {
+            XCTAssertEqual(schedule.metric(at: s)?.sd, [sd], "s = \(s)")
+        }
+    }
+
     func testHamiltonianPilotShrinksATooLargeStep() throws {
         let s = 1e6, a = 400.0, n = 4_000
         let unit = SMCUnit(dimension: 1, box: 0...1, roots: { x in [Foundation.exp(-a * (x[0] - 0.5) * (x[0] - 0.5))] })
