@@ -399,13 +399,18 @@ public enum AnnealedSMC {
                     ellNow = idx.map { ellNow[$0] }
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
-                    // The Kronecker metric: the schedule's (a replicate of `run`), else the particles' own
-                    // (a scout, which records it).
-                    var metric = rows.flatMap { _ in schedule?.metric(at: s) }
-                    if let m = rows, metric == nil || record {
-                        let own = KroneckerMetric(x, particles: n, rowLength: m, spread: spread(x, particles: n, dimension: p, width: hi - lo))
-                        if record { out.metrics.append(scale: s, own) }
-                        if metric == nil { metric = own }
+                    // The Kronecker metric: a replicate of `run` takes the scout's schedule (the diagonal
+                    // metric where the scout never moved, so the schedule is empty: never its own fit); a scout
+                    // (`record`), or a sampler run without a schedule, fits it to its own particles.
+                    var metric: KroneckerMetric? = nil
+                    if let m = rows {
+                        if let schedule, !record {
+                            metric = schedule.metric(at: s)
+                        } else {
+                            let own = KroneckerMetric(x, particles: n, rowLength: m, spread: spread(x, particles: n, dimension: p, width: hi - lo))
+                            if record { out.metrics.append(scale: s, own) }
+                            metric = own
+                        }
                     }
                     if let hamiltonian {
                         try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,

@@ -221,7 +221,9 @@ struct MetricSchedule {
     }
 
     /// The metric for a move at scale `s`: the last recorded at a scale ≤ s (the scout's population
-    /// nearest below, so at most as sharp as the target), the first before any; nil when empty.
+    /// nearest below, so at most as sharp as the target); below the first, the first (fitted to a
+    /// slightly sharper target); nil when empty (the scout never moved: the replicate then uses the
+    /// diagonal metric).
     func metric(at s: Double) -> KroneckerMetric? {
         (stops.last { $0.scale <= s } ?? stops.first)?.metric
     }

@@ -204,42 +204,65 @@ final class AnnealedSMCTests: XCTestCase {
         }
     }
 
-    /// The pilot of the Hamiltonian moves: after a sweep that moved fewer than half the particles (and
-    /// before the first), trajectories from a few particles test the step and halve it until their mean
-    /// acceptance probability reaches one half; their end points are discarded, so the population keeps
-    /// its target (a narrow peak `π ∝ 1 + s e^{−a (x − ½)²}` on [0, 1], s = 10⁶, a = 400: exact draws by
-    /// rejection keep their mean and second moment). After a good sweep no pilot runs.
-    /// The Kronecker metric comes from a scout (`MetricSchedule`): `run`'s replicates equal replicates
-    /// run by hand on their own streams with the schedule of a scout run on the scout's stream, not the
-    /// replicates that fit the metric to their own particles; one scout per unit, none for the diagonal
-    /// metric.
+    /// The Kronecker metric comes from a scout (`MetricSchedule`), for both kernels: `run`'s replicates
+    /// equal replicates run by hand on their own streams with the schedule of a scout run on the scout's
+    /// stream (not replicate 0's), not the replicates that fit the metric to their own particles; with an
+    /// empty schedule (a scout that never moved) a replicate moves with the diagonal metric, never its own
+    /// fit; one scout per unit, none for the diagonal metric or a Hamiltonian kernel without a gradient.
     func testKroneckerReplicatesMoveWithTheScoutsSchedule() throws {
         let a = 20.0
+        let pairs = [(0, 3), (1, 4), (2, 5)]
         let ridge: @Sendable ([Double]) -> [Double] = { x in
-            [(0, 3), (1, 4), (2, 5)].map { Foundation.exp(-a * (x[$0.0] + x[$0.1] - 1) * (x[$0.0] + x[$0.1] - 1)) }
+            pairs.map { Foundation.exp(-a * (x[$0.0] + x[$0.1] - 1) * (x[$0.0] + x[$0.1] - 1)) }
         }
-        let unit = SMCUnit(dimension: 6, box: 0...1, roots: ridge, rowLength: 3)
+        let gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]) = { x, s in
+            let r = ridge(x)
+            var g = [Double](repeating: 0, count: 6)
+            for (q, pair) in pairs.enumerated() {
+                let d = s * r[q] * (-2 * a * (x[pair.0] + x[pair.1] - 1)) / (1 + s * r[q])
+                g[pair.0] = d; g[pair.1] = d
+            }
+            return (r, g)
+        }
+        let unit = SMCUnit(dimension: 6, box: 0...1, roots: ridge, gradient: gradient, rowLength: 3)
         let stops = [5.0, 200]
-        let settings = try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8, moves: 2, kernel: .randomWalk(metric: .kronecker))
-        let est = try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: 7, stream: [3])
-        XCTAssertEqual(est.diagnostics.scouts, 1)
-        XCTAssertEqual(est.diagnostics.summary.scouts, 1)
-        var rng = Xoshiro256(seed: 7, stream: [3, AnnealedSMC.scoutStream])
-        let schedule = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, record: true).metrics
-        XCTAssertGreaterThan(schedule.stops.count, 3, "the scout tempers and records a metric per step")
-        XCTAssertEqual(schedule.stops.map(\.scale), schedule.stops.map(\.scale).sorted())
-        for r in 0..<2 {
-            var rr = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
-            let byHand = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rr, keep: false, schedule: schedule)
-            XCTAssertEqual(stops.indices.map { est.logZ[$0][r] }, byHand.logZ, "replicate \(r) moves with the scout's metrics")
-            var own = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
-            let selfFitted = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &own, keep: false)
-            XCTAssertNotEqual(byHand.logZ, selfFitted.logZ, "a metric fitted to its own particles is another kernel")
+        for kernel in [SMCMoveKernel.randomWalk(metric: .kronecker), .hamiltonian(steps: 4, metric: .kronecker)] {
+            let settings = try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8, moves: 2, kernel: kernel)
+            let est = try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: 7, stream: [3])
+            XCTAssertEqual(est.diagnostics.scouts, 1, "\(kernel)")
+            XCTAssertEqual(est.diagnostics.summary.scouts, 1, "\(kernel)")
+            var rng = Xoshiro256(seed: 7, stream: [3, AnnealedSMC.scoutStream])
+            let schedule = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, record: true).metrics
+            XCTAssertGreaterThan(schedule.stops.count, 3, "\(kernel): the scout tempers and records a metric per step")
+            XCTAssertEqual(schedule.stops.map(\.scale), schedule.stops.map(\.scale).sorted())
+            var first = Xoshiro256(seed: 7, stream: [3, 0])
+            let replicate0 = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &first, keep: false, record: true).metrics
+            XCTAssertNotEqual(schedule.stops.map(\.scale), replicate0.stops.map(\.scale), "\(kernel): the scout is not replicate 0")
+            for r in 0..<2 {
+                var rr = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
+                let byHand = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rr, keep: false, schedule: schedule)
+                XCTAssertEqual(stops.indices.map { est.logZ[$0][r] }, byHand.logZ, "\(kernel): replicate \(r) moves with the scout's metrics")
+                var own = Xoshiro256(seed: 7, stream: [3, UInt64(r)])
+                let selfFitted = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &own, keep: false)
+                XCTAssertNotEqual(byHand.logZ, selfFitted.logZ, "\(kernel): a metric fitted to its own particles is another kernel")
+            }
+            // An empty schedule: the diagonal metric's run, byte for byte.
+            var e1 = Xoshiro256(seed: 7, stream: [3, 0]), e2 = e1
+            let empty = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &e1, keep: false, schedule: MetricSchedule())
+            var diagonalSettings = settings
+            diagonalSettings.kernel = kernel.isRandomWalk ? .randomWalk(metric: .diagonal) : .hamiltonian(steps: 4, metric: .diagonal)
+            let diagonal = try AnnealedSMC.replicate(unit, stops: stops, settings: diagonalSettings, rng: &e2, keep: false)
+            XCTAssertEqual(empty.logZ, diagonal.logZ, "\(kernel): no schedule entry, no own fit")
+            XCTAssertEqual(try AnnealedSMC.run(unit, stops: stops, settings: diagonalSettings, seed: 7, stream: [3]).diagnostics.scouts, 0)
         }
-        let diagonal = try AnnealedSMC.run(unit, stops: stops, settings: try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8,
-                                                                                          moves: 2), seed: 7, stream: [3])
-        XCTAssertEqual(diagonal.diagnostics.scouts, 0)
-        XCTAssertNil(diagonal.diagnostics.summary.scouts)
+        var noGradient = unit
+        noGradient.gradient = nil
+        let hmc = try SMCSettings(particles: 40, replicates: 2, essFraction: 0.8, moves: 2, kernel: .hamiltonian(steps: 4, metric: .kronecker))
+        XCTAssertEqual(try AnnealedSMC.run(noGradient, stops: stops, settings: hmc, seed: 7, stream: [3]).diagnostics.scouts, 0,
+                       "a Hamiltonian kernel without a gradient walks diagonally: no scout")
+        var noRows = unit
+        noRows.rowLength = nil
+        XCTAssertEqual(try AnnealedSMC.run(noRows, stops: stops, settings: hmc, seed: 7, stream: [3]).diagnostics.scouts, 0)
     }
 
     /// A schedule's metric at scale s: the last recorded at a scale ≤ s, the first below all, none when empty.
@@ -254,6 +277,11 @@ final class AnnealedSMCTests: XCTestCase {
         }
     }
 
+    /// The pilot of the Hamiltonian moves: after a sweep that moved fewer than half the particles (and
+    /// before the first), trajectories from a few particles test the step and halve it until their mean
+    /// acceptance probability reaches one half; their end points are discarded, so the population keeps
+    /// its target (a narrow peak `π ∝ 1 + s e^{−a (x − ½)²}` on [0, 1], s = 10⁶, a = 400: exact draws by
+    /// rejection keep their mean and second moment). After a good sweep no pilot runs.
     func testHamiltonianPilotShrinksATooLargeStep() throws {
         let s = 1e6, a = 400.0, n = 4_000
         let unit = SMCUnit(dimension: 1, box: 0...1, roots: { x in [Foundation.exp(-a * (x[0] - 0.5) * (x[0] - 0.5))] })
