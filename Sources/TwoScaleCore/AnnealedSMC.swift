@@ -400,11 +400,11 @@ public enum AnnealedSMC {
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
                     // The Kronecker metric: a replicate of `run` takes the scout's schedule (the diagonal
-                    // metric where the scout never moved, so the schedule is empty: never its own fit); a scout
-                    // (`record`), or a sampler run without a schedule, fits it to its own particles.
+                    // metric where the scout never moved, so the schedule is empty: never its own fit); a
+                    // sampler without a schedule (a scout, which records it) fits it to its own particles.
                     var metric: KroneckerMetric? = nil
                     if let m = rows {
-                        if let schedule, !record {
+                        if let schedule {
                             metric = schedule.metric(at: s)
                         } else {
                             let own = KroneckerMetric(x, particles: n, rowLength: m, spread: spread(x, particles: n, dimension: p, width: hi - lo))
@@ -459,7 +459,8 @@ public enum AnnealedSMC {
                      diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
-        let sd = spread(x, particles: n, dimension: p, width: width)
+        // The diagonal metric's spread (unused with a Kronecker metric, which carries its own).
+        let sd = metric == nil ? spread(x, particles: n, dimension: p, width: width) : []
         var v = [Double](repeating: 0, count: metric == nil ? 0 : p), u = v
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
@@ -539,7 +540,8 @@ public enum AnnealedSMC {
                                 rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
-        let sd = spread(x, particles: n, dimension: p, width: hi - lo)
+        // The diagonal metric's spread (unused with a Kronecker metric, which carries its own).
+        let sd = metric == nil ? spread(x, particles: n, dimension: p, width: hi - lo) : []
         // The gradient of every particle at this s (s changed since the last move).
         var grads = [[Double]]()
         grads.reserveCapacity(n)
