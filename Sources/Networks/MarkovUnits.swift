@@ -138,6 +138,25 @@ extension MarkovFisher {
         return (roots, grad)
     }
 
+    /// √ of the softmax unit's Fisher eigenvalues at `w = 0` (every class equally likely on every input),
+    /// where its determinant is largest: for every concave increasing φ,
+    ///
+    ///     Σ_i φ(λ_i(F(w))) ≤ Σ_i φ(λ_i(F(0)))      for all w,
+    ///
+    /// so `g_s(w) = Π_i (1 + s √λ_i(F(w))) ≤ g_s(0)` at every scale s, and `Z(s) = E_w g_s(w) ≤ g_s(0)`.
+    /// Why (docs/METHOD.md §11, "The softmax block's maximum"): `Φ(M) = Σ_i φ(λ_i(M))` is concave and
+    /// monotone on PSD matrices; permuting the classes permutes `F(w)`'s rows and columns and leaves Φ
+    /// alone, so Φ(F(w)) is at most Φ of the average over the permutations, which replaces each
+    /// `A_n = diag p_n − p_n p_nᵀ` by `α_n (I − 11ᵀ/K)` with `α_n = (1 − |p_n|²)/(K − 1) ≤ 1/K`; the largest
+    /// is at uniform p_n, i.e. at `w = 0` (or any w whose class rows are equal, always inside a box).
+    /// At `w = 0` the projected block is `I_{K−1} ⊗ X̃ᵀX̃/(S·K)`: the eigenvalues of the inputs'
+    /// second-moment matrix over K, each K − 1 times. Computed by `unitRoots` itself, so the bound is of
+    /// exactly the function the sampler integrates.
+    public func softmaxSupremumRoots(inputs: UnitInputs) throws -> [Double] {
+        precondition(hasUnitGradient(block: inputs.block), "the supremum is the softmax unit's")
+        return try unitRoots([Double](repeating: 0, count: architecture.classes * inputs.patches.cols), inputs: inputs)
+    }
+
     /// `Tr F_u(w)`, the trace of the unit's Fisher block, with no eigenproblem: `σ⁻² E[act'(w·x)² |x|²]`
     /// for a Gaussian neuron (a filter: summed over its positions), `E[(1 − Σ_c p_c²) |x|²]` for the
     /// softmax unit (x augmented with the bias input). One matrix–vector product (the softmax unit: one

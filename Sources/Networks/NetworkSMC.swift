@@ -210,6 +210,19 @@ public struct NetworkSMC: Sendable {
                        rowLength: model.hasUnitGradient(block: inputs.block) ? inputs.patches.cols : nil)
     }
 
+    /// The softmax block's supremum `B = g_s(0)` given its input samples `x` (`softmaxSupremumRoots`): the
+    /// bound's log `Σ_i log(1 + s r_i)` and its slope in log s, `Σ_i s r_i / (1 + s r_i)` (for ĉ's variance).
+    func softmaxBound(inputs x: Matrix, scale s: Double) throws -> (log: Double, slope: Double) {
+        let last = model.blockDimensions.count - 1
+        let roots = try model.softmaxSupremumRoots(inputs: model.unitInputs(x, block: last))
+        var l = 0.0, slope = 0.0
+        for r in roots {
+            l += Foundation.log1p(s * r)
+            slope += s * r / (1 + s * r)
+        }
+        return (l, slope)
+    }
+
     /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
     /// as it is (the particle filter's weight); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`
     /// (each of the n logs is low by V/2, and they are one estimate, so their errors add coherently); the
@@ -277,6 +290,16 @@ public struct NetworkSMC: Sendable {
             var stageNoise: [Double] = []
             var stageLogVariance: [Double] = []
             var stageShortfall: [Double] = []
+            // The upper bound (`UpperBound`): the earlier stages' terms, then the last stage's supremum.
+            var boundJoint = LogEstimate(), boundLow = LogEstimate(), boundSlope = 0.0
+            var boundStage = LogEstimate(), boundStageLower = LogEstimate()
+            if L == 1 {
+                // One stage, the softmax unit on the data: its supremum is a number, not an estimate.
+                let b = try softmaxBound(inputs: model.data, scale: stops[t])
+                boundStage = LogEstimate(value: b.log)
+                boundStageLower = boundStage
+                (boundJoint, boundLow, boundSlope) = (boundStage, boundStage, b.slope)
+            }
             if L > 1 {
                 progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
                 // Outer particles θ_{<2}: one draw from every first-layer unit.
@@ -292,7 +315,8 @@ public struct NetworkSMC: Sendable {
                 for m in 1..<L {
                     let last = m == L - 1
                     let current = particles
-                    let islands: [(logZ: Double, lower: Double, noise: Double, slope: Double, net: Network, diag: SMCDiagnostics)] =
+                    let islands: [(logZ: Double, lower: Double, noise: Double, slope: Double, net: Network, diag: SMCDiagnostics,
+                                   bound: (log: Double, slope: Double))] =
                         try await Parallel.map(paths, threads: threads) { k in
                             var net = current[k]
                             let x = try me.model.blockInputs(net, block: m)
@@ -303,8 +327,19 @@ public struct NetworkSMC: Sendable {
                                 var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                                 for u in 0..<n { me.model.setUnit(&net, block: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
                             }
-                            return (b.logZ, b.log.value, b.noise, b.slope, net, est.diagnostics)
+                            // The last stage's supremum at the same outer particle (no random numbers).
+                            let bound = last ? try me.softmaxBound(inputs: x, scale: s) : (log: 0, slope: 0)
+                            return (b.logZ, b.log.value, b.noise, b.slope, net, est.diagnostics, bound)
                         }
+                    if last {
+                        let lb = islands.map(\.bound.log)
+                        boundStage = LogEstimate.logMean(lb)
+                        boundStageLower = LogEstimate.mean(lb)
+                        let wb = LogSpace.normalizedWeights(logWeights: lb)
+                        boundSlope = slope + zip(wb, islands).reduce(0) { $0 + $1.0 * $1.1.bound.slope }
+                        boundJoint = joint + boundStage
+                        boundLow = low + boundStageLower
+                    }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
                     let term = LogEstimate.logMeanAndShortfall(lz)
@@ -327,6 +362,9 @@ public struct NetworkSMC: Sendable {
             let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
             joint.variance += cv
             low.variance += cv
+            let boundCV = TraceEstimate.addedVariance(slope: boundSlope, logVarianceOfC: varLogC)
+            boundJoint.variance += boundCV
+            boundLow.variance += boundCV
             guard joint.value.isFinite, low.value.isFinite else {
                 throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
             }
@@ -336,6 +374,10 @@ public struct NetworkSMC: Sendable {
             point.stageIslandNoise = stageNoise
             point.stageLogVariance = stageLogVariance
             point.stageTailShortfall = stageShortfall
+            if boundJoint.value.isFinite, boundLow.value.isFinite {
+                point.bound = UpperBound(eps: e, zeta: zeta, dimension: d, estimate: boundJoint, lower: lower ? boundLow : nil,
+                                         stage: boundStage, stageLower: boundStageLower)
+            }
             points.append(point)
         }
         progress("Fisher rank from \(Self.rankDraws) uniform draws")

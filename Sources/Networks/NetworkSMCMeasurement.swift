@@ -26,6 +26,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         public var stageSE: [Double]
         /// Whether the lower 2sED was asked for (its keys are written).
         public var lower: Bool
+        /// The estimate of an upper bound on the 2sED (and the lower 2sED): the last stage's islands
+        /// replaced by the softmax block's supremum at the same outer particles (`UpperBound`).
+        public var bound: UpperBound?
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
@@ -39,6 +42,18 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             try c.encode(stageLogVariance, forKey: ResultKey("stage_log_var"))
             try c.encode(stageLogZ, forKey: ResultKey("stage_log_z"))
             try c.encode(stageSE, forKey: ResultKey("stage_se"))
+            if let u = bound {
+                // The upper bound's keys beside the estimate's (flat, so tables and plots read them).
+                try c.encode(u.dZeta, forKey: ResultKey("d_zeta_upper"))
+                try c.encode([u.ci95.lowerBound, u.ci95.upperBound], forKey: ResultKey("ci95_upper"))
+                if lower, let l = u.dZetaLower, let li = u.ci95Lower {
+                    try c.encode(l, forKey: ResultKey("d_zeta_lower_upper"))
+                    try c.encode([li.lowerBound, li.upperBound], forKey: ResultKey("ci95_lower_upper"))
+                }
+                try c.encode(u.stage.value, forKey: ResultKey("last_log_z_upper"))
+                try c.encode(u.stage.variance.squareRoot(), forKey: ResultKey("last_se_upper"))
+                try c.encode(u.stageLower.value, forKey: ResultKey("last_log_z_lower_upper"))
+            }
         }
     }
 
@@ -78,6 +93,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     /// The grid point where the later stages' expected shortfall under a lognormal model of their outer
     /// log-weights exceeds the 2sED interval's half-width, if any (`TailShortfall`).
     public var tailShortfall: TailShortfall?
+    /// The grid point where the 2sED's (or the lower 2sED's) interval lies wholly above its upper bound's,
+    /// if any (`EstimateAboveBound`: an order the true values cannot have).
+    public var aboveBound: EstimateAboveBound?
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
@@ -92,6 +110,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         // The two checks whose warnings `ed` prints, when they fire (absent otherwise).
         try c.encodeIfPresent(lowerAboveNested, forKey: ResultKey("lower_above_nested"))
         try c.encodeIfPresent(tailShortfall, forKey: ResultKey("tail_shortfall"))
+        try c.encodeIfPresent(aboveBound, forKey: ResultKey("above_bound"))
         try rank.encode(to: encoder)
     }
 
@@ -101,7 +120,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
-                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower)
+                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower,
+                  bound: p.bound)
         }
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }
@@ -126,6 +146,16 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             return LowerAboveNested(eps: p.eps, nested: p.dZeta, nestedInterval: p.ci95, lower: low, lowerInterval: lowCI)
         })
         tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
+        aboveBound = EstimateAboveBound.check(points.flatMap { p -> [EstimateAboveBound] in
+            guard let u = p.bound else { return [] }
+            var cases = [EstimateAboveBound(quantity: "d_zeta", eps: p.eps, estimate: p.dZeta, interval: p.ci95,
+                                            bound: u.dZeta, boundInterval: u.ci95)]
+            if let low = p.dZetaLower, let lowCI = p.ci95Lower, let ub = u.dZetaLower, let ubCI = u.ci95Lower {
+                cases.append(EstimateAboveBound(quantity: "d_zeta_lower", eps: p.eps, estimate: low, interval: lowCI,
+                                                bound: ub, boundInterval: ubCI))
+            }
+            return cases
+        })
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
         }

@@ -26,7 +26,9 @@ struct EdCommand: AsyncParsableCommand {
         Every path and inner draw has its own random stream, so results do not depend on --threads. \
         The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid; \
         with smc, "stage_island_noise" gives the share of those weights' spread that is the islands' own noise \
-        (near 1: raise --inner; near 0: raise --paths).
+        (near 1: raise --inner; near 0: raise --paths); "d_zeta_upper" gives, per ε, an estimate of an upper bound \
+        on the 2sED (and the lower 2sED): the softmax stage at uniform probabilities, where its determinant is \
+        largest (docs/METHOD.md §11, docs/ESTIMATORS.md §6).
         """)
 
     @OptionGroup var network: NetworkModelOptions
@@ -119,6 +121,7 @@ struct EdCommand: AsyncParsableCommand {
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
             if let w = NetworkReport.tailWarning(measurement.tailShortfall) { Console.warn(w) }
+            if let w = NetworkReport.boundWarning(measurement.aboveBound) { Console.warn(w) }
             try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
             return
         }

@@ -82,6 +82,17 @@ enum NetworkReport {
             + "Limits); neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
     }
 
+    /// The warning text for an estimate whose interval lies wholly above its upper bound's (`EstimateAboveBound`).
+    static func boundWarning(_ v: EstimateAboveBound?) -> String? {
+        guard let v else { return nil }
+        let name = v.quantity == "d_zeta" ? "2sED" : "lower 2sED"
+        return "the \(name) at ε = \(Fmt.num(v.eps, 6)) is \(Fmt.num(v.estimate, 8)) [\(Fmt.num(v.interval.lowerBound, 8)), "
+            + "\(Fmt.num(v.interval.upperBound, 8))], wholly above its upper bound \(Fmt.num(v.bound, 8)) [\(Fmt.num(v.boundInterval.lowerBound, 8)), "
+            + "\(Fmt.num(v.boundInterval.upperBound, 8))] (the softmax stage at uniform probabilities, docs/METHOD.md §11); the true "
+            + "values cannot be in that order, so the last stage's estimate there is wrong, not noisy: check it at larger islands "
+            + "(--inner J, --island-sweeps) and report it (docs/ESTIMATORS.md, \"An upper bound\")"
+    }
+
     /// The warning text for a 2sED whose later stages are expected to fall short by more than its
     /// interval reaches (`TailShortfall`).
     static func tailWarning(_ v: TailShortfall?) -> String? {
@@ -162,14 +173,19 @@ enum NetworkReport {
         let lower = m.points.first?.lower ?? false
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
+        let bounded = m.points.contains { $0.bound != nil }
+        if bounded { header += lower ? ["2sED ≤", "lower ≤"] : ["2sED ≤"] }
         header += ["outer ESS", "island noise"]
         let rows = m.points.map { p -> [String] in
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95)]
             if lower { row += [Fmt.num(p.dZetaLower), interval(p.ci95Lower)] }
+            if bounded { row += [Fmt.num(p.bound?.dZeta)] + (lower ? [Fmt.num(p.bound?.dZetaLower)] : []) }
             row.append(p.stageESS.map { Fmt.num($0, 3) }.joined(separator: ", "))
             row.append(p.stageIslandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
             return row
         }
-        return head + Fmt.table(header, rows)
+        let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
+            + "the distance to them is at most how far the last stage's estimate is too low\n" : ""
+        return head + Fmt.table(header, rows) + note
     }
 }

@@ -203,6 +203,9 @@ public struct SMCPoint: Sendable, Equatable {
     public var normalizationShare: Double
     /// The 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).
     public var stages: [LogEstimate] = []
+    /// The same estimator with the last stage's average replaced by its supremum (`UpperBound`): an
+    /// estimate of an upper bound on the 2sED and the lower 2sED; nil where no supremum is known.
+    public var bound: UpperBound?
 
     public init(eps: Double, zeta: Double, dimension d: Int, estimate: LogEstimate, lower: LogEstimate? = nil,
                 stageESS: [Double] = [], normalizationVariance: Double = 0) {

@@ -288,7 +288,150 @@ final class NetworkSMCTests: XCTestCase {
             XCTAssertEqual(jointEst, joint, accuracy: 4 * se + 0.01, "joint at ε = \(e)", file: file, line: line)
             XCTAssertEqual(lowerEst, lower, accuracy: 4 * se + 0.01, "lower at ε = \(e)", file: file, line: line)
             XCTAssertLessThanOrEqual(lower, joint + 1e-12, "Jensen on the exact values", file: file, line: line)
+            // The upper bound: Z₂(w) ≤ B(w) = g₂(w, v = 0), so joint ≤ log ∫ g₁ B and lower ≤ log Z₁ + ∫ π₁ log B.
+            var logB = [Double]()
+            for a in 0..<nw {
+                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+                var net = model.zeroNetwork()
+                model.setUnit(&net, block: 0, unit: 0, parameters: [w])
+                let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
+                logB.append(LogSpace.logDetSqrt(roots: try model.softmaxSupremumRoots(inputs: xa), scale: s))
+                XCTAssertLessThanOrEqual(logZ2[a], logB[a] + 1e-12, "Z₂ ≤ B at w = \(w)", file: file, line: line)
+            }
+            let boundJoint = LogSpace.logMeanExp(zip(g1, logB).map { $0 + $1 })
+            let boundLower = logZ1 + zip(pi, logB).reduce(0) { $0 + $1.0 * $1.1 }
+            XCTAssertLessThanOrEqual(joint, boundJoint + 1e-12, file: file, line: line)
+            XCTAssertLessThanOrEqual(lower, boundLower + 1e-12, file: file, line: line)
+            let u = try XCTUnwrap(p.bound)
+            // The bound shares stage 1 with the estimate and its last term has no island noise.
+            let boundSE = u.ci95.upperBound - u.dZeta
+            XCTAssertEqual((u.dZeta - zeta * 3) * L, boundJoint, accuracy: 4 * se + 0.01, "bound at ε = \(e)", file: file, line: line)
+            XCTAssertEqual((try XCTUnwrap(u.dZetaLower) - zeta * 3) * L, boundLower, accuracy: 4 * se + 0.01, file: file, line: line)
+            XCTAssertGreaterThan(boundSE, 0, file: file, line: line)
+            XCTAssertLessThan(boundJoint - joint, 50, "a finite gap: \(boundJoint - joint)", file: file, line: line)
         }
+    }
+
+    /// The softmax unit's supremum (`softmaxSupremumRoots`, docs/METHOD.md §11): (a) its eigenvalues are
+    /// those of `X̃ᵀX̃/(S·K)`, each K − 1 times, on both of unitRoots' routes (more samples than inputs, and
+    /// fewer: the Gram route); (b) at 400 random weight matrices of every size, from nearly uniform to
+    /// saturated probabilities, `Σ φ(λ_i(F(w))) ≤ Σ φ(λ_i(F(0)))` for four concave increasing φ — the
+    /// sampler's `log(1 + s√λ)` at three scales, `√λ` and `log(1 + λ)`; (c) any w whose class rows are
+    /// equal attains it; (d) gradient ascent on the sampler's log-target from random starts climbs towards
+    /// it and never passes it.
+    func testSoftmaxSupremum() throws {
+        for (samples, bias) in [(12, true), (12, false), (3, true)] {
+            let arch = try Architecture(parsing: "3-4-3", bias: bias)
+            let model = try MarkovFisher(architecture: arch, activation: .tanh, data: R.gaussianData(samples, 3, seed: 1),
+                                         sigma2: 0.5, noiseSamples: 1, noiseSeed: 2)
+            let hidden = Matrix(rows: samples, cols: 4, data: R.gaussianData(samples, 4, seed: 7).data.map { 2 * $0 })
+            let inputs = model.unitInputs(hidden, block: 1)
+            let k = 3, p = inputs.patches.cols
+            XCTAssertEqual(p, bias ? 5 : 4)
+            // (a) Closed form: the p × p second-moment matrix over K.
+            var m = Matrix(rows: p, cols: p)
+            for i in 0..<samples { for a in 0..<p { for b in 0..<p {
+                m.data[a * p + b] += inputs.patches.data[i * p + a] * inputs.patches.data[i * p + b] / Double(samples * k)
+            } } }
+            let mu = try SymmetricEigen.eigenvalues(m)
+            let want = mu.flatMap { [Double](repeating: $0, count: k - 1) }.filter { $0 > 1e-12 }.sorted()
+            let sup = try model.softmaxSupremumRoots(inputs: inputs)
+            let got = sup.map { $0 * $0 }.filter { $0 > 1e-12 }.sorted()
+            XCTAssertEqual(got.count, want.count, "\(samples) samples, bias \(bias)")
+            for (g, w) in zip(got, want) { XCTAssertEqual(g, w, accuracy: 1e-10 * (want.last ?? 1)) }
+            // (b) Majorisation for concave increasing φ, at random w of every magnitude.
+            let phis: [(String, (Double) -> Double)] = [
+                ("log(1 + 0.1√λ)", { Foundation.log1p(0.1 * $0.squareRoot()) }), ("log(1 + 10√λ)", { Foundation.log1p(10 * $0.squareRoot()) }),
+                ("log(1 + 10⁴√λ)", { Foundation.log1p(1e4 * $0.squareRoot()) }), ("√λ", { $0.squareRoot() }), ("log(1 + λ)", { Foundation.log1p($0) }),
+            ]
+            func total(_ roots: [Double], _ phi: (Double) -> Double) -> Double { roots.reduce(0) { $0 + phi($1 * $1) } }
+            let top = phis.map { total(sup, $0.1) }
+            var rng = Xoshiro256(seed: 5, stream: [UInt64(samples), bias ? 1 : 0])
+            var closest = [Double](repeating: -.infinity, count: phis.count)
+            for trial in 0..<400 {
+                let scale = [0.01, 0.3, 1, 5, 40][trial % 5]
+                let w = (0..<(k * p)).map { _ in scale * rng.uniform(-1, 1) }
+                let roots = try model.unitRoots(w, inputs: inputs)
+                for (j, phi) in phis.enumerated() {
+                    let v = total(roots, phi.1)
+                    XCTAssertLessThanOrEqual(v, top[j] + 1e-10 * Swift.max(1, top[j]), "\(phi.0) at w = \(w)")
+                    closest[j] = Swift.max(closest[j], v)
+                }
+            }
+            // Near w = 0 the values come close to the supremum, so the comparison above is not vacuous.
+            for j in phis.indices { XCTAssertGreaterThan(closest[j], top[j] - 0.05 * Swift.max(1, top[j]), phis[j].0) }
+            // (c) Equal class rows: uniform probabilities, the same spectrum.
+            let u = (0..<p).map { _ in rng.uniform(-1, 1) }
+            let equalRows = try model.unitRoots(Array([[Double]](repeating: u, count: k).joined()), inputs: inputs)
+            for (j, phi) in phis.enumerated() { XCTAssertEqual(total(equalRows, phi.1), top[j], accuracy: 1e-9 * Swift.max(1, top[j])) }
+            // (d) Gradient ascent on ℓ_s(w) = Σ log(1 + s√λ) climbs towards ℓ_s(0) and never passes it.
+            let s = 10.0
+            let l0 = LogSpace.logDetSqrt(roots: sup, scale: s)
+            guard samples >= p else { continue }  // the gradient's route needs at least as many samples as inputs
+            for start in 0..<3 {
+                var w = (0..<(k * p)).map { _ in 2 * rng.uniform(-1, 1) }
+                var l = LogSpace.logDetSqrt(roots: try model.unitRoots(w, inputs: inputs), scale: s)
+                let first = l
+                var step = 0.05
+                for _ in 0..<300 {
+                    let g = try model.unitLogDetGradient(w, inputs: inputs, scale: s).gradient
+                    let next = zip(w, g).map { $0 + step * $1 }
+                    let ln = LogSpace.logDetSqrt(roots: try model.unitRoots(next, inputs: inputs), scale: s)
+                    XCTAssertLessThanOrEqual(ln, l0 + 1e-9, "start \(start)")
+                    if ln > l { (w, l) = (next, ln); step *= 1.2 } else { step /= 2 }
+                }
+                XCTAssertGreaterThan(l, first, "start \(start): the ascent climbs")
+                XCTAssertEqual(l, l0, accuracy: 0.02 * (l0 - first) + 1e-6, "start \(start): from \(first) towards \(l0)")
+            }
+        }
+    }
+
+    /// A network whose only layer is the softmax layer: its bound is a number, `log B` of the data (the
+    /// closed form of `testSoftmaxSupremum`), with no variance but ĉ's (none here, c = 1), and above the
+    /// estimate, which the quadrature of its 4 weights gives.
+    func testOneLayerBoundIsTheSupremum() async throws {
+        let data = Matrix(rows: 5, cols: 2, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2])
+        let model = try MarkovFisher(architecture: try Architecture(parsing: "2-2"), activation: .tanh, data: data, sigma2: 0.5,
+                                     noiseSamples: 1, noiseSeed: 3)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 64, inner: 8, traceDraws: 20)
+        let zeta = 0.6
+        let r = try await smc.run(eps: [1e-3, 0.3], zeta: zeta, normalization: .none, lower: true, threads: 2)
+        // Closed form: the eigenvalues of XᵀX/(5·2), once each (K − 1 = 1).
+        var m = Matrix(rows: 2, cols: 2)
+        for i in 0..<5 { for a in 0..<2 { for b in 0..<2 { m.data[a * 2 + b] += data.data[i * 2 + a] * data.data[i * 2 + b] / 10 } } }
+        let mu = try SymmetricEigen.eigenvalues(m)
+        let n = 16
+        for (p, e) in zip(r.points, [1e-3, 0.3]) {
+            let s = ScaleParameters.t(eps: e, zeta: zeta)
+            let logB = mu.reduce(0) { $0 + Foundation.log1p(s * $1.squareRoot()) }
+            let u = try XCTUnwrap(p.bound)
+            let L = Foundation.log(1 / e)
+            XCTAssertEqual(u.dZeta, zeta * 4 + logB / L, accuracy: 1e-10)
+            XCTAssertEqual(u.ci95.upperBound - u.ci95.lowerBound, 0, accuracy: 1e-12)
+            XCTAssertEqual(try XCTUnwrap(u.dZetaLower), u.dZeta, accuracy: 1e-12)
+            // The exact 2sED by midpoint quadrature over the 4 weights, below the bound.
+            var logs = [Double]()
+            for a in 0..<n { for b in 0..<n { for c in 0..<n { for d in 0..<n {
+                let w = [a, b, c, d].map { -1 + (Double($0) + 0.5) * 2 / Double(n) }
+                logs.append(LogSpace.logDetSqrt(roots: try model.unitRoots(w, inputs: model.unitInputs(data, block: 0)), scale: s))
+            } } } }
+            let exact = LogSpace.logMeanExp(logs)
+            XCTAssertLessThan(exact, logB)
+            XCTAssertLessThan(p.dZeta, u.dZeta)
+            XCTAssertEqual((p.dZeta - zeta * 4) * L, exact, accuracy: 4 * (try XCTUnwrap(p.standardError)) + 0.01)
+        }
+    }
+
+    /// The check that an estimate lies wholly above its bound: fires on the largest positive gap only.
+    func testEstimateAboveBoundCheck() {
+        let fine = EstimateAboveBound(quantity: "d_zeta", eps: 0.1, estimate: 10, interval: 9...11, bound: 12, boundInterval: 11.5...12.5)
+        let touching = EstimateAboveBound(quantity: "d_zeta", eps: 0.2, estimate: 12, interval: 11...13, bound: 10, boundInterval: 9...11)
+        let above = EstimateAboveBound(quantity: "d_zeta_lower", eps: 0.3, estimate: 14, interval: 13.5...14.5, bound: 10, boundInterval: 9...11)
+        let further = EstimateAboveBound(quantity: "d_zeta", eps: 0.4, estimate: 20, interval: 19...21, bound: 10, boundInterval: 9...11)
+        XCTAssertNil(EstimateAboveBound.check([fine, touching]))
+        XCTAssertEqual(above.gap, 2.5)
+        XCTAssertEqual(EstimateAboveBound.check([fine, above, touching]), above)
+        XCTAssertEqual(EstimateAboveBound.check([above, further]), further)
     }
 
     /// Exchangeable first-layer neurons (3-2-2, tanh, biases: two neurons of four weights each): stage 1's
