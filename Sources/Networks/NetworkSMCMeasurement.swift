@@ -46,6 +46,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
                 // The upper bound's keys beside the estimate's (flat, so tables and plots read them).
                 try c.encode(u.dZeta, forKey: ResultKey("d_zeta_upper"))
                 try c.encode([u.ci95.lowerBound, u.ci95.upperBound], forKey: ResultKey("ci95_upper"))
+                // How far the estimate can be low at most (the two share every stage but the last).
+                try c.encode(u.dZeta - dZeta, forKey: ResultKey("gap_upper"))
                 if lower, let l = u.dZetaLower, let li = u.ci95Lower {
                     try c.encode(l, forKey: ResultKey("d_zeta_lower_upper"))
                     try c.encode([li.lowerBound, li.upperBound], forKey: ResultKey("ci95_lower_upper"))

@@ -60,6 +60,7 @@ final class EstimatorCommandTests: XCTestCase {
             let stages = try XCTUnwrap(p["stage_log_z"]?.arrayValue).compactMap(\.doubleValue)
             let ub = try XCTUnwrap(p["d_zeta_upper"]?.doubleValue), term = try XCTUnwrap(p["last_log_z_upper"]?.doubleValue)
             XCTAssertEqual(ub - dz, (term - stages[1]) / Foundation.log(1 / eps), accuracy: 1e-9)
+            XCTAssertEqual(try XCTUnwrap(p["gap_upper"]?.doubleValue), ub - dz, accuracy: 1e-12)
             XCTAssertGreaterThan(ub, dz)
             XCTAssertEqual(try XCTUnwrap(p["ci95_upper"]?.arrayValue).count, 2)
             XCTAssertNotNil(p["d_zeta_lower_upper"]?.doubleValue)
