@@ -86,6 +86,10 @@ public struct ArchitectureComparison: Sendable {
         /// smc: the later stages' expected shortfall beyond the 2sED interval at ε (`TailShortfall`); nil
         /// when it lies within it, and for plain. Not in the JSON this version.
         public var tailShortfall: TailShortfall? = nil
+        /// smc: the estimates of the upper bounds of the 2sED and the lower 2sED at ε (`UpperBound`: the
+        /// softmax stage at uniform probabilities); nil for plain.
+        public var dZetaUpper: Double? = nil
+        public var dZetaLowerUpper: Double? = nil
         /// K of the run (for the degeneracy check; 0: unknown, never degenerate).
         public var paths: Int = 0
         public var trainLoss: Double
@@ -164,7 +168,7 @@ public struct ArchitectureComparison: Sendable {
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
                      ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise,
-                     tailShortfall: d.tail, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -184,6 +188,8 @@ public struct ArchitectureComparison: Sendable {
         /// smc: per stage m ≥ 2, the share of the outer weights' spread that is island noise (empty for plain).
         var noise: [Double]
         var tail: TailShortfall?
+        /// smc: the upper bound's estimate (`UpperBound`).
+        var upper: UpperBound? = nil
     }
 
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
@@ -206,7 +212,7 @@ public struct ArchitectureComparison: Sendable {
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),
                                    halfWidthLower: half(p.ci95Lower), ess: p.stageESS, noise: p.stageIslandNoise,
-                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]))
+                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound)
         }
     }
 

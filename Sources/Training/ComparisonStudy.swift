@@ -77,6 +77,11 @@ public struct ComparisonStudy: Sendable, Encodable {
                 try c.encode(h, forKey: Key("d_zeta_ci95_halfwidth"))
                 try c.encode(hl, forKey: Key("d_zeta_lower_ci95_halfwidth"))
             }
+            // smc: the upper bounds' estimates (docs/ESTIMATORS.md §6), when every seed has one.
+            if m.entries.allSatisfy({ $0.dZetaUpper != nil && $0.dZetaLowerUpper != nil }) {
+                try both("d_zeta_upper") { $0.dZetaUpper ?? .nan }
+                try both("d_zeta_lower_upper") { $0.dZetaLowerUpper ?? .nan }
+            }
             try c.encode(m.entries.flatMap(\.ess), forKey: Key("ess"))
             try both("train_loss", \.trainLoss)
             if m.entries.allSatisfy({ $0.trainAccuracy != nil }) { try both("train_accuracy") { $0.trainAccuracy ?? .nan } }

@@ -210,6 +210,10 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
             XCTAssertEqual(p["d_zeta_lower"]?.doubleValue, r.dZetaLower)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_ci95_halfwidth"]?.doubleValue), (r.ci95.upperBound - r.ci95.lowerBound) / 2, accuracy: 1e-12)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_lower_ci95_halfwidth"]?.doubleValue), (lower.upperBound - lower.lowerBound) / 2, accuracy: 1e-12)
+            let bound = try XCTUnwrap(r.bound)
+            XCTAssertEqual(p["d_zeta_upper"]?.doubleValue, bound.dZeta)
+            XCTAssertEqual(p["d_zeta_lower_upper"]?.doubleValue, bound.dZetaLower)
+            XCTAssertEqual(p["d_zeta_upper_sd"]?.doubleValue, 0, "one seed")
         }
         XCTAssertEqual(json["island_sweeps"]?.doubleValue, 4)
         XCTAssertEqual(json["island_kernel"]?.stringValue, "random-walk")
