@@ -28,10 +28,21 @@ public struct LowerAboveNested: Sendable, Equatable {
     /// in the expected order).
     public var gap: Double { lowerInterval.lowerBound - nestedInterval.upperBound }
 
-    /// The grid point with the largest positive gap; nil when there is none (overlapping or correctly
-    /// ordered intervals are noise the intervals already allow for).
-    public static func check(_ points: [LowerAboveNested]) -> LowerAboveNested? {
-        points.filter { $0.gap > 0 }.max { $0.gap < $1.gap }
+}
+
+extension LowerAboveNested: IntervalOrderCheck {}
+
+/// A check that an estimate's interval lies wholly above an interval it cannot exceed (`LowerAboveNested`,
+/// `EstimateAboveBound`): `gap` is how far above it starts, ≤ 0 when the two overlap or are in order.
+public protocol IntervalOrderCheck {
+    var gap: Double { get }
+}
+
+extension IntervalOrderCheck {
+    /// The case with the largest positive gap; nil when there is none (overlapping or correctly ordered
+    /// intervals are noise the intervals already allow for).
+    public static func check(_ cases: [Self]) -> Self? {
+        cases.filter { $0.gap > 0 }.max { $0.gap < $1.gap }
     }
 }
 

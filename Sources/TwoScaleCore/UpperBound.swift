@@ -48,7 +48,7 @@ public struct UpperBound: Sendable, Equatable {
 /// earlier stages and the normalisation, so an estimate whose interval lies wholly above its bound's
 /// has a last-stage term that is wrong (a failed correction of the islands' logs, or a defect), not
 /// merely noisy.
-public struct EstimateAboveBound: Sendable, Equatable {
+public struct EstimateAboveBound: Sendable, Equatable, IntervalOrderCheck {
     /// Which quantity: `d_zeta` (the 2sED) or `d_zeta_lower`.
     public var quantity: String
     public var eps: Double
@@ -69,11 +69,6 @@ public struct EstimateAboveBound: Sendable, Equatable {
 
     /// How far the estimate's interval starts above the end of the bound's (≤ 0: consistent).
     public var gap: Double { interval.lowerBound - boundInterval.upperBound }
-
-    /// The case with the largest positive gap; nil when there is none.
-    public static func check(_ cases: [EstimateAboveBound]) -> EstimateAboveBound? {
-        cases.filter { $0.gap > 0 }.max { $0.gap < $1.gap }
-    }
 }
 
 /// JSON (`ed`'s `above_bound`, present only when the check fires): `quantity`, `eps`, `estimate`, `ci95`,
