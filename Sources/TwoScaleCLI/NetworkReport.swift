@@ -185,7 +185,7 @@ enum NetworkReport {
             return row
         }
         let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
-            + "the distance to them is at most how far the last stage's estimate is too low\n" : ""
+            + "the last stage's estimate is too low by at most the distance to them, given the shared earlier stages\n" : ""
         return head + Fmt.table(header, rows) + note
     }
 }

@@ -15,7 +15,7 @@ import Foundation
 /// function of each particle, so the last term carries no island noise, only the outer particles'
 /// spread of `log B` (docs/ESTIMATORS.md, "An upper bound"). What it bounds is the true 2sED; the
 /// value reported is itself an estimate, with an interval like the estimate's. The gap between the two,
-/// `bound − estimate`, is at most how far the last stage's estimate can be too low.
+/// `bound − estimate`, is the most by which the last stage's estimate can be too low (given the shared stages).
 public struct UpperBound: Sendable, Equatable {
     public var dZeta: Double
     public var ci95: ClosedRange<Double>
