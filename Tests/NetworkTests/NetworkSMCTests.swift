@@ -142,6 +142,13 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(a.stages[1], b.stages[1], "the Gaussian islands walk diagonally either way", file: file, line: line)
         // (identical too if no softmax island had to move: their streams agree until the first move)
         XCTAssertNotEqual(a.stages[2], b.stages[2], "the softmax islands move otherwise", file: file, line: line)
+        // L = 3: the upper bound replaces the last (softmax) stage only, at the same outer particles, so it
+        // does not depend on how the softmax islands move, and it differs from the estimate by the last terms.
+        let ua = try XCTUnwrap(a.bound), ub = try XCTUnwrap(b.bound)
+        XCTAssertEqual(ua, ub, "the bound does not see the softmax islands' kernel", file: file, line: line)
+        let L = Foundation.log(1e6)
+        XCTAssertEqual(ua.dZeta - a.dZeta, (ua.stage.value - a.stages[2].value) / L, accuracy: 1e-9, file: file, line: line)
+        XCTAssertGreaterThan(ua.dZeta, a.dZeta, file: file, line: line)
     }
 
     /// With the Hamiltonian kernel only the softmax islands move by trajectories (`islandSweeps` of them);
