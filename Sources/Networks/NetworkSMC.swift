@@ -215,12 +215,7 @@ public struct NetworkSMC: Sendable {
     func softmaxBound(inputs x: Matrix, scale s: Double) throws -> (log: Double, slope: Double) {
         let last = model.blockDimensions.count - 1
         let roots = try model.softmaxSupremumRoots(inputs: model.unitInputs(x, block: last))
-        var l = 0.0, slope = 0.0
-        for r in roots {
-            l += Foundation.log1p(s * r)
-            slope += s * r / (1 + s * r)
-        }
-        return (l, slope)
+        return (LogSpace.logDetSqrt(roots: roots, scale: s), LogSpace.logDetSqrtSlope(roots: roots, scale: s))
     }
 
     /// A block of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`

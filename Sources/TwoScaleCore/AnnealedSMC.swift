@@ -426,11 +426,7 @@ public enum AnnealedSMC {
             out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
             let w = LogSpace.normalizedWeights(logWeights: lw)
             var sl = 0.0
-            for i in 0..<n {
-                var d = 0.0
-                for r in roots[i] { let v = s * r; d += v.isFinite ? v / (1 + v) : 1 }
-                sl += w[i] * d
-            }
+            for i in 0..<n { sl += w[i] * LogSpace.logDetSqrtSlope(roots: roots[i], scale: s) }
             out.slope.append(sl)
             out.diagnostics.minStopESS = Swift.min(out.diagnostics.minStopESS, ess(lw) / Double(n))
             if keep { out.populations.append(SMCPopulation(x: x, weights: w)) }

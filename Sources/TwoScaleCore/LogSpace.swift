@@ -48,6 +48,13 @@ public enum LogSpace {
         return acc
     }
 
+    /// `d/d log s` of `logDetSqrt`: `Σ_i s r_i / (1 + s r_i)`, each term 1 where `s r_i` overflows.
+    public static func logDetSqrtSlope(roots: [Double], scale s: Double) -> Double {
+        var acc = 0.0
+        for r in roots { let v = s * r; acc += v.isFinite ? v / (1 + v) : 1 }
+        return acc
+    }
+
     /// `log(1 + a·b)` for `a, b ≥ 0`, also when the product overflows a double (ε → 0 makes
     /// `ε^(ζ−1)` as large as 10³⁰⁰): then `log(1 + ab) = log a + log b + log1p(1/(ab))`, and
     /// `1/(ab) < 10⁻³⁰⁸` is below a double's resolution of the sum, so `log a + log b` is exact.
