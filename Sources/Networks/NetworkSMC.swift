@@ -287,7 +287,7 @@ public struct NetworkSMC: Sendable {
             var stageShortfall: [Double] = []
             // The upper bound (`UpperBound`): the earlier stages' terms, then the last stage's supremum.
             var boundJoint = LogEstimate(), boundLow = LogEstimate(), boundSlope = 0.0
-            var boundStage = LogEstimate(), boundStageLower = LogEstimate()
+            var boundStage = LogEstimate(), boundStageLower = LogEstimate(), boundLogVariance = 0.0, boundShortfall = 0.0
             if L == 1 {
                 // One stage, the softmax unit on the data: its supremum is a number, not an estimate.
                 let b = try softmaxBound(inputs: model.data, scale: stops[t])
@@ -328,7 +328,8 @@ public struct NetworkSMC: Sendable {
                         }
                     if last {
                         let lb = islands.map(\.bound.log)
-                        boundStage = LogEstimate.logMean(lb)
+                        (boundStage, boundShortfall) = LogEstimate.logMeanAndShortfall(lb)
+                        boundLogVariance = LogEstimate.sampleVariance(lb)
                         boundStageLower = LogEstimate.mean(lb)
                         let wb = LogSpace.normalizedWeights(logWeights: lb)
                         boundSlope = slope + zip(wb, islands).reduce(0) { $0 + $1.0 * $1.1.bound.slope }
@@ -371,7 +372,8 @@ public struct NetworkSMC: Sendable {
             point.stageTailShortfall = stageShortfall
             if boundJoint.value.isFinite, boundLow.value.isFinite {
                 point.bound = UpperBound(eps: e, zeta: zeta, dimension: d, estimate: boundJoint, lower: lower ? boundLow : nil,
-                                         stage: boundStage, stageLower: boundStageLower)
+                                         stage: boundStage, stageLower: boundStageLower, stageLogVariance: boundLogVariance,
+                                         stageShortfall: boundShortfall, normalizationVariance: boundCV)
             }
             points.append(point)
         }

@@ -55,6 +55,10 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
                 try c.encode(u.stage.value, forKey: ResultKey("last_log_z_upper"))
                 try c.encode(u.stage.variance.squareRoot(), forKey: ResultKey("last_se_upper"))
                 try c.encode(u.stageLower.value, forKey: ResultKey("last_log_z_lower_upper"))
+                // The bound's own Monte Carlo: its outer particles' spread of log B, and the shortfall a
+                // log-mean of K such values has under the lognormal model (d_ζ units; not in ci95_upper).
+                try c.encode(u.stageLogVariance, forKey: ResultKey("last_log_var_upper"))
+                try c.encode(u.shortfall(eps: eps), forKey: ResultKey("shortfall_upper"))
             }
         }
     }
@@ -98,6 +102,20 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     /// The grid point where the 2sED's (or the lower 2sED's) interval lies wholly above its upper bound's,
     /// if any (`EstimateAboveBound`: an order the true values cannot have).
     public var aboveBound: EstimateAboveBound?
+
+    /// The grid point where the bound's own expected shortfall (`UpperBound.stageShortfall`, in d_ζ)
+    /// exceeds its interval's half-width most, if any: there the printed bound may lie below the bound
+    /// it estimates by more than its interval says.
+    public var boundShortfall: Point? { Self.boundShortfall(points) }
+
+    /// `boundShortfall` of any points.
+    public static func boundShortfall(_ points: [Point]) -> Point? {
+        points.compactMap { p -> (point: Point, shortfall: Double)? in
+            guard let u = p.bound else { return nil }
+            let shortfall = u.shortfall(eps: p.eps)
+            return shortfall > (u.ci95.upperBound - u.ci95.lowerBound) / 2 ? (p, shortfall) : nil
+        }.max { $0.shortfall < $1.shortfall }?.point
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)

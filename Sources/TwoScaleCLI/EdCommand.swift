@@ -122,6 +122,7 @@ struct EdCommand: AsyncParsableCommand {
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
             if let w = NetworkReport.tailWarning(measurement.tailShortfall) { Console.warn(w) }
             if let w = NetworkReport.boundWarning(measurement.aboveBound) { Console.warn(w) }
+            if let w = NetworkReport.boundShortfallWarning(measurement.boundShortfall, paths: measurement.paths) { Console.warn(w) }
             try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
             return
         }

@@ -93,6 +93,16 @@ enum NetworkReport {
             + "(--inner J, --island-sweeps) and report it (docs/ESTIMATORS.md, \"An upper bound\")"
     }
 
+    /// The warning text for an upper bound whose own estimate is expected to fall short by more than its
+    /// interval reaches (`NetworkSMCMeasurement.boundShortfall`): the ceiling is then higher than printed.
+    static func boundShortfallWarning(_ p: NetworkSMCMeasurement.Point?, paths: Int) -> String? {
+        guard let p, let u = p.bound else { return nil }
+        return "at ε = \(Fmt.num(p.eps, 6)) the upper bound's last term, a mean of B over K = \(paths) outer particles whose log B "
+            + "spreads over \(Fmt.num(u.stageLogVariance, 4)) nats², falls short of its limit by about \(Fmt.num(u.shortfall(eps: p.eps), 3)) "
+            + "in d_ζ under a lognormal model, more than its interval's half-width \(Fmt.num((u.ci95.upperBound - u.ci95.lowerBound) / 2, 3)): "
+            + "the bound there is likely higher than printed (shortfall_upper; docs/ESTIMATORS.md, \"An upper bound\")"
+    }
+
     /// The warning text for a 2sED whose later stages are expected to fall short by more than its
     /// interval reaches (`TailShortfall`).
     static func tailWarning(_ v: TailShortfall?) -> String? {

@@ -25,11 +25,23 @@ public struct UpperBound: Sendable, Equatable {
     /// variance) and `mean_k log B(θ^k)` (the lower 2sED's).
     public var stage: LogEstimate
     public var stageLower: LogEstimate
+    /// The sample variance of `log B(θ^k)` over the outer particles (nats²; 0 for one stage, where B is
+    /// a number).
+    public var stageLogVariance: Double
+    /// How far `stage`, a log-mean of K values of B with that spread, falls short of `log E B` under the
+    /// lognormal model (`LogNormalSpread.shortfall`, nats): the bound's own estimate can be low, as the
+    /// estimate's can, and its interval does not include this (the 2sED's shortfall in units of d_ζ is
+    /// this over |log ε|).
+    public var stageShortfall: Double
+    /// The part of the bound's `log E det` variance that is ĉ's (the trace normalisation; 0 otherwise):
+    /// `(slope/2)² Var log ĉ` with the bound's own slope in log s (`TraceEstimate.addedVariance`).
+    public var normalizationVariance: Double
 
     /// From the bound's `log E det` (earlier stages + `stage`, with the normalisation's variance) and,
     /// for the lower 2sED, its counterpart.
     public init(eps: Double, zeta: Double, dimension d: Int, estimate: LogEstimate, lower: LogEstimate?,
-                stage: LogEstimate, stageLower: LogEstimate) {
+                stage: LogEstimate, stageLower: LogEstimate, stageLogVariance: Double = 0, stageShortfall: Double = 0,
+                normalizationVariance: Double = 0) {
         let j = estimate.dimension(d: d, zeta: zeta, eps: eps)
         dZeta = j.value
         ci95 = j.ci95
@@ -40,7 +52,14 @@ public struct UpperBound: Sendable, Equatable {
         }
         self.stage = stage
         self.stageLower = stageLower
+        self.stageLogVariance = stageLogVariance
+        self.stageShortfall = stageShortfall
+        self.normalizationVariance = normalizationVariance
     }
+
+    /// `stageShortfall` in units of d_ζ at `eps`: how much higher the bound may lie than printed, under
+    /// the lognormal model of its outer particles' spread.
+    public func shortfall(eps: Double) -> Double { stageShortfall / Swift.abs(Foundation.log(eps)) }
 }
 
 /// The check that an estimate has not come out above its upper bound by more than their intervals

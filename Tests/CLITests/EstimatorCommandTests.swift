@@ -67,6 +67,11 @@ final class EstimatorCommandTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(p["ci95_lower_upper"]?.arrayValue).count, 2)
             XCTAssertGreaterThan(try XCTUnwrap(p["last_se_upper"]?.doubleValue), 0)
             XCTAssertLessThanOrEqual(try XCTUnwrap(p["last_log_z_lower_upper"]?.doubleValue), term + 1e-12, "mean log ≤ log mean")
+            // The bound's own spread over the 8 outer particles, and its lognormal shortfall in d_ζ.
+            let spread = try XCTUnwrap(p["last_log_var_upper"]?.doubleValue)
+            XCTAssertGreaterThan(spread, 0)
+            XCTAssertEqual(try XCTUnwrap(p["shortfall_upper"]?.doubleValue),
+                           LogNormalSpread.shortfall(logVariance: spread, count: 8) / Foundation.log(1 / eps), accuracy: 1e-12)
         }
         XCTAssertNil(j["above_bound"], "estimates below their bounds")
         let (_, text, _) = await run(base + ["--lower"])

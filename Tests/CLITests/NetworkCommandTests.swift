@@ -255,6 +255,51 @@ final class EssWarningTests: XCTestCase {
         }
     }
 
+    /// The above-bound warning names the quantity, ε, both intervals and what to do; none without a finding.
+    func testEstimateAboveBoundText() {
+        XCTAssertNil(NetworkReport.boundWarning(nil))
+        let v = EstimateAboveBound(quantity: "d_zeta_lower", eps: 0.001, estimate: 18240.5, interval: 18238.25...18242.75,
+                                   bound: 18231.22, boundInterval: 18230.38...18232.07)
+        let w = NetworkReport.boundWarning(v)
+        for part in ["the lower 2sED at ε = 0.001", "18240.5 [18238.25, 18242.75]", "upper bound 18231.22 [18230.38, 18232.07]",
+                     "cannot be in that order", "wrong, not noisy", "(--inner J, --island-sweeps)"] {
+            XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
+        }
+        let joint = NetworkReport.boundWarning(EstimateAboveBound(quantity: "d_zeta", eps: 0.1, estimate: 3, interval: 2...4, bound: 1,
+                                                                    boundInterval: 0.5...1.5))
+        XCTAssertTrue(joint?.hasPrefix("the 2sED at ε = 0.1 ") == true, joint ?? "nil")
+    }
+
+    /// The bound's shortfall: reported only where it exceeds the bound's half-width, the largest such point,
+    /// and its warning names ε, the spread, K, the shortfall and the half-width.
+    func testBoundShortfallCheckAndText() throws {
+        func point(eps: Double, spread: Double, half: Double) -> NetworkSMCMeasurement.Point {
+            let stage = LogEstimate(value: 300, variance: 1)
+            var u = UpperBound(eps: eps, zeta: 0.5, dimension: 10, estimate: LogEstimate(value: 400, variance: 1), lower: nil,
+                               stage: stage, stageLower: stage, stageLogVariance: spread,
+                               stageShortfall: LogNormalSpread.shortfall(logVariance: spread, count: 64))
+            u.ci95 = (u.dZeta - half)...(u.dZeta + half)
+            return NetworkSMCMeasurement.Point(eps: eps, zeta: 0.5, dZeta: 1, ci95: 0...2, seLogDet: 1, normalizationShare: 0, stageESS: [1],
+                                               stageIslandNoise: [0.5], stageLogVariance: [spread], stageLogZ: [1, 2], stageSE: [1, 1],
+                                               lower: false, bound: u)
+        }
+        // 784-32-10's log B spread of about 25 nats²: a shortfall of a few nats, under a unit in d_ζ.
+        let small = point(eps: 0.001, spread: 25, half: 0.85)
+        let s25 = try XCTUnwrap(small.bound).shortfall(eps: 0.001)
+        XCTAssertGreaterThan(s25, 0.1)
+        XCTAssertLessThan(s25, 0.85)
+        let wide = point(eps: 0.001, spread: 100, half: 0.85), wider = point(eps: 0.1, spread: 100, half: 0.85)
+        XCTAssertGreaterThan(try XCTUnwrap(wider.bound).shortfall(eps: 0.1), try XCTUnwrap(wide.bound).shortfall(eps: 0.001))
+        XCTAssertNil(NetworkSMCMeasurement.boundShortfall([small]))
+        XCTAssertNil(NetworkReport.boundShortfallWarning(nil, paths: 64))
+        let worst = NetworkSMCMeasurement.boundShortfall([small, wide, wider])
+        XCTAssertEqual(worst?.eps, 0.1, "the largest shortfall beyond its half-width")
+        let w = NetworkReport.boundShortfallWarning(worst, paths: 64)
+        for part in ["ε = 0.1", "K = 64", "100 nats²", "half-width 0.85", "likely higher than printed", "shortfall_upper"] {
+            XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
+        }
+    }
+
     func testEdWarnsOnStderr() async throws {
         let err = OutputCapture(), out = OutputCapture()
         let args = ["ed", "--estimator", "plain", "--arch", "10-8-3", "--samples", "20", "--paths", "30", "--inner", "10", "--sigma2", "0.1",
