@@ -52,12 +52,10 @@ public struct NetworkSMC: Sendable {
     public static let defaultPaths = 64, defaultInner = 32
 
     /// The default number of uniform draws for the trace normalisation ĉ (`--trace-draws`) of a network
-    /// of d parameters: one per two parameters, at least 1 000. An error δ in `log ĉ` shifts every scale
-    /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with the network
-    /// (≈ 750 on 54-16-7 at ε = 10⁻³, ≈ 3 000 on 784-32-10). With 1 000 draws ĉ carried 1.6% of the
-    /// interval's variance on 54-16-7 (d = 976, which keeps 1 000) but 51% on 784-32-10 (d = 25 408,
-    /// now 12 704 draws, about 3 s there); docs/ESTIMATORS.md §4.
-    public static func defaultTraceDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
+    /// of d parameters (`TraceEstimate.defaultDraws`: one per two parameters, at least 1 000). With 1 000
+    /// draws ĉ carried 1.6% of the interval's variance on 54-16-7 (d = 976, which keeps 1 000) but 51% on
+    /// 784-32-10 (d = 25 408, now 12 704 draws, about 3 s there); docs/ESTIMATORS.md §4.
+    public static func defaultTraceDraws(parameters d: Int) -> Int { TraceEstimate.defaultDraws(parameters: d) }
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {

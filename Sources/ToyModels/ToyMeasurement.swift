@@ -179,8 +179,10 @@ public struct ToyMeasurement: Sendable, Encodable {
 
     /// Runs `trials` Monte Carlo estimates of every ε (trial i with seed `seed + i`) and adds them beside
     /// the exact values (`toy --mc`).
-    public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int,
+    /// `traceDraws` nil: the default for the model's dimension (`TraceEstimate.defaultDraws`).
+    public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int?,
                                        bootstrap: Int, threads: Int) async throws {
+        let traceDraws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.dimension)
         let eps = points.map(\.eps)
         var results: [ToyMonteCarlo.Result] = []
         for i in 0..<trials {

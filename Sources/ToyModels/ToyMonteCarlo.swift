@@ -9,7 +9,8 @@ import TwoScaleCore
 ///   ĉ from the same draws, a percentile bootstrap over draws for the interval.
 /// * `smc`: every axis is an independent unit (as every neuron of a Gaussian layer is), so
 ///   `log E det = Σ_i log Z_i(s)`, each `Z_i` from `AnnealedSMC` with K particles per replicate; ĉ from
-///   `traceDraws` separate uniform draws, its uncertainty carried into the interval.
+///   `traceDraws` separate uniform draws (by default one per two axes, at least 1 000, as for networks),
+///   its uncertainty carried into the interval.
 ///
 /// Random streams: draw k of `plain` from `Xoshiro256(seed:, stream: [TOY, 1, k])`, axis i's replicate r
 /// of `smc` from `[TOY, 2, i, r]`, trace draw k from `[TOY, 3, k]`.
@@ -24,8 +25,10 @@ public struct ToyMonteCarlo: Sendable {
 
     static let stream: UInt64 = 0x544F_59  // "TOY"
 
-    public init(model: ToyModel, estimator: EstimatorKind, paths: Int, seed: UInt64, traceDraws: Int = 1000,
+    /// `traceDraws` nil: `TraceEstimate.defaultDraws` for the model's dimension (one per two axes, at least 1 000).
+    public init(model: ToyModel, estimator: EstimatorKind, paths: Int, seed: UInt64, traceDraws: Int? = nil,
                 bootstrap: Int = 200, replicates: Int = 2) throws {
+        let traceDraws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.dimension)
         guard paths >= 2, paths <= 10_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the Monte Carlo budget K must be from 2 to 10⁷")
         }

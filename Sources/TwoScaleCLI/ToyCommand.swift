@@ -24,8 +24,8 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "Independent repetitions with seeds seed, seed+1, …: reports how often the 95% interval holds the exact value.")
     var trials: Int = 1
 
-    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (its uncertainty enters the interval).")
-    var traceDraws: Int = 1000
+    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (its uncertainty enters the interval; default: one per two axes, at least 1000, as for networks).")
+    var traceDraws: Int?
 
     @Option(help: "plain: bootstrap resamples over draws for the 95% interval.")
     var bootstrap: Int = 200

@@ -213,6 +213,15 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(compare.traceDraws(list), NetworkSMC.defaultTraceDraws(parameters: 54 * 40 + 40 * 7))
         XCTAssertEqual(try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
                                                  "--estimator", "smc", "--trace-draws", "300"]).traceDraws(list), 300)
+        // toy --mc follows the same rule with the number of axes; a given --trace-draws is kept.
+        let toy = ["toy", "--family", "bernoulli", "--box", "0.05:0.95", "--eps", "0.1", "--mc", "--paths", "4", "--json"]
+        for (dim, given, expected) in [(3, nil, 1000), (2_001, nil, 1001), (4_000, nil, 2000), (4_000, 50, 50)] as [(Int, Int?, Int)] {
+            let (s, out, err) = await run(toy + ["--dim", "\(dim)"] + (given.map { ["--trace-draws", "\($0)"] } ?? []))
+            XCTAssertEqual(s, 0, err)
+            let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+            XCTAssertEqual(j["trace_draws"], .int(expected), "toy d = \(dim) \(String(describing: given))")
+        }
+        XCTAssertEqual(TraceEstimate.defaultDraws(parameters: 100_000), 50_000)
     }
 
     /// Bad Monte Carlo settings: one message naming the flag, exit status 2 (1 for an overflowing box), no output.
