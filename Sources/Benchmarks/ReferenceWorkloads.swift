@@ -105,7 +105,7 @@ public enum ReferenceWorkloads {
                                        inputSize: architecture.inputSize, inputShape: architecture.inputShape, flag: "--data")
         let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
                                      noiseSamples: 1, noiseSeed: 1)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: NetworkSMC.defaultTraceDraws(parameters: architecture.parameterCount))
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: TraceEstimate.defaultDraws(parameters: architecture.parameterCount))
         let eps = try Grid.parse("0.001,0.1", flag: "--eps")
         let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
         let wall = Date().timeIntervalSince(start)

@@ -51,12 +51,6 @@ public struct NetworkSMC: Sendable {
     /// The default budget (`ed --estimator smc`): K = 64 outer particles, J = 32 island particles.
     public static let defaultPaths = 64, defaultInner = 32
 
-    /// The default number of uniform draws for the trace normalisation ĉ (`--trace-draws`) of a network
-    /// of d parameters (`TraceEstimate.defaultDraws`: one per two parameters, at least 1 000). With 1 000
-    /// draws ĉ carried 1.6% of the interval's variance on 54-16-7 (d = 976, which keeps 1 000) but 51% on
-    /// 784-32-10 (d = 25 408, now 12 704 draws, about 3 s there); docs/ESTIMATORS.md §4.
-    public static func defaultTraceDraws(parameters d: Int) -> Int { TraceEstimate.defaultDraws(parameters: d) }
-
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.blockDimensions.count,

@@ -179,18 +179,19 @@ public struct ToyMeasurement: Sendable, Encodable {
 
     /// Runs `trials` Monte Carlo estimates of every ε (trial i with seed `seed + i`) and adds them beside
     /// the exact values (`toy --mc`).
-    /// `traceDraws` nil: the default for the model's dimension (`TraceEstimate.defaultDraws`).
+    /// `traceDraws` nil: the default for the model's dimension (`ToyMonteCarlo` resolves it).
     public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int?,
                                        bootstrap: Int, threads: Int) async throws {
-        let traceDraws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.dimension)
         let eps = points.map(\.eps)
         var results: [ToyMonteCarlo.Result] = []
+        var drawsUsed = traceDraws ?? 0
         for i in 0..<trials {
-            results.append(try await ToyMonteCarlo(model: model, estimator: estimator, paths: paths, seed: seed + UInt64(i),
-                                                   traceDraws: traceDraws, bootstrap: bootstrap)
-                .run(eps: eps, zeta: zeta, normalization: normalization, threads: threads))
+            let mc = try ToyMonteCarlo(model: model, estimator: estimator, paths: paths, seed: seed + UInt64(i),
+                                       traceDraws: traceDraws, bootstrap: bootstrap)
+            drawsUsed = mc.traceDraws
+            results.append(try await mc.run(eps: eps, zeta: zeta, normalization: normalization, threads: threads))
         }
-        try addMonteCarlo(results, estimator: estimator, paths: paths, seed: seed, traceDraws: traceDraws)
+        try addMonteCarlo(results, estimator: estimator, paths: paths, seed: seed, traceDraws: drawsUsed)
     }
 
     /// Adds Monte Carlo trials (the same ε grid) beside the exact values: the first trial's estimate and,

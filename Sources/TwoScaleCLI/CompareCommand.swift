@@ -66,7 +66,7 @@ struct CompareCommand: AsyncParsableCommand {
     /// The draws for ĉ: as given, or ed's default for the largest of the architectures (one number for
     /// the whole comparison).
     func traceDraws(_ list: [Architecture]) -> Int {
-        traceDrawsOption ?? NetworkSMC.defaultTraceDraws(parameters: list.map(\.parameterCount).max() ?? 0)
+        traceDrawsOption ?? TraceEstimate.defaultDraws(parameters: list.map(\.parameterCount).max() ?? 0)
     }
 
     /// K and J with the estimator's defaults.

@@ -108,7 +108,7 @@ struct EdCommand: AsyncParsableCommand {
             }
             let sweeps = islands.sweeps(for: kernel)
             var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
-                                     traceDraws: traceDraws ?? NetworkSMC.defaultTraceDraws(parameters: architecture.parameterCount),
+                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
                                      islandSweeps: sweeps)
             smc.islandKernel = kernel
             let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,

@@ -164,8 +164,10 @@ public struct TraceEstimate: Sendable, Equatable {
     /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with d (≈ 750 on
     /// 54-16-7 at ε = 10⁻³, ≈ 3 000 on 784-32-10, ≈ 7 000 on the Poisson toy at d = 10⁴) while the trace's
     /// relative spread per draw does not shrink, so a fixed count lets ĉ take over the interval: with
-    /// 1 000 draws it carried 51% of 784-32-10's variance and 12% of the d = 10⁴ toys' (3% with this rule;
-    /// the interval accounts for it either way); docs/ESTIMATORS.md §4.
+    /// 1 000 draws it carried 1.6% of 54-16-7's variance (d = 976, which keeps 1 000), 51% of 784-32-10's
+    /// (now 12 704 draws, about 3 s there) and 12% of the d = 10⁴ toys' (3% with this rule; the interval
+    /// accounts for it either way); docs/ESTIMATORS.md §4. `ed`, `compare` (the largest architecture's d)
+    /// and `toy --mc` use it when `--trace-draws` is not given.
     public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 
     /// `c` and `Var(log c)` for the normalisation (zero variance for `none`).

@@ -194,10 +194,10 @@ final class EstimatorCommandTests: XCTestCase {
     /// ĉ's draws by default: one per two parameters, at least 1000 (ed: the network's d; compare: the
     /// largest architecture's), as the JSON reports them; a given --trace-draws is kept.
     func testTraceDrawsDefault() async throws {
-        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 976), 1000)
-        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 2000), 1000)
-        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 2001), 1001)
-        XCTAssertEqual(NetworkSMC.defaultTraceDraws(parameters: 25_408), 12_704)
+        XCTAssertEqual(TraceEstimate.defaultDraws(parameters: 976), 1000)
+        XCTAssertEqual(TraceEstimate.defaultDraws(parameters: 2000), 1000)
+        XCTAssertEqual(TraceEstimate.defaultDraws(parameters: 2001), 1001)
+        XCTAssertEqual(TraceEstimate.defaultDraws(parameters: 25_408), 12_704)
         let base = ["ed", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5", "--eps", "0.1",
                     "--estimator", "smc", "--paths", "4", "--inner", "8", "--seed", "1", "--json"]
         for (arch, given, expected) in [("3-4-3", nil, 1000), ("60-40-3", nil, 1260), ("60-40-3", 77, 77)] as [(String, Int?, Int)] {
@@ -210,7 +210,7 @@ final class EstimatorCommandTests: XCTestCase {
         let compare = try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
                                                 "--samples", "100", "--estimator", "smc"])
         let list = try compare.architectures()
-        XCTAssertEqual(compare.traceDraws(list), NetworkSMC.defaultTraceDraws(parameters: 54 * 40 + 40 * 7))
+        XCTAssertEqual(compare.traceDraws(list), TraceEstimate.defaultDraws(parameters: 54 * 40 + 40 * 7))
         XCTAssertEqual(try CompareCommand.parse(["--archs", "54-16-7,54-40-7", "--data", "synthetic:teacher:54-16-7",
                                                  "--estimator", "smc", "--trace-draws", "300"]).traceDraws(list), 300)
         // toy --mc follows the same rule with the number of axes; a given --trace-draws is kept.
