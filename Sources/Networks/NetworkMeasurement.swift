@@ -113,6 +113,8 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
         /// Effective sample size of the outer weights per stage m ≥ 2, and its minimum (nil for one block).
         public var ess: [Double]
         public var essMin: Double?
+        /// The certified bracket at this ε (`CertifiedBracket`), when the run computed one.
+        public var bracket: CertifiedBracket.Point?
         /// Whether the lower 2sED was asked for (its keys are written, null intervals included).
         public var lower: Bool { dZetaLower != nil }
 
@@ -120,8 +122,16 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
             var c = encoder.container(keyedBy: ResultKey.self)
             try Self.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZetaJoint, ci95: ci95, ci95Joint: ci95Joint,
                                      lower: lower ? (dZetaLower, ci95Lower) : nil)
+            try Self.encodeBracket(&c, bracket, lower: lower)
             try c.encode(ess, forKey: ResultKey("ess"))
             try c.encode(essMin, forKey: ResultKey("ess_min"))
+        }
+
+        /// `d_zeta_bracket` and, with `lower`, `d_zeta_lower_bracket` (absent without a bracket).
+        static func encodeBracket(_ c: inout KeyedEncodingContainer<ResultKey>, _ b: CertifiedBracket.Point?, lower: Bool) throws {
+            guard let b else { return }
+            try c.encode([b.dZeta.lowerBound, b.dZeta.upperBound], forKey: ResultKey("d_zeta_bracket"))
+            if lower { try c.encode([b.dZetaLower.lowerBound, b.dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket")) }
         }
 
         /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`,
@@ -166,6 +176,9 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
     public var abbas: [AbbasPoint]?
     /// The degenerate stage, when the outer weights' ESS is too small (WeightDegeneracy's rule).
     public var degeneracy: WeightDegeneracy?
+    /// The certified bracket (`ed` computes it for the Markov FIM) and what its check found.
+    public var bracket: CertifiedBracket?
+    public var bracketCheck: BracketCheck?
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
@@ -175,6 +188,8 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
         try encodeScale(&c)
         try c.encode(clamped, forKey: ResultKey("clamped"))
         try c.encode(bootstrap, forKey: ResultKey("bootstrap"))
+        try c.encodeIfPresent(bracket, forKey: ResultKey("bracket"))
+        try c.encodeIfPresent(bracketCheck, forKey: ResultKey("bracket_check"))
         try rank.encode(to: encoder)
         try c.encodeIfPresent(gamma, forKey: ResultKey("gamma"))
         try c.encodeIfPresent(abbas, forKey: ResultKey("abbas"))
@@ -208,5 +223,14 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
             rank: RankReport(rank, zeta: r.zeta, dimension: spectra.dimension),
             gamma: abbas == nil ? nil : r.gamma, abbas: abbas,
             degeneracy: WeightDegeneracy.check(ess: ess, paths: spectra.paths))
+    }
+}
+
+extension NetworkMeasurement: BracketedMeasurement {
+    typealias P = Point
+    /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
+    public mutating func attach(_ b: CertifiedBracket) {
+        bracket = b
+        bracketCheck = Self.attach(b, to: &points)
     }
 }

@@ -29,11 +29,14 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         /// The estimate of an upper bound on the 2sED (and the lower 2sED): the last stage's islands
         /// replaced by the softmax block's supremum at the same outer particles (`UpperBound`).
         public var bound: UpperBound?
+        /// The certified bracket at this ε (`CertifiedBracket`), when the run computed one.
+        public var bracket: CertifiedBracket.Point?
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
             try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
                                                          ci95Joint: ci95, lower: lower ? (dZetaLower, ci95Lower) : nil)
+            try NetworkMeasurement.Point.encodeBracket(&c, bracket, lower: lower)
             try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
             try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
             try c.encode(stageESS, forKey: ResultKey("stage_ess"))
@@ -102,6 +105,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     /// The grid point where the 2sED's (or the lower 2sED's) interval lies wholly above its upper bound's,
     /// if any (`EstimateAboveBound`: an order the true values cannot have).
     public var aboveBound: EstimateAboveBound?
+    /// The certified bracket (`ed` computes it for the Markov FIM) and what its check found.
+    public var bracket: CertifiedBracket?
+    public var bracketCheck: BracketCheck?
 
     /// The grid point where the bound's own expected shortfall (`UpperBound.stageShortfall`, in d_ζ)
     /// exceeds its interval's half-width most, if any: there the printed bound may lie below the bound
@@ -131,6 +137,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encodeIfPresent(lowerAboveNested, forKey: ResultKey("lower_above_nested"))
         try c.encodeIfPresent(tailShortfall, forKey: ResultKey("tail_shortfall"))
         try c.encodeIfPresent(aboveBound, forKey: ResultKey("above_bound"))
+        try c.encodeIfPresent(bracket, forKey: ResultKey("bracket"))
+        try c.encodeIfPresent(bracketCheck, forKey: ResultKey("bracket_check"))
         try rank.encode(to: encoder)
     }
 
@@ -179,6 +187,15 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
         }
+    }
+}
+
+extension NetworkSMCMeasurement: BracketedMeasurement {
+    typealias P = Point
+    /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
+    public mutating func attach(_ b: CertifiedBracket) {
+        bracket = b
+        bracketCheck = Self.attach(b, to: &points)
     }
 }
 

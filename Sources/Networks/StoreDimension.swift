@@ -3,8 +3,10 @@ import TwoScaleCore
 
 /// d_ζ(ε) evaluated exactly at any ε from a spectra store (the layered estimators of docs/METHOD.md §13,
 /// no interpolation), as the generalisation bound needs it (docs/METHOD.md §15): the point estimate, and
-/// the value that enters the bound's tail — the one-sided 95% upper value of a percentile bootstrap over
-/// the store's paths (`LayeredEstimator.oneSided`), never below the estimate.
+/// the value that enters the bound's tail. For a Markov-FIM store whose model can be rebuilt from its
+/// settings (the data are where they were) that value is the certified bracket's upper end (§19), which
+/// holds by construction; otherwise the one-sided 95% upper value of a percentile bootstrap over the
+/// store's paths (`LayeredEstimator.oneSided`), never below the estimate.
 public struct StoreDimension: Sendable {
     public let estimator: LayeredEstimator
     public let which: LayeredEstimator.Estimate
@@ -14,6 +16,10 @@ public struct StoreDimension: Sendable {
     public let seed: UInt64
     public let dimension: Int
     public let paths: Int
+    /// The model's majorants (the certified upper end), when the store's model could be rebuilt.
+    public let ceilings: [BlockCeiling]?
+    /// Why there is no certified upper end (nil when there is one).
+    public let uncertified: String?
 
     public init(directory: String, estimate which: LayeredEstimator.Estimate, zeta: Double, normalization: Normalization,
                 bootstrap: Int = 200) throws {
@@ -26,20 +32,38 @@ public struct StoreDimension: Sendable {
         self.bootstrap = bootstrap
         dimension = spectra.dimension
         paths = spectra.paths
+        let c = store.meta.configuration
+        if c.fisher != .markov {
+            (ceilings, uncertified) = (nil, "the output FIM has no certified bracket")
+        } else {
+            do {
+                (ceilings, uncertified) = (try MarkovFisher(configuration: c).blockCeilings(box: c.box), nil)
+            } catch let e as TwoScaleError {
+                (ceilings, uncertified) = (nil, "the store's model could not be rebuilt from its settings (\(e.message))")
+            }
+        }
     }
 
-    /// The point estimate and the one-sided upper value at ε.
+    /// The point estimate and the value used in the tail at ε: the certified upper end where there is one,
+    /// else the one-sided bootstrap upper value.
     public func values(eps: Double) throws -> (estimate: Double, upper: Double) {
-        try estimator.oneSided(eps: eps, zeta: zeta, estimate: which, bootstrap: bootstrap, seed: seed)
+        guard let ceilings else { return try estimator.oneSided(eps: eps, zeta: zeta, estimate: which, bootstrap: bootstrap, seed: seed) }
+        let p = try estimator.points(eps: [eps], zeta: zeta)[0]
+        let value = switch which { case .nested: p.dZeta; case .joint: p.dZetaJoint; case .lower: p.dZetaLower }
+        let s = ScaleParameters.t(eps: eps, zeta: zeta) * estimator.scale.squareRoot()
+        return (value, BlockCeiling.dZetaUpper(ceilings, scale: s, eps: eps, zeta: zeta, dimension: dimension))
     }
 
-    /// False for the lower 2sED: a lower bound of d_ζ (Jensen), whose upper value is still not an
-    /// upper value of d_ζ.
-    public var conservative: Bool { which != .lower }
+    /// Whether the tail is conservative: always with the certified upper end (it bounds every estimator's
+    /// quantity); from the bootstrap, not for the lower 2sED (a lower bound of d_ζ by Jensen).
+    public var conservative: Bool { ceilings != nil || which != .lower }
 
     /// How the value used in the tail is obtained, for reports.
     public var method: String {
-        "one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
+        if ceilings != nil {
+            return "the certified upper end of the 2sED's bracket (deterministic: every stage at its majorant over the box, docs/METHOD.md §19), at the store's normalisation c, given its data inputs and noise draws; it bounds the \(which.rawValue) estimate's quantity too"
+        }
+        return "no certified upper end (\(uncertified ?? "")); one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
             + (which == .lower
                ? "NOT conservative: the lower 2sED is a lower bound of d_ζ, so the tail from it can understate the bound's tail (use --estimator nested)"
                : "the bootstrap does not see plain Monte Carlo's low bias in high dimension (docs/ESTIMATORS.md), so with few effective paths it can still understate d_ζ")

@@ -14,10 +14,11 @@ struct BoundCommand: AsyncParsableCommand {
         ε_n = (log n/(γn))^(3/8) (natural log), P(sup_θ|R − R_n| ≥ C·ε_n) ≤ H·ε_n^(−d_ζ(ε_n))·n^(−K/γ). \
         The tail is reported as log_tail = log H − d_ζ(ε_n)·log ε_n − (K/γ)·log n. d_ζ(ε_n) is evaluated \
         exactly at every ε_n (never interpolated) from a toy model (the flags of `twoscale toy`; exact) or from a \
-        spectra store written by `twoscale ed --store DIR` (--store DIR, with --estimator nested|lower|joint). From a store \
-        the tail uses d_zeta_used, a one-sided 95% upper value of d_ζ (the 0.95 quantile of a percentile bootstrap over \
-        the store's paths, --bootstrap resamples, never below the estimate), reported beside the point estimate \
-        d_zeta_estimate; --estimator lower is labelled non-conservative (a lower bound of d_ζ understates the tail). \
+        spectra store written by `twoscale ed --store DIR` (--store DIR, with --estimator nested|lower|joint). From a \
+        Markov-FIM store the tail uses d_zeta_used, the upper end of the 2sED's certified bracket (it holds by \
+        construction; docs/METHOD.md §19), reported beside the point estimate d_zeta_estimate. Where the store's \
+        model cannot be rebuilt (its data moved) or for the output FIM, it uses a one-sided 95% bootstrap upper \
+        value instead, and says so; --estimator lower is then labelled non-conservative. \
         C, H, K are unknown constants of \
         the theorem: they are user-set (default 1) and labelled so in every output. With --delta, n_for_delta \
         is the smallest integer n in --delta-range whose tail is below δ (exhaustive scan on short ranges, \
@@ -73,7 +74,7 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "With --store: which 2sED estimator gives d_ζ(ε_n): nested (the 2sED), lower, or joint.")
     var estimator: StoreEstimator = .nested
 
-    @Option(help: "With --store: bootstrap resamples over the store's paths for the one-sided 95% upper value of d_ζ that enters the tail (seeded by the store's run seed).")
+    @Option(help: "With --store and no certified upper end (output FIM, or data moved): bootstrap resamples for the one-sided 95% upper value of d_ζ (seeded by the store's run seed).")
     var bootstrap: Int = 200
 
     @OptionGroup var output: OutputOptions
@@ -95,6 +96,9 @@ struct BoundCommand: AsyncParsableCommand {
                 throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
             }
             let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap)
+            if let why = s.store.uncertified {
+                Console.warn("bound --store: no certified upper end (\(why)); the tail uses a bootstrap upper value of d_ζ, which can understate it")
+            }
             if !s.conservative {
                 Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
             }

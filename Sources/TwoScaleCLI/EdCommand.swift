@@ -117,12 +117,14 @@ struct EdCommand: AsyncParsableCommand {
                 result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
                 islandSweeps: sweeps, islandKernel: kernel)
+            measurement.attach(try await Self.bracket(markov, box: lo...hi, request: request, scale: measurement.scale, seed: network.seed))
             measurement.seconds = Date().timeIntervalSince(start)
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
             if let w = NetworkReport.tailWarning(measurement.tailShortfall) { Console.warn(w) }
             if let w = NetworkReport.boundWarning(measurement.aboveBound) { Console.warn(w) }
             if let w = NetworkReport.boundShortfallWarning(measurement.boundShortfall, paths: measurement.paths) { Console.warn(w) }
+            if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
             try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
             return
         }
@@ -175,9 +177,20 @@ struct EdCommand: AsyncParsableCommand {
         }
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
         var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        if let markov = try network.makeModel(architecture: architecture) as? MarkovFisher {
+            measurement.attach(try await Self.bracket(markov, box: lo...hi, request: request, scale: measurement.scale, seed: network.seed))
+        }
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+        if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }
+    }
+
+    /// The certified bracket of the run's model at its normalisation (`MarkovFisher.certifiedBracket`).
+    static func bracket(_ model: MarkovFisher, box: ClosedRange<Double>, request: MeasurementRequest, scale: Double, seed: Int) async throws -> CertifiedBracket {
+        Console.progress("ed: certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
+        return try await model.certifiedBracket(box: box, eps: request.eps, zeta: request.zeta, scale: scale, seed: UInt64(seed),
+                                                threads: request.threads)
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

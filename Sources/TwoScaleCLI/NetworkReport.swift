@@ -93,6 +93,18 @@ enum NetworkReport {
             + "(--inner J, --island-sweeps) and report it (docs/ESTIMATORS.md, \"An upper bound\")"
     }
 
+    /// The warning text for estimates outside their certified bracket (`BracketCheck`).
+    static func bracketWarning(_ v: BracketCheck?) -> String? {
+        guard let v, !v.isEmpty else { return nil }
+        let cases = v.cases.map { c in
+            "\(c.quantity == "d_zeta" ? "2sED" : "lower 2sED") \(Fmt.num(c.estimate, 8)) at ε = \(Fmt.num(c.eps, 6)) "
+                + (c.quantity == "d_zeta" ? "outside" : "above the 2sED's")
+                + " bracket [\(Fmt.num(c.bracket[0], 8)), \(Fmt.num(c.bracket[1], 8))]"
+        }.joined(separator: "; ")
+        return cases + ": the bracket holds by construction (its lower end up to δ), so the estimate is wrong there; "
+            + "a lower 2sED above the bracket is printed at its upper end (bracket_check; docs/METHOD.md §19)"
+    }
+
     /// The warning text for an upper bound whose own estimate is expected to fall short by more than its
     /// interval reaches (`NetworkSMCMeasurement.boundShortfall`): the ceiling is then higher than printed.
     static func boundShortfallWarning(_ p: NetworkSMCMeasurement.Point?, paths: Int) -> String? {

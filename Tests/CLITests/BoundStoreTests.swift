@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TwoScaleCore
+import TwoScaleFormats
 
 /// `bound --store DIR` evaluates d_ζ at each ε_n from the store: it must equal `analyze DIR --eps ε_n`.
 @Suite struct BoundStoreTests {
@@ -20,25 +21,51 @@ import TwoScaleCore
             let b = try await runJSON(["bound", "--n", "1000,100000", "--gamma", "0.5", "--store", store, "--estimator", est, "--json"])
             let pts = try #require(b["points"]?.arrayValue)
             #expect(pts.count == 2)
-            #expect(b["conservative"] == .bool(est != "lower"))
-            #expect(b["d_zeta_used_method"]?.stringValue?.contains("one-sided 95%") == true)
+            // The certified upper end bounds every estimator's quantity: the tail is conservative for all three.
+            #expect(b["conservative"] == .bool(true))
+            #expect(b["d_zeta_used_method"]?.stringValue?.contains("certified upper end") == true)
             for p in pts {
                 let e = try #require(p["eps_n"]?.doubleValue)
                 let n = try #require(p["n"]?.doubleValue)
                 #expect(abs(e - pow(log(n) / (0.5 * n), 3.0 / 8)) < 1e-15)
-                // The same 200 bootstrap resamples (seeded by the run's seed) as analyze's intervals: the 0.95
-                // quantile lies between the estimate and the two-sided interval's 0.975 end.
                 let a = try await runJSON(["analyze", store, "--eps", "\(e)", "--lower", "--bootstrap", "200", "--json"])
                 let ap = try #require(a["points"]?.arrayValue?.first)
                 let key = est == "nested" ? "d_zeta" : (est == "lower" ? "d_zeta_lower" : "d_zeta_joint")
-                let ci = est == "nested" ? "ci95" : (est == "lower" ? "ci95_lower" : "ci95_joint")
                 #expect(p["d_zeta_estimate"]?.doubleValue == ap[key]?.doubleValue, "\(est) at n = \(n)")
+                // d_zeta_used is the upper end of the bracket that ed prints for the same run at ε_n (same
+                // spectra, so the same c), and above the estimate.
+                let ed = try await runJSON(["ed", "--estimator", "plain", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5",
+                                            "--paths", "4", "--inner", "3", "--sigma2", "0.5", "--eps", "\(e)", "--seed", "2", "--json"])
+                let hi = try #require(ed["points"]?.arrayValue?.first?["d_zeta_bracket"]?.arrayValue?.last?.doubleValue)
                 let d = try #require(p["d_zeta_used"]?.doubleValue)
-                let upper975 = try #require(ap[ci]?.arrayValue?.last?.doubleValue)
-                #expect(d >= (try #require(ap[key]?.doubleValue)) && d <= upper975, "\(est): used \(d), 0.975 end \(upper975)")
+                #expect(abs(d - hi) <= 1e-12 * hi, "\(est): used \(d), bracket's upper end \(hi)")
+                #expect(d >= (try #require(ap[key]?.doubleValue)))
                 let tail = -d * log(e) - 1 / 0.5 * log(n)  // log H = 0, K = 1
                 #expect(abs(try #require(p["log_tail"]?.doubleValue) - tail) < 1e-9 * abs(tail))
             }
+        }
+    }
+
+    /// A store whose data file has moved: no certified upper end, so the bootstrap's one-sided 95% value
+    /// enters the tail, the method says why, and the lower 2sED's tail is labelled non-conservative.
+    @Test func storeWithoutItsDataFallsBackToTheBootstrap() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let csv = dir + "/x.csv", store = dir + "/s"
+        try (0..<6).map { i in (0..<3).map { j in "\(Double((i * 7 + j * 3) % 11) / 5 - 1)" }.joined(separator: ",") }
+            .joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "csv:" + csv, "--samples", "6", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        let certified = try await runJSON(["bound", "--n", "1000", "--store", store, "--json"])
+        #expect(certified["d_zeta_used_method"]?.stringValue?.contains("certified upper end") == true)
+        try FileManager.default.removeItem(atPath: csv)
+        for est in ["nested", "lower"] {
+            let (status, out, _) = await runCLICapturingErrors(["bound", "--n", "1000", "--store", store, "--estimator", est, "--json"])
+            #expect(status == 0)
+            let b = try JSONValue.parse(Data(out.utf8), source: "bound")
+            #expect(b["conservative"] == .bool(est != "lower"))
+            #expect(b["d_zeta_used_method"]?.stringValue?.contains("no certified upper end") == true)
+            #expect(b["d_zeta_used_method"]?.stringValue?.contains("one-sided 95%") == true)
         }
     }
 

@@ -1,0 +1,111 @@
+import Foundation
+import Sampling
+import TwoScaleCore
+import TwoScaleNumerics
+import TwoScaleFormats
+
+extension MarkovFisher {
+    static let bracketStream: UInt64 = 0x4252_4B54  // "BRKT"
+
+    /// The model a run's settings describe (a spectra store's `meta.json`): its data read again from the
+    /// same source, its noise drawn again from the same seed.
+    public init(configuration c: NetworkRunConfiguration) throws {
+        guard c.fisher == .markov, let sigma2 = c.sigma2, let r = c.noiseSamples else {
+            throw TwoScaleError.failure("the settings describe the \(c.fisher.rawValue) FIM, not the Markov FIM")
+        }
+        let architecture = try Architecture(parsing: c.arch, bias: c.bias)
+        let data = try DataSource.load(c.data, samples: c.samples, labels: LabelColumn(rawValue: c.labels) ?? .none,
+                                       standardize: c.standardize, seed: c.seed, inputSize: architecture.inputSize,
+                                       inputShape: architecture.inputShape)
+        try self.init(architecture: architecture, activation: c.activation, data: data.inputs, sigma2: sigma2, noiseSamples: r,
+                      noiseSeed: c.seed)
+    }
+
+    /// Unit u of block m's parameters in `net`, laid out as `setUnit` writes them.
+    func unitParameters(_ net: Network, block m: Int, unit u: Int) -> [Double] {
+        let layer = architecture.parametricLayers[m]
+        let st = architecture.structure(layer: layer)
+        let rows = m == blockDimensions.count - 1 ? Array(0..<st.units) : [u]
+        return rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
+    }
+
+    /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
+    /// §19), for this model (its data and noise draws) at normalisation `scale` (c).
+    ///
+    /// The upper ends come from `blockCeilings`. The lower ends from `draws` uniform networks (streams
+    /// "BRKT", k, from `seed`): per draw, every first-layer unit's `log g_u` (n₁ draws of the unit) and
+    /// each later block's `log G_m`, at every scale; each mean is bounded below at level δ/(L·E).
+    public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, scale c: Double, seed: UInt64,
+                                 draws: Int = CertifiedBracket.defaultDraws, delta: Double = CertifiedBracket.defaultDelta,
+                                 threads: Int) async throws -> CertifiedBracket {
+        try ScaleParameters.checkZeta(zeta)
+        for e in eps { try ScaleParameters.checkEpsilon(e) }
+        guard c.isFinite, c >= 0 else { throw TwoScaleError.failure("bracket: the normalisation c = \(c) is not a finite number ≥ 0") }
+        let ceilings = try blockCeilings(box: box)
+        let L = blockDimensions.count
+        let n1 = units(block: 0).count
+        let me = self
+        // Per draw: the roots of every first-layer unit, then of every later block.
+        let roots: [[[Double]]] = try await Parallel.map(draws, threads: threads) { k in
+            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, UInt64(k)])
+            let net = Network.uniform(architecture: me.architecture, activation: me.activation, box: box, rng: &rng)
+            let first = me.unitInputs(me.data, block: 0)
+            var out = try (0..<n1).map { u in try me.unitRoots(me.unitParameters(net, block: 0, unit: u), inputs: first) }
+            for m in 1..<Swift.max(1, L) {
+                let eig = try me.blockEigenvalues(net, block: m, inputs: try me.blockInputs(net, block: m))
+                out.append(try Spectrum(eigenvalues: eig).roots)
+            }
+            return out
+        }
+        let level = delta / Double(L * Swift.max(1, eps.count))
+        let d = architecture.parameterCount
+        let points = try eps.map { e -> CertifiedBracket.Point in
+            let s = ScaleParameters.t(eps: e, zeta: zeta) * c.squareRoot()
+            let upper = ceilings.map { $0.logBound(scale: s) }
+            let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
+            var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
+            for m in 1..<Swift.max(1, L) {
+                let samples = roots.map { LogSpace.logDetSqrt(roots: $0[n1 + m - 1], scale: s) }
+                lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(samples, range: upper[m], delta: level)))
+            }
+            return CertifiedBracket.Point(eps: e, zeta: zeta, dimension: d, stageUpper: upper, stageLower: lower)
+        }
+        return CertifiedBracket(delta: delta, draws: draws, points: points)
+    }
+}
+
+/// A measurement point that can carry a certified bracket (both estimators' points).
+public protocol BracketedPoint {
+    var eps: Double { get }
+    var dZeta: Double { get }
+    var dZetaLower: Double? { get set }
+    var ci95Lower: ClosedRange<Double>? { get set }
+    var bracket: CertifiedBracket.Point? { get set }
+}
+
+extension NetworkMeasurement.Point: BracketedPoint {}
+extension NetworkSMCMeasurement.Point: BracketedPoint {}
+
+/// A network measurement whose points take a bracket.
+protocol BracketedMeasurement {
+    associatedtype P: BracketedPoint
+}
+
+extension BracketedMeasurement {
+    /// Puts each point's bracket beside it, lowers a lower 2sED (and its interval) that lies above the
+    /// 2sED's bracket to its upper end (Jensen: lower 2sED ≤ 2sED ≤ hi), and returns what lies outside its
+    /// bracket (`BracketCheck`), nil when nothing does.
+    static func attach(_ b: CertifiedBracket, to points: inout [P]) -> BracketCheck? {
+        var check = BracketCheck()
+        for i in points.indices {
+            guard let p = b.points.first(where: { $0.eps == points[i].eps }) else { continue }
+            points[i].bracket = p
+            check.inspect(eps: p.eps, estimate: points[i].dZeta, lower: points[i].dZetaLower, bracket: p)
+            if let l = points[i].dZetaLower, l > p.dZeta.upperBound {
+                points[i].dZetaLower = p.dZeta.upperBound
+                points[i].ci95Lower = points[i].ci95Lower.map { Swift.min($0.lowerBound, p.dZeta.upperBound)...p.dZeta.upperBound }
+            }
+        }
+        return check.isEmpty ? nil : check
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// A bracket `[lo, hi]` around the 2sED (and the lower 2sED) that holds by construction, not by an
+/// estimator's error model (docs/METHOD.md §19):
+///
+/// * `hi` is deterministic: every stage's determinant is below a majorant that holds at every θ in the
+///   box, so `log Z ≤ Σ_m log Ḡ_m`.
+/// * `lo` holds with probability ≥ 1 − δ over the bracket's own uniform draws: by Jensen
+///   `log Z ≥ Σ_m E_θ log G_m` (and `log Z_1 = n_1 log Z_u ≥ n_1 E log g_u` over the exchangeable first-layer
+///   units), and each mean is bounded below by the empirical Bernstein inequality with the majorant as
+///   the range, at `δ/(L·E)` for L stages and E grid points, so every printed lower end holds at once.
+///   The lower 2sED's later stages are only known to be ≥ 0, so its lower end keeps stage 1's term.
+///
+/// Both ends are for the model as computed: the data inputs, the noise draws and the normalisation c
+/// that the run used.
+public struct CertifiedBracket: Sendable, Equatable {
+    public struct Point: Sendable, Equatable {
+        public var eps: Double
+        public var zeta: Double
+        public var dZeta: ClosedRange<Double>
+        public var dZetaLower: ClosedRange<Double>
+        /// Per stage, the majorant's `log Ḡ_m` and the certified lower value of `E log G_m` (nats; stage 1
+        /// already times its units).
+        public var stageUpper: [Double]
+        public var stageLower: [Double]
+
+        public init(eps: Double, zeta: Double, dimension d: Int, stageUpper: [Double], stageLower: [Double]) {
+            self.eps = eps
+            self.zeta = zeta
+            self.stageUpper = stageUpper
+            self.stageLower = stageLower
+            let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
+            let hi = base + stageUpper.reduce(0, +) / l
+            dZeta = Swift.min(base + stageLower.reduce(0, +) / l, hi)...hi
+            dZetaLower = Swift.min(base + (stageLower.first ?? 0) / l, hi)...hi
+        }
+
+        /// Whether `value` lies in the 2sED's bracket.
+        public func contains(_ value: Double) -> Bool { dZeta.contains(value) }
+    }
+
+    /// The probability with which a lower end may fail (all of them together).
+    public var delta: Double
+    /// Uniform parameter draws behind the lower ends.
+    public var draws: Int
+    public var points: [Point]
+
+    public init(delta: Double, draws: Int, points: [Point]) {
+        self.delta = delta
+        self.draws = draws
+        self.points = points
+    }
+
+    /// The default δ and number of draws.
+    public static let defaultDelta = 0.01, defaultDraws = 1000
+
+    /// What the ends are, and what they are conditional on (for reports and JSON).
+    public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds), docs/METHOD.md §19"
+    public static let lowerMethod = "probability ≥ 1 − δ: Jensen's log E ≥ E log per stage over uniform draws, each mean by the empirical Bernstein inequality with the majorant as range; the lower 2sED's later stages at 0"
+    public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
+}
+
+/// JSON (`ed`'s `bracket`): `delta`, `draws`, `upper`, `lower`, `conditional_on`, and per point `eps`,
+/// `d_zeta_bracket`, `d_zeta_lower_bracket`, `stage_log_upper`, `stage_log_lower`.
+extension CertifiedBracket: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(delta, forKey: ResultKey("delta"))
+        try c.encode(draws, forKey: ResultKey("draws"))
+        try c.encode(Self.upperMethod, forKey: ResultKey("upper"))
+        try c.encode(Self.lowerMethod, forKey: ResultKey("lower"))
+        try c.encode(Self.conditionalOn, forKey: ResultKey("conditional_on"))
+        try c.encode(points, forKey: ResultKey("points"))
+    }
+}
+
+extension CertifiedBracket.Point: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(eps, forKey: ResultKey("eps"))
+        try c.encode([dZeta.lowerBound, dZeta.upperBound], forKey: ResultKey("d_zeta_bracket"))
+        try c.encode([dZetaLower.lowerBound, dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket"))
+        try c.encode(stageUpper, forKey: ResultKey("stage_log_upper"))
+        try c.encode(stageLower, forKey: ResultKey("stage_log_lower"))
+    }
+}
+
+/// What lies outside a certified bracket: a 2sED estimate outside `[lo, hi]` (the true value is inside,
+/// up to δ for `lo`), or a lower 2sED estimate above the 2sED's `hi` (the true lower 2sED is at most the
+/// 2sED; the printed one is lowered to `hi`). JSON (`ed`'s `bracket_check`, present only when it finds
+/// something): a list of `quantity` (`d_zeta` or `d_zeta_lower`), `eps`, `estimate`, `bracket`.
+public struct BracketCheck: Sendable, Equatable, Encodable {
+    public struct Case: Sendable, Equatable, Encodable {
+        public var quantity: String
+        public var eps: Double
+        public var estimate: Double
+        public var bracket: [Double]
+    }
+
+    public var cases: [Case] = []
+    public var isEmpty: Bool { cases.isEmpty }
+
+    public init() {}
+
+    /// Records the 2sED `estimate` if it lies outside the point's bracket, and the lower 2sED if above
+    /// the 2sED's upper end.
+    public mutating func inspect(eps: Double, estimate: Double, lower: Double?, bracket p: CertifiedBracket.Point) {
+        if !p.dZeta.contains(estimate) {
+            cases.append(Case(quantity: "d_zeta", eps: eps, estimate: estimate, bracket: [p.dZeta.lowerBound, p.dZeta.upperBound]))
+        }
+        if let l = lower, l > p.dZeta.upperBound {
+            cases.append(Case(quantity: "d_zeta_lower", eps: eps, estimate: l, bracket: [p.dZeta.lowerBound, p.dZeta.upperBound]))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(cases)
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// A lower confidence bound on a mean from i.i.d. draws of a bounded variable, by the empirical
+/// Bernstein inequality (Maurer & Pontil 2009, Theorem 4): for `X ∈ [0, R]`, n ≥ 2 draws and δ ∈ (0, 1),
+///
+///     P( E X ≥ X̄ − √(2 V_n ln(2/δ) / n) − 7 R ln(2/δ) / (3(n − 1)) ) ≥ 1 − δ,
+///
+/// with `X̄` the sample mean and `V_n` the unbiased sample variance. It needs nothing of the law but the
+/// range, so it holds by construction: the certified bracket's lower end uses it (docs/METHOD.md §19).
+public enum EmpiricalBernstein {
+    /// The bound above for `samples` in `[0, range]`. A sample outside the range (beyond round-off) is
+    /// an error: the range is a proved bound, so a value above it is a defect, not noise.
+    public static func lowerMean(_ samples: [Double], range: Double, delta: Double) throws -> Double {
+        guard samples.count >= 2, range.isFinite, range >= 0, delta > 0, delta < 1 else {
+            throw TwoScaleError.failure("internal error: the empirical Bernstein bound needs ≥ 2 samples, a finite range ≥ 0 and δ in (0, 1) (\(samples.count) samples, range \(range), δ \(delta))")
+        }
+        let slack = 1e-9 * Swift.max(1, range)
+        for x in samples where !(x >= -slack && x <= range + slack) {
+            throw TwoScaleError.failure("internal error: a draw \(x) lies outside its proved range [0, \(range)]")
+        }
+        let n = Double(samples.count)
+        let clipped = samples.map { Swift.min(range, Swift.max(0, $0)) }
+        let mean = clipped.reduce(0, +) / n
+        let variance = clipped.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        let l = Foundation.log(2 / delta)
+        return mean - (2 * variance * l / n).squareRoot() - 7 * range * l / (3 * (n - 1))
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import XCTest
+@testable import Networks
+import Sampling
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The certified bracket (docs/METHOD.md §19): its majorants hold at every θ and are attained where the
+/// proof says they are; its ends hold against brute-force quadrature on networks of d ≤ 4; the empirical
+/// Bernstein bound keeps its promised coverage.
+final class CertifiedBracketTests: XCTestCase {
+    typealias R = FisherReference
+
+    func model(_ arch: String, _ act: Activation, data: Matrix, bias: Bool = false, r: Int = 2) throws -> MarkovFisher {
+        try MarkovFisher(architecture: try Architecture(parsing: arch, bias: bias), activation: act, data: data, sigma2: 0.3,
+                         noiseSamples: r, noiseSeed: 7)
+    }
+
+    /// Random parameters, box vertices and scaled copies: at every one, each block's input lies inside
+    /// its interval bounds and each block's log-determinant lies below its majorant, at five scales; for
+    /// MLPs and a CNN with pooling, relu, tanh, sigmoid and linear, with and without biases, on boxes
+    /// around 0 and on one side of it.
+    func testMajorantsHoldAtEveryParameter() throws {
+        let image = R.gaussianData(4, 16, seed: 3)
+        let cases: [(MarkovFisher, ClosedRange<Double>)] = [
+            (try model("5-4-3", .relu, data: R.gaussianData(6, 5, seed: 1)), -1...1),
+            (try model("5-4-3-3", .tanh, data: R.gaussianData(6, 5, seed: 2), bias: true), -1...1),
+            (try model("5-4-3-3", .sigmoid, data: R.gaussianData(3, 5, seed: 4)), -0.5...2),
+            (try model("5-3-2-3", .linear, data: R.gaussianData(4, 5, seed: 5), bias: true), 0...1),
+            (try model("4x4x1-conv2k3p1-maxpool2-3", .relu, data: image), -1...1),
+            (try model("4x4x1-conv2k3p1-avgpool2-conv2k1-3", .tanh, data: image, bias: true), -1...1),
+        ]
+        var rng = Xoshiro256(seed: 9, stream: [1])
+        for (m, box) in cases {
+            let ceilings = try m.blockCeilings(box: box)
+            let bounds = m.blockInputBounds(box: box)
+            let traces = m.secondMomentTraceBounds(box: box)
+            XCTAssertEqual(ceilings.count, m.blockDimensions.count)
+            XCTAssertEqual(traces.count, m.blockDimensions.count)
+            for trial in 0..<60 {
+                var net = Network.uniform(architecture: m.architecture, activation: m.activation, box: box, rng: &rng)
+                if trial % 3 == 1 {  // a vertex of the box
+                    for l in net.blocks.indices { for i in net.blocks[l].indices {
+                        net.blocks[l][i] = rng.uniform() < 0.5 ? box.lowerBound : box.upperBound } }
+                }
+                for b in m.blockDimensions.indices {
+                    let x = try m.blockInputs(net, block: b)
+                    for i in x.data.indices {
+                        XCTAssertGreaterThanOrEqual(x.data[i], bounds[b].lower.data[i] - 1e-9, "\(m.architecture) block \(b)")
+                        XCTAssertLessThanOrEqual(x.data[i], bounds[b].upper.data[i] + 1e-9, "\(m.architecture) block \(b)")
+                    }
+                    let xa = m.architecture.stack[m.architecture.parametricLayers[b]].patches(x)
+                    let trace = xa.data.reduce(0) { $0 + $1 * $1 } / Double(x.rows)
+                    XCTAssertLessThanOrEqual(trace, traces[b] * (1 + 1e-12), "\(m.architecture) block \(b): Π's trace")
+                    let roots = try Spectrum(eigenvalues: try m.blockEigenvalues(net, block: b, inputs: x)).roots
+                    for s in [0.01, 0.3, 1, 10, 1e4] {
+                        let g = LogSpace.logDetSqrt(roots: roots, scale: s), bound = ceilings[b].logBound(scale: s)
+                        XCTAssertLessThanOrEqual(g, bound * (1 + 1e-10) + 1e-10, "\(m.architecture) block \(b) s = \(s)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A layer's patch overlap: 1 for dense layers, k² for a stride-1 k × k convolution, 4 for a 3 × 3 one
+    /// at stride 2 (and padding does not change it).
+    func testPatchOverlap() throws {
+        let a = try Architecture(parsing: "7x7x2-conv3k3p1-conv2k3s2-conv2k1-3")
+        XCTAssertEqual(a.stack.map { MarkovFisher.patchOverlap($0) }, [9, 4, 1, 1])
+    }
+
+    /// Where the proof is tight, the majorant is attained, so a looser (or wrong) one fails here:
+    /// (a) one layer's interval bound is reached by the box vertex that follows the input's signs;
+    /// (b) a relu unit whose weights keep every (positive) data row active has the Fisher block
+    /// `σ⁻² Π`, so its log-determinant equals the first block's per-unit majorant; (c) the softmax-only
+    /// network's majorant is the supremum of §11 (`softmaxSupremumRoots`).
+    func testMajorantsAreAttainedWhereTheProofIsTight() throws {
+        var data = R.gaussianData(5, 4, seed: 6)
+        for i in data.data.indices { data.data[i] = Swift.abs(data.data[i]) + 0.1 }
+        let m = try model("4-3-2", .relu, data: data)
+        let box: ClosedRange<Double> = -0.5...2
+        let bounds = m.blockInputBounds(box: box)
+        // (a) unit 0 at the vertex (all weights 2, since x > 0) reaches the upper end of every sample.
+        var net = m.zeroNetwork()
+        m.setUnit(&net, block: 0, unit: 0, parameters: [2, 2, 2, 2])
+        let x = try m.blockInputs(net, block: 1)
+        for row in 0..<x.rows { XCTAssertEqual(x[row, 0], bounds[1].upper[row, 0], accuracy: 1e-12) }
+        m.setUnit(&net, block: 0, unit: 1, parameters: [-0.5, -0.5, -0.5, -0.5])  // relu(−) = 0: the lower end + noise
+        let y = try m.blockInputs(net, block: 1)
+        for row in 0..<y.rows { XCTAssertEqual(y[row, 1], bounds[1].lower[row, 1], accuracy: 1e-12) }
+        // (b) every row active: the unit's roots are those of the majorant.
+        let ceiling = try m.blockCeilings(box: box)[0]
+        XCTAssertTrue(ceiling.exact)
+        let roots = try m.unitRoots([0.3, 1.2, 0.7, 2], inputs: m.unitInputs(data, block: 0))
+        for s in [0.1, 3, 100] {
+            XCTAssertEqual(LogSpace.logDetSqrt(roots: roots, scale: s), ceiling.unitLogBound(scale: s), accuracy: 1e-9)
+        }
+        // (c) the softmax-only network.
+        let soft = try model("4-3", .relu, data: data, bias: true)
+        let top = try soft.blockCeilings(box: -1...1)[0]
+        let sup = try soft.softmaxSupremumRoots(inputs: soft.unitInputs(data, block: 0))
+        for s in [0.1, 3, 100] {
+            XCTAssertEqual(top.logBound(scale: s), LogSpace.logDetSqrt(roots: sup, scale: s), accuracy: 1e-9)
+        }
+    }
+
+    /// The bracket against the exact 2sED and lower 2sED of networks with d ≤ 4, by midpoint quadrature
+    /// (c = 1): 1-1-2 tanh (θ = (w; v₁, v₂)), 1-1-2 relu and the softmax-only 2-2 (4 weights). Both
+    /// ends hold, the lower end is above ζd (it carries information), and the upper end is finite.
+    func testBracketHoldsAgainstQuadrature() async throws {
+        let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
+        let eps = [1e-3, 0.05, 0.4], zeta = 2.0 / 3
+        for act in [Activation.tanh, .relu] {
+            let m = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: act, data: data, sigma2: 0.5,
+                                     noiseSamples: 1, noiseSeed: 3)
+            let bracket = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, scale: 1, seed: 5, draws: 400, threads: 2)
+            let nw = 120, nv = 32
+            let x0 = m.unitInputs(data, block: 0)
+            for (i, e) in eps.enumerated() {
+                let s = ScaleParameters.t(eps: e, zeta: zeta), l = Swift.abs(Foundation.log(e))
+                var g1 = [Double](), logZ2 = [Double]()
+                for a in 0..<nw {
+                    let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+                    g1.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: x0), scale: s))
+                    var net = m.zeroNetwork()
+                    m.setUnit(&net, block: 0, unit: 0, parameters: [w])
+                    let xa = m.unitInputs(try m.blockInputs(net, block: 1), block: 1)
+                    var l2 = [Double]()
+                    for b in 0..<nv { for c in 0..<nv {
+                        let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
+                        l2.append(LogSpace.logDetSqrt(roots: try m.unitRoots(v, inputs: xa), scale: s))
+                    } }
+                    logZ2.append(LogSpace.logMeanExp(l2))
+                }
+                let exact = zeta * 3 + LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 }) / l
+                let pi = LogSpace.normalizedWeights(logWeights: g1)
+                let exactLower = zeta * 3 + (LogSpace.logMeanExp(g1) + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }) / l
+                let p = bracket.points[i]
+                XCTAssertTrue(p.dZeta.contains(exact), "\(act) ε = \(e): \(exact) outside \(p.dZeta)")
+                XCTAssertTrue(p.dZetaLower.contains(exactLower), "\(act) ε = \(e): \(exactLower) outside \(p.dZetaLower)")
+                XCTAssertGreaterThan(p.dZeta.lowerBound, zeta * 3 + 1e-6, "\(act) ε = \(e)")
+                XCTAssertLessThan(p.dZeta.upperBound, exact + 5, "\(act) ε = \(e)")
+            }
+        }
+        // Softmax only: the upper end is the supremum, the lower end below the quadrature.
+        let soft = try MarkovFisher(architecture: try Architecture(parsing: "2-2"), activation: .tanh,
+                                    data: Matrix(rows: 5, cols: 2, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2]),
+                                    sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
+        let b = try await soft.certifiedBracket(box: -1...1, eps: [1e-3, 0.3], zeta: zeta, scale: 1, seed: 2, draws: 300, threads: 2)
+        let xs = soft.unitInputs(soft.data, block: 0)
+        for (p, e) in zip(b.points, [1e-3, 0.3]) {
+            let s = ScaleParameters.t(eps: e, zeta: zeta), n = 14
+            var logs = [Double]()
+            for a in 0..<n { for c in 0..<n { for d in 0..<n { for f in 0..<n {
+                let w = [a, c, d, f].map { -1 + (Double($0) + 0.5) * 2 / Double(n) }
+                logs.append(LogSpace.logDetSqrt(roots: try soft.unitRoots(w, inputs: xs), scale: s))
+            } } } }
+            let exact = zeta * 4 + LogSpace.logMeanExp(logs) / Swift.abs(Foundation.log(e))
+            XCTAssertTrue(p.dZeta.contains(exact), "softmax ε = \(e): \(exact) outside \(p.dZeta)")
+            XCTAssertEqual(p.dZeta, p.dZetaLower)
+        }
+    }
+
+    /// The empirical Bernstein bound: (a) by hand on four numbers; (b) over 2000 trials of 200 draws
+    /// from a skewed law on [0, 10] with known mean, its lower bound at δ = 0.05 fails in at most δ of
+    /// them (a looser count would still pass, so (c) checks it is not vacuous: within 1.5 of the mean
+    /// on average); (d) a draw outside its range is an error.
+    func testEmpiricalBernstein() throws {
+        let x = [1.0, 2, 4, 5]  // mean 3, unbiased variance 10/3
+        let l = Foundation.log(2 / 0.1)
+        XCTAssertEqual(try EmpiricalBernstein.lowerMean(x, range: 6, delta: 0.1),
+                       3 - (2 * (10.0 / 3) * l / 4).squareRoot() - 7 * 6 * l / 9, accuracy: 1e-12)
+        var rng = Xoshiro256(seed: 3, stream: [2])
+        var failures = 0, slack = 0.0
+        // X = min(10, E) with E exponential(rate 1): E X = 1 − e^{−10}.
+        let truth = 1 - Foundation.exp(-10.0)
+        for _ in 0..<2000 {
+            let draws = (0..<200).map { _ in Swift.min(10, -Foundation.log(1 - rng.uniform())) }
+            let lb = try EmpiricalBernstein.lowerMean(draws, range: 10, delta: 0.05)
+            if lb > truth { failures += 1 }
+            slack += truth - lb
+        }
+        XCTAssertLessThanOrEqual(failures, 100)
+        XCTAssertLessThan(slack / 2000, 1.5)
+        XCTAssertThrowsError(try EmpiricalBernstein.lowerMean([1, 11], range: 10, delta: 0.05))
+    }
+}
