@@ -90,6 +90,9 @@ public struct ArchitectureComparison: Sendable {
         /// softmax stage at uniform probabilities); nil for plain.
         public var dZetaUpper: Double? = nil
         public var dZetaLowerUpper: Double? = nil
+        /// The certified brackets of the 2sED and the lower 2sED at ε (`CertifiedBracket`).
+        public var bracket: ClosedRange<Double>? = nil
+        public var bracketLower: ClosedRange<Double>? = nil
         /// K of the run (for the degeneracy check; 0: unknown, never degenerate).
         public var paths: Int = 0
         public var trainLoss: Double
@@ -145,6 +148,8 @@ public struct ArchitectureComparison: Sendable {
         let model = try MarkovFisher(architecture: a, activation: s.activation, data: fisherInputs,
                                      sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: seed)
         let d = try await twoScale(model, seed: seed)
+        let bracket = try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: d.scale, seed: seed,
+                                                       threads: s.threads).points[0]
         let t1 = clock.now
         var config = s.training
         config = try TrainingConfig(architecture: a, activation: s.activation, optimizer: config.optimizer,
@@ -168,7 +173,7 @@ public struct ArchitectureComparison: Sendable {
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
                      ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise,
-                     tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, bracket: bracket.dZeta, bracketLower: bracket.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -190,6 +195,8 @@ public struct ArchitectureComparison: Sendable {
         var tail: TailShortfall?
         /// smc: the upper bound's estimate (`UpperBound`).
         var upper: UpperBound? = nil
+        /// The normalisation c the estimate used (for the certified bracket).
+        var scale: Double = 1
     }
 
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
@@ -201,18 +208,20 @@ public struct ArchitectureComparison: Sendable {
             let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: seed, activation: s.activation)
             let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
             let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
-            let p = try LayeredEstimator(spectra: spectra, normalization: .trace).points(eps: [s.eps], zeta: s.zeta)[0]
+            let estimator = try LayeredEstimator(spectra: spectra, normalization: .trace)
+            let p = try estimator.points(eps: [s.eps], zeta: s.zeta)[0]
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
-                                   ess: p.ess, noise: [], tail: nil)
+                                   ess: p.ess, noise: [], tail: nil, scale: estimator.scale)
         case .smc:
             var smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
                                      islandSweeps: s.islandSweeps)
             smc.islandKernel = s.islandKernel
-            let p = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads).points[0]
+            let r = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads)
+            let p = r.points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),
                                    halfWidthLower: half(p.ci95Lower), ess: p.stageESS, noise: p.stageIslandNoise,
-                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound)
+                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound, scale: r.scale)
         }
     }
 
@@ -290,6 +299,13 @@ public struct ArchitectureSummary: Sendable {
 
     /// Whether training flattened by the criterion: for every seed the last epoch brought less than
     /// `tolerance` of the whole decrease of the training loss since θ₀.
+    /// The union of every seed's bracket (nil when a seed has none).
+    public func bracket(_ f: (ArchitectureComparison.Entry) -> ClosedRange<Double>?) -> ClosedRange<Double>? {
+        let all = entries.compactMap(f)
+        guard all.count == entries.count, let lo = all.map(\.lowerBound).min(), let hi = all.map(\.upperBound).max() else { return nil }
+        return lo...hi
+    }
+
     public func flat(tolerance: Double) -> Bool { entries.allSatisfy { $0.lastEpochShare < tolerance } }
 }
 

@@ -82,6 +82,11 @@ public struct ComparisonStudy: Sendable, Encodable {
                 try both("d_zeta_upper") { $0.dZetaUpper ?? .nan }
                 try both("d_zeta_lower_upper") { $0.dZetaLowerUpper ?? .nan }
             }
+            // The certified brackets, joined over the seeds (each seed's model has its own noise draws and c).
+            if let b = m.bracket(\.bracket), let bl = m.bracket(\.bracketLower) {
+                try c.encode([b.lowerBound, b.upperBound], forKey: Key("d_zeta_bracket"))
+                try c.encode([bl.lowerBound, bl.upperBound], forKey: Key("d_zeta_lower_bracket"))
+            }
             try c.encode(m.entries.flatMap(\.ess), forKey: Key("ess"))
             try both("train_loss", \.trainLoss)
             if m.entries.allSatisfy({ $0.trainAccuracy != nil }) { try both("train_accuracy") { $0.trainAccuracy ?? .nan } }
@@ -142,5 +147,51 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(tauLower.exact ? Self.pExact : Self.pNormal, forKey: Key("p_value_method"))
         try c.encode(measures.map(Measure.init), forKey: Key("measures"))
         try c.encode(summaries.map { Point(m: $0, flatTolerance: flatTolerance) }, forKey: Key("points"))
+        let brackets = summaries.count * (summaries.first?.entries.count ?? 0)
+        try c.encode(CertifiedBracket.defaultDelta * Double(brackets), forKey: Key("bracket_delta"))
+        try c.encode(pairs, forKey: Key("pairs"))
+    }
+
+    /// Every pair of architectures, and whether their certified brackets order them with certainty.
+    public var pairs: [BracketPair] {
+        var out: [BracketPair] = []
+        for i in summaries.indices {
+            for j in summaries.indices where j > i {
+                let a = summaries[i], b = summaries[j]
+                out.append(BracketPair(a: a.architecture.notation, b: b.architecture.notation,
+                                       order: BracketPair.order(a.bracket(\.bracket), b.bracket(\.bracket)),
+                                       orderLower: BracketPair.order(a.bracket(\.bracketLower), b.bracket(\.bracketLower))))
+            }
+        }
+        return out
+    }
+}
+
+/// Two architectures' certified brackets side by side (`compare`'s `pairs`): `certain` when their 2sED
+/// brackets are disjoint, so the order of their 2sEDs holds whatever the estimates' errors (up to the
+/// brackets' δ), and `order` ("<" when a's 2sED is below b's, ">" above, null when the brackets overlap);
+/// the same for the lower 2sED.
+public struct BracketPair: Sendable, Equatable, Encodable {
+    public var a: String
+    public var b: String
+    public var order: String?
+    public var orderLower: String?
+
+    /// "<" or ">" when the brackets are disjoint, nil when they overlap or one is missing.
+    public static func order(_ x: ClosedRange<Double>?, _ y: ClosedRange<Double>?) -> String? {
+        guard let x, let y else { return nil }
+        if x.upperBound < y.lowerBound { return "<" }
+        if y.upperBound < x.lowerBound { return ">" }
+        return nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(a, forKey: ResultKey("a"))
+        try c.encode(b, forKey: ResultKey("b"))
+        try c.encode(order != nil, forKey: ResultKey("certain"))
+        try c.encode(order, forKey: ResultKey("order"))
+        try c.encode(orderLower != nil, forKey: ResultKey("certain_lower"))
+        try c.encode(orderLower, forKey: ResultKey("order_lower"))
     }
 }

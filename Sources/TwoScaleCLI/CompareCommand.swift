@@ -260,6 +260,13 @@ struct CompareCommand: AsyncParsableCommand {
                 "\(m.architecture.notation) \(m.meanHalfWidth(\.ci95HalfWidthLower).map { Fmt.num($0, 3) } ?? "—"); \(m.meanHalfWidth(\.ci95HalfWidth).map { Fmt.num($0, 3) } ?? "—")"
             }.joined(separator: ", ") + "\n"
         }
+        let pairs = r.pairs
+        human += "\ncertified brackets of the 2sED (over the seeds): " + summaries.map { m in
+            "\(m.architecture.notation) \(m.bracket(\.bracket).map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "—")"
+        }.joined(separator: ", ")
+        human += "\npairs ordered with certainty (disjoint brackets, δ ≤ \(Fmt.num(CertifiedBracket.defaultDelta * Double(summaries.count * seedCount))) in all): "
+            + "\(pairs.filter { $0.order != nil }.count) of \(pairs.count) for the 2sED, \(pairs.filter { $0.orderLower != nil }.count) for the lower 2sED"
+            + (pairs.contains { $0.order != nil } ? " (" + pairs.compactMap { p in p.order.map { "\(p.a) \($0) \(p.b)" } }.joined(separator: ", ") + ")" : "") + "\n"
         human += "\nKendall τ (lower 2sED vs training loss) = \(Fmt.num(r.tauLower.tau)), p = \(Fmt.num(r.tauLower.pValue))"
         human += "\nKendall τ (2sED vs training loss) = \(Fmt.num(r.tauNested.tau)), p = \(Fmt.num(r.tauNested.pValue))\n"
         human += "\nevery measure against the training loss (baselines beside the 2sED):\n"

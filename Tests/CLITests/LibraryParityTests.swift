@@ -200,10 +200,18 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         XCTAssertEqual(json["estimator"]?.stringValue, "smc")
         XCTAssertEqual(json["trace_draws"]?.doubleValue, 50)
         let points = try XCTUnwrap(json["points"]?.arrayValue)
+        var brackets: [ClosedRange<Double>] = []
         for (a, p) in zip(archs, points) {
             let model = try MarkovFisher(architecture: a, activation: .relu, data: fisher, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
             let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: 8, inner: 8, traceDraws: 50)
-            let r = try await smc.run(eps: [epsN], zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: 1).points[0]
+            let run = try await smc.run(eps: [epsN], zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: 1)
+            let r = run.points[0]
+            // The certified bracket at the run's ĉ, from the same seed; the estimate lies inside it.
+            let b = try await model.certifiedBracket(box: -1...1, eps: [epsN], zeta: 2.0 / 3.0, scale: run.scale, seed: 1, threads: 1).points[0]
+            XCTAssertEqual(p["d_zeta_bracket"]?.arrayValue?.compactMap(\.doubleValue), [b.dZeta.lowerBound, b.dZeta.upperBound])
+            XCTAssertEqual(p["d_zeta_lower_bracket"]?.arrayValue?.compactMap(\.doubleValue), [b.dZetaLower.lowerBound, b.dZetaLower.upperBound])
+            XCTAssertTrue(b.dZeta.contains(r.dZeta), "\(r.dZeta) in \(b.dZeta)")
+            brackets.append(b.dZeta)
             let lower = try XCTUnwrap(r.ci95Lower)
             XCTAssertEqual(p["d_zeta"]?.doubleValue, r.dZeta)
             XCTAssertEqual(p["d_zeta_joint"]?.doubleValue, r.dZeta)
@@ -215,6 +223,13 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
             XCTAssertEqual(p["d_zeta_lower_upper"]?.doubleValue, bound.dZetaLower)
             XCTAssertEqual(p["d_zeta_upper_sd"]?.doubleValue, 0, "one seed")
         }
+        // One pair, certain exactly when the two brackets are disjoint.
+        let pairs = try XCTUnwrap(json["pairs"]?.arrayValue)
+        XCTAssertEqual(pairs.count, 1)
+        let disjoint = brackets[0].upperBound < brackets[1].lowerBound || brackets[1].upperBound < brackets[0].lowerBound
+        XCTAssertEqual(pairs[0]["certain"], .bool(disjoint))
+        XCTAssertEqual(pairs[0]["a"]?.stringValue, "4-4-3")
+        XCTAssertEqual(json["bracket_delta"]?.doubleValue, 0.02)
         XCTAssertEqual(json["island_sweeps"]?.doubleValue, 4)
         XCTAssertEqual(json["island_kernel"]?.stringValue, "random-walk")
         XCTAssertEqual(json["island_leapfrog"]?.doubleValue, 0)

@@ -185,3 +185,4 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertThrowsError(try EmpiricalBernstein.lowerMean([1, 11], range: 10, delta: 0.05))
     }
 }
+
