@@ -157,7 +157,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.normalization = normalization
         scale = r.scale
         meanTrace = r.trace.meanTrace
-        rank = RankReport(r.rank, zeta: zeta, dimension: architecture.parameterCount)
+        rank = RankReport(r.rank, generic: r.generic, zeta: zeta, dimension: architecture.parameterCount)
         stage1 = r.stage1
         islands = r.islands
         degeneracy = WeightDegeneracy.check(ess: ess, paths: paths)

@@ -154,6 +154,7 @@ struct EdCommand: AsyncParsableCommand {
 
         let outcome: SpectraRun.Outcome
         let meta: StoreMeta
+        var runModel: (any FisherModel)?
         if let rank = TwoScaleMain.launch.mpi {
             // One rank of an MPI job: rank 0 writes the store and prints the result; the others compute
             // their share of the paths and leave silently.
@@ -162,6 +163,7 @@ struct EdCommand: AsyncParsableCommand {
         } else {
             let runner = try prepare(true)
             meta = runner.meta
+            runModel = runner.model
             outcome = try await runHere(runner, plannedBytes: plannedBytes, threads: request.threads)
         }
 
@@ -174,7 +176,13 @@ struct EdCommand: AsyncParsableCommand {
             return
         }
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
-        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        // The Markov FIM's generic rank (closed-form bound and witness) fixes the ε → 0 limit; the output
+        // FIM keeps the draws' rank, a lower bound.
+        var generic: GenericRank?
+        if network.fisher == .markov, let markov = try (runModel ?? network.makeModel(architecture: architecture)) as? MarkovFisher {
+            generic = try GenericRank(model: markov, box: lo...hi, seed: UInt64(network.seed))
+        }
+        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, generic: generic)
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }

@@ -1,0 +1,283 @@
+import Foundation
+import Sampling
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// The generic rank of the Markov FIM on a parameter box: the rank `r` of the ε → 0 limit
+/// `d_ζ → ζd + (1 − ζ)r` (docs/METHOD.md §5, §17), which is the largest rank the Fisher matrix reaches on
+/// a set of θ of positive measure, not the largest rank a few uniform draws happen to show.
+///
+/// **Bound (every θ).** The Markov FIM is block diagonal over the parametric layers, and so is its rank.
+/// A Gaussian layer with C units at P positions and patch length q (bias input included) has one block
+/// per unit, `σ⁻²(1/S) Σ_{s,p} act'(w_c·x̃_{s,p})² x̃_{s,p} x̃_{s,p}ᵀ`, whose range lies in the span of the
+/// layer's input patches, so its rank is at most `C · rank(X̃)` with X̃ the `(S·P) × q` patch matrix. For
+/// the first parametric layer X̃ is the data's (θ-free: computed here once, with the threshold rule of
+/// `FisherRank`); for later layers only `rank(X̃) ≤ min(S·P, q)` is known. The softmax block has the rank
+/// `(K − 1) · rank(X̃)` exactly at every θ (its nonzero part is `Σ_s A'_s ⊗ x̃_s x̃_sᵀ / S` with every
+/// `A'_s` positive definite), bounded by `(K − 1) · rank(data)` when it is the only layer, else by
+/// `(K − 1) · min(S, q)`. The sum of these is `bound`.
+///
+/// **Witness (the bound is attained).** If at one θ\* in the box every block's numerical rank equals its
+/// bound, the bound is the generic rank: near θ\* every Fisher block dominates (≽) a continuous matrix
+/// function equal to it at θ\* — the sum over the patches active at θ\* (a ReLU patch with
+/// `w·x̃ > 0` stays active nearby, inputs and noise move continuously with θ; the other activations
+/// and the softmax are smooth) — and rank is lower semicontinuous, so every block keeps at least
+/// its bound on an open neighbourhood of θ\*, whose intersection with the box has positive measure;
+/// the bound caps it everywhere. This is proved up to the numerical threshold of the ranks.
+///
+/// θ\* is built layer by layer on the inputs the earlier layers give it (`witness`): for ReLU each
+/// unit is moved towards a direction that is positive on a basis of the layer's input patches (a basis
+/// found by pivoted Gram–Schmidt, the direction solving `B u = 1`, so every unit's active patches span
+/// the patches' row space); for tanh and sigmoid each unit is shrunk towards the box's point nearest 0
+/// (away from saturation); linear units keep their draw; the softmax weights are that nearest point
+/// (uniform probabilities when the box holds 0). Every step is a convex combination of points of the
+/// box, so θ\* stays in it (checked). A few candidates (random starting draws) are tried; when none
+/// attains the bound, `proved` is false and the largest rank seen is only a lower bound of `r`.
+public struct GenericRank: Sendable, Equatable, Encodable {
+    /// One Fisher block (a parametric layer).
+    public struct Block: Sendable, Equatable, Encodable {
+        /// 1-based block (parametric layer).
+        public var layer: Int
+        public var parameters: Int
+        /// The closed-form bound on the block's rank at every θ.
+        public var bound: Int
+        /// The block's numerical rank at the best witness found.
+        public var witness: Int
+    }
+
+    public var blocks: [Block]
+    /// Σ of the blocks' bounds: the generic rank when `proved`.
+    public var bound: Int
+    /// The total rank at the best witness (all blocks at one θ\*).
+    public var witness: Int
+    /// Whether one θ\* attains every block's bound (then `bound` is the generic rank).
+    public var proved: Bool
+    /// Witness candidates tried.
+    public var candidates: Int
+    /// The best witness θ\* (not part of the report).
+    public var witnessNetwork: Network
+
+    enum CodingKeys: String, CodingKey { case blocks, bound, witness, proved, candidates }
+
+    /// Witness candidates tried before giving up.
+    public static let defaultCandidates = 8
+    static let stream: UInt64 = 0x4745_4E52  // "GENR"
+
+    /// The bound and the search for a witness in `box` (candidates from `Xoshiro256(seed:, stream: [GENR, k])`).
+    public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, candidates: Int = GenericRank.defaultCandidates) throws {
+        guard candidates >= 1 else { throw TwoScaleError.failure("internal error: the generic rank needs at least one witness candidate") }
+        try MonteCarloDesign.checkBox(box)
+        let bounds = try Self.bounds(model: model)
+        let a = model.architecture
+        var best: (net: Network, ranks: [Int])?
+        var tried = 0
+        for k in 0..<candidates {
+            var rng = Xoshiro256(seed: seed, stream: [Self.stream, UInt64(k)])
+            let start = Network.uniform(architecture: a, activation: model.activation, box: box, rng: &rng)
+            let net = try Self.witness(model: model, box: box, start: start)
+            let r = try Self.ranks(model: model, at: net)
+            tried += 1
+            if r.reduce(0, +) > (best?.ranks.reduce(0, +) ?? -1) { best = (net, r) }
+            if r == bounds { break }
+        }
+        guard let found = best else { throw TwoScaleError.failure("internal error: no witness candidate was evaluated") }
+        blocks = bounds.indices.map { m in
+            Block(layer: m + 1, parameters: model.blockDimensions[m], bound: bounds[m], witness: found.ranks[m])
+        }
+        bound = bounds.reduce(0, +)
+        witness = found.ranks.reduce(0, +)
+        proved = found.ranks == bounds
+        self.candidates = tried
+        witnessNetwork = found.net
+    }
+
+    /// The closed-form bound per block (see the type's documentation).
+    public static func bounds(model: MarkovFisher) throws -> [Int] {
+        let a = model.architecture
+        let layers = a.parametricLayers
+        let zero = Network.zeros(architecture: a, activation: model.activation)
+        let firstPatches = a.stack[layers[0]].patches(try model.blockInputs(zero, block: 0))
+        let dataRank = try patchRank(firstPatches)
+        let samples = model.data.rows * model.noiseSamples
+        return layers.enumerated().map { b, l in
+            let s = a.structure(layer: l)
+            let inputs = b == 0 ? dataRank : Swift.min(samples * s.positions, s.unitDimension)
+            return (b == layers.count - 1 ? a.classes - 1 : s.units) * inputs
+        }
+    }
+
+    /// The numerical rank of a patch matrix (rows: patches), from its smaller Gram with `FisherRank`'s
+    /// threshold (q = the patch length).
+    static func patchRank(_ x: Matrix) throws -> Int {
+        guard x.rows > 0, x.cols > 0 else { return 0 }
+        let eig = try x.data.withUnsafeBufferPointer { p in
+            try FisherKernels.gramEigenvalues(p.baseAddress!, rows: x.rows, cols: x.cols, alpha: 1 / Double(x.rows))
+        }
+        return FisherRank.rank(try Spectrum(eigenvalues: eig), parameters: x.cols)
+    }
+
+    /// The numerical rank of every block at `net`, as `NetworkSMC.rankEstimate` counts it.
+    public static func ranks(model: MarkovFisher, at net: Network) throws -> [Int] {
+        let raw = try (0..<model.blockDimensions.count).map { m in
+            try model.blockEigenvalues(net, block: m, inputs: try model.blockInputs(net, block: m))
+        }
+        let scale = Spectrum.largestMagnitude(raw)
+        return try zip(raw, model.blockDimensions).map { FisherRank.rank(try Spectrum(eigenvalues: $0, scale: scale), parameters: $1) }
+    }
+
+    /// The witness built from `start` (a point of the box), layer by layer; every parameter lies in `box`.
+    public static func witness(model: MarkovFisher, box: ClosedRange<Double>, start: Network) throws -> Network {
+        let a = model.architecture
+        let lo = box.lowerBound, hi = box.upperBound
+        let nearZero = Swift.min(Swift.max(0, lo), hi)
+        var net = start
+        let layers = a.parametricLayers
+        for (b, l) in layers.enumerated() {
+            let s = a.structure(layer: l)
+            if b == layers.count - 1 {
+                net.blocks[l] = [Double](repeating: nearZero, count: s.parameterCount)
+                continue
+            }
+            let patches = a.stack[l].patches(try model.blockInputs(net, block: b))
+            var units = (0..<s.units).map { unitVector(net.blocks[l], structure: s, unit: $0) }
+            switch model.activation {
+            case .relu:
+                let basis = independentRows(patches)
+                guard !basis.isEmpty else { break }
+                let u = toBox(positiveDirection(basis), lo: lo, hi: hi)
+                for c in units.indices {
+                    for beta in [0.5, 0.75, 0.9, 0.99, 1.0] {
+                        let w = zip(units[c], u).map { (1 - beta) * $0 + beta * $1 }
+                        if basis.allSatisfy({ dot($0, w) > 0 }) { units[c] = w; break }
+                    }
+                }
+            case .tanh, .sigmoid:
+                for c in units.indices {
+                    var chosen = units[c], smallest = Double.infinity
+                    for beta in [0, 0.5, 0.75, 0.9, 0.95, 0.99] {
+                        let w = units[c].map { (1 - beta) * $0 + beta * nearZero }
+                        let z = largestPreActivation(patches, w)
+                        if z < smallest { chosen = w; smallest = z }
+                        if z <= 2 { break }
+                    }
+                    units[c] = chosen
+                }
+            case .linear:
+                break
+            }
+            for c in units.indices { setUnitVector(&net.blocks[l], structure: s, unit: c, units[c].map { Swift.min(Swift.max($0, lo), hi) }) }
+        }
+        guard net.parameters.allSatisfy({ box.contains($0) }) else {
+            throw TwoScaleError.failure("internal error: the rank witness left the box [\(lo), \(hi)]")
+        }
+        return net
+    }
+
+    /// Unit c's parameters as one vector `(w_c, b_c)` (the patch's layout, bias input last).
+    static func unitVector(_ block: [Double], structure s: LayerStructure, unit c: Int) -> [Double] {
+        s.unitIndices(c).map { block[$0] }
+    }
+
+    static func setUnitVector(_ block: inout [Double], structure s: LayerStructure, unit c: Int, _ v: [Double]) {
+        for (i, j) in s.unitIndices(c).enumerated() { block[j] = v[i] }
+    }
+
+    static func dot(_ a: [Double], _ b: [Double]) -> Double {
+        var s = 0.0
+        for i in a.indices { s += a[i] * b[i] }
+        return s
+    }
+
+    /// `max_s |w·x̃_s|` over the patches.
+    static func largestPreActivation(_ x: Matrix, _ w: [Double]) -> Double {
+        var m = 0.0
+        x.data.withUnsafeBufferPointer { p in
+            for i in 0..<x.rows {
+                var z = 0.0
+                for j in 0..<x.cols { z += p[i * x.cols + j] * w[j] }
+                m = Swift.max(m, Swift.abs(z))
+            }
+        }
+        return m
+    }
+
+    /// A well-conditioned basis of the rows' span: pivoted Gram–Schmidt (at each step the row with the
+    /// largest residual), stopping when the largest residual falls below `1e-10` of the largest row.
+    static func independentRows(_ x: Matrix) -> [[Double]] {
+        let n = x.rows, q = x.cols
+        guard n > 0, q > 0 else { return [] }
+        var residual = x.data
+        var norms = (0..<n).map { i in (0..<q).reduce(0.0) { $0 + x.data[i * q + $1] * x.data[i * q + $1] } }
+        let top = norms.max() ?? 0
+        guard top > 0 else { return [] }
+        var basis: [[Double]] = []
+        while basis.count < q {
+            guard let (pick, size) = norms.enumerated().max(by: { $0.element < $1.element }).map({ ($0.offset, $0.element) }),
+                  size > 1e-20 * top else { break }
+            basis.append(Array(x.row(pick)))
+            let inv = 1 / size.squareRoot()
+            let e = (0..<q).map { residual[pick * q + $0] * inv }
+            residual.withUnsafeMutableBufferPointer { r in
+                for i in 0..<n where norms[i] > 0 {
+                    var d = 0.0
+                    for j in 0..<q { d += r[i * q + j] * e[j] }
+                    var s = 0.0
+                    for j in 0..<q {
+                        r[i * q + j] -= d * e[j]
+                        s += r[i * q + j] * r[i * q + j]
+                    }
+                    norms[i] = s
+                }
+            }
+            norms[pick] = 0
+        }
+        return basis
+    }
+
+    /// A u with `b·u = 1` for every row b of the (independent) basis: the least-norm solution
+    /// `u = Bᵀ(BBᵀ)⁻¹1`, by Cholesky of the Gram `BBᵀ`.
+    static func positiveDirection(_ basis: [[Double]]) -> [Double] {
+        let r = basis.count, q = basis[0].count
+        var g = [Double](repeating: 0, count: r * r)
+        for i in 0..<r { for j in 0...i { g[i * r + j] = dot(basis[i], basis[j]) } }
+        // Cholesky G = L Lᵀ (lower triangle in place); the basis is independent, so G is positive definite
+        // up to round-off, which a tiny diagonal floor absorbs.
+        for j in 0..<r {
+            var d = g[j * r + j]
+            for k in 0..<j { d -= g[j * r + k] * g[j * r + k] }
+            let l = Swift.max(d, 1e-300).squareRoot()
+            g[j * r + j] = l
+            for i in (j + 1)..<Swift.max(j + 1, r) {
+                var s = g[i * r + j]
+                for k in 0..<j { s -= g[i * r + k] * g[j * r + k] }
+                g[i * r + j] = s / l
+            }
+        }
+        var y = [Double](repeating: 1, count: r)
+        for i in 0..<r {
+            for k in 0..<i { y[i] -= g[i * r + k] * y[k] }
+            y[i] /= g[i * r + i]
+        }
+        for i in stride(from: r - 1, through: 0, by: -1) {
+            for k in (i + 1)..<Swift.max(i + 1, r) { y[i] -= g[k * r + i] * y[k] }
+            y[i] /= g[i * r + i]
+        }
+        var u = [Double](repeating: 0, count: q)
+        for i in 0..<r { for j in 0..<q { u[j] += y[i] * basis[i][j] } }
+        return u
+    }
+
+    /// `t·u` on the box's boundary when the box holds 0 in its interior (the longest step along u);
+    /// otherwise u scaled to the box's largest magnitude and clamped into it.
+    static func toBox(_ u: [Double], lo: Double, hi: Double) -> [Double] {
+        let top = u.map(Swift.abs).max() ?? 0
+        guard top > 0, top.isFinite else { return u.map { _ in Swift.min(Swift.max(0, lo), hi) } }
+        if lo < 0, hi > 0 {
+            var t = Double.infinity
+            for v in u where v != 0 { t = Swift.min(t, v > 0 ? hi / v : lo / v) }
+            return u.map { $0 * t }
+        }
+        let t = Swift.max(Swift.abs(lo), Swift.abs(hi)) / top
+        return u.map { Swift.min(Swift.max($0 * t, lo), hi) }
+    }
+}
