@@ -2,6 +2,7 @@ import Foundation
 @testable import Networks
 @testable import TwoScaleCLI
 import TwoScaleCore
+import TwoScaleNumerics
 @testable import TwoScaleFormats
 import XCTest
 
@@ -60,6 +61,24 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         let j2 = try JSONValue.parse(Data(out2.utf8), source: "analyze")
         XCTAssertEqual(j2["d_zeta_limit_kind"], .string("lower_bound"), "analyze has only spectra: the draws' rank")
         XCTAssertEqual(try XCTUnwrap(j2["d_zeta_limit"]?.doubleValue), 0.5 * 4 + 0.5 * 3, accuracy: 1e-12)
+    }
+
+    /// The readable rank line says whether the limit is exact (a proved generic rank) or a lower bound.
+    func testRankLineSaysWhichLimit() throws {
+        let data = Matrix(rows: 4, cols: 3, data: [1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1])
+        let arch = try Architecture(sizes: [3, 2, 2])
+        let draws = try FisherRank(perDraw: [[Spectrum(roots: [1, 1, 1]), Spectrum(roots: [1])]], parameters: [6, 4], layers: [1, 2])
+        let markov = try MarkovFisher(architecture: arch, activation: .relu, data: data, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
+        let proved = try GenericRank(model: markov, box: -1...1, seed: 1)
+        XCTAssertTrue(proved.proved)
+        let exact = NetworkReport.rankLine(RankReport(draws, generic: proved, zeta: 0.5, dimension: 10), dimension: 10)
+        XCTAssertTrue(exact.contains("generic rank 8 (proved") && exact.contains("= 9 (exact)"), exact)
+        let unproved = try GenericRank(model: markov, box: -1 ... -0.5, seed: 1)
+        XCTAssertFalse(unproved.proved)
+        let low = NetworkReport.rankLine(RankReport(draws, generic: unproved, zeta: 0.5, dimension: 10), dimension: 10)
+        XCTAssertTrue(low.contains("generic rank ≤ 8") && low.contains("(lower bound: r = "), low)
+        let spectraOnly = NetworkReport.rankLine(RankReport(draws, zeta: 0.5, dimension: 10), dimension: 10)
+        XCTAssertTrue(spectraOnly.contains("≥ 7 (lower bound: r = 4, the largest rank seen)"), spectraOnly)
     }
 
     func testEdEndToEndAndAnalyzeReproducesIt() async throws {
