@@ -26,9 +26,9 @@ import TwoScaleNumerics
 /// the bound caps it everywhere. This is proved up to the numerical threshold of the ranks.
 ///
 /// θ\* is built layer by layer on the inputs the earlier layers give it (`witness`): for ReLU each
-/// unit is moved towards a direction that is positive on a basis of the layer's input patches (a basis
-/// found by pivoted Gram–Schmidt, the direction solving `B u = 1`, so every unit's active patches span
-/// the patches' row space); for tanh and sigmoid each unit is shrunk towards the box's point nearest 0
+/// unit is moved towards a direction that is positive on a basis of the layer's input patches (rows
+/// kept by Gram–Schmidt, the direction solving `B u = 1`, so every unit's active patches span the
+/// patches' row space: no data defeat this, not even rows x and −x); for tanh and sigmoid each unit is shrunk towards the box's point nearest 0
 /// (away from saturation); linear units keep their draw; the softmax weights are that nearest point
 /// (uniform probabilities when the box holds 0). Every step is a convex combination of points of the
 /// box, so θ\* stays in it (checked). A few candidates (random starting draws) are tried; when none
@@ -70,17 +70,21 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         let bounds = try Self.bounds(model: model)
         let a = model.architecture
         var best: (net: Network, ranks: [Int])?
+        var last = Network.zeros(architecture: a, activation: model.activation)
         var tried = 0
         for k in 0..<candidates {
             var rng = Xoshiro256(seed: seed, stream: [Self.stream, UInt64(k)])
             let start = Network.uniform(architecture: a, activation: model.activation, box: box, rng: &rng)
             let net = try Self.witness(model: model, box: box, start: start)
-            let r = try Self.ranks(model: model, at: net)
+            last = net
             tried += 1
+            // A candidate whose spectra break down (non-finite values at the box's edge) proves nothing;
+            // the run itself goes on.
+            guard let r = try? Self.ranks(model: model, at: net) else { continue }
             if r.reduce(0, +) > (best?.ranks.reduce(0, +) ?? -1) { best = (net, r) }
             if r == bounds { break }
         }
-        guard let found = best else { throw TwoScaleError.failure("internal error: no witness candidate was evaluated") }
+        let found = best ?? (last, bounds.map { _ in 0 })
         blocks = bounds.indices.map { m in
             Block(layer: m + 1, parameters: model.blockDimensions[m], bound: bounds[m], witness: found.ranks[m])
         }
@@ -142,25 +146,29 @@ public struct GenericRank: Sendable, Equatable, Encodable {
             var units = (0..<s.units).map { unitVector(net.blocks[l], structure: s, unit: $0) }
             switch model.activation {
             case .relu:
-                let basis = independentRows(patches)
-                guard !basis.isEmpty else { break }
-                let u = toBox(positiveDirection(basis), lo: lo, hi: hi)
+                let basis = RowBasis(patches)
+                guard basis.rank > 0 else { break }
+                let u = toBox(basis.positiveDirection(), lo: lo, hi: hi)
+                let onU = apply(basis.rows, u)
                 for c in units.indices {
-                    for beta in [0.5, 0.75, 0.9, 0.99, 1.0] {
-                        let w = zip(units[c], u).map { (1 - beta) * $0 + beta * $1 }
-                        if basis.allSatisfy({ dot($0, w) > 0 }) { units[c] = w; break }
+                    let onUnit = apply(basis.rows, units[c])
+                    for beta in [0.5, 0.75, 0.9, 0.99, 1.0] where zip(onUnit, onU).allSatisfy({ (1 - beta) * $0 + beta * $1 > 0 }) {
+                        units[c] = zip(units[c], u).map { (1 - beta) * $0 + beta * $1 }
+                        break
                     }
                 }
             case .tanh, .sigmoid:
+                // w_β = (1 − β)w + β·z₀·1 gives the pre-activations (1 − β)·Xw + β·z₀·X1.
+                let ones = apply(patches, [Double](repeating: nearZero, count: patches.cols))
                 for c in units.indices {
-                    var chosen = units[c], smallest = Double.infinity
+                    let z = apply(patches, units[c])
+                    var chosen = 0.0, smallest = Double.infinity
                     for beta in [0, 0.5, 0.75, 0.9, 0.95, 0.99] {
-                        let w = units[c].map { (1 - beta) * $0 + beta * nearZero }
-                        let z = largestPreActivation(patches, w)
-                        if z < smallest { chosen = w; smallest = z }
-                        if z <= 2 { break }
+                        let top = zip(z, ones).reduce(0.0) { Swift.max($0, Swift.abs((1 - beta) * $1.0 + beta * $1.1)) }
+                        if top < smallest { chosen = beta; smallest = top }
+                        if top <= 2 { break }
                     }
-                    units[c] = chosen
+                    units[c] = units[c].map { (1 - chosen) * $0 + chosen * nearZero }
                 }
             case .linear:
                 break
@@ -182,89 +190,87 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         for (i, j) in s.unitIndices(c).enumerated() { block[j] = v[i] }
     }
 
-    static func dot(_ a: [Double], _ b: [Double]) -> Double {
-        var s = 0.0
-        for i in a.indices { s += a[i] * b[i] }
-        return s
-    }
-
-    /// `max_s |w·x̃_s|` over the patches.
-    static func largestPreActivation(_ x: Matrix, _ w: [Double]) -> Double {
-        var m = 0.0
-        x.data.withUnsafeBufferPointer { p in
-            for i in 0..<x.rows {
-                var z = 0.0
-                for j in 0..<x.cols { z += p[i * x.cols + j] * w[j] }
-                m = Swift.max(m, Swift.abs(z))
-            }
-        }
-        return m
-    }
-
-    /// A well-conditioned basis of the rows' span: pivoted Gram–Schmidt (at each step the row with the
-    /// largest residual), stopping when the largest residual falls below `1e-10` of the largest row.
-    static func independentRows(_ x: Matrix) -> [[Double]] {
-        let n = x.rows, q = x.cols
-        guard n > 0, q > 0 else { return [] }
-        var residual = x.data
-        var norms = (0..<n).map { i in (0..<q).reduce(0.0) { $0 + x.data[i * q + $1] * x.data[i * q + $1] } }
-        let top = norms.max() ?? 0
-        guard top > 0 else { return [] }
-        var basis: [[Double]] = []
-        while basis.count < q {
-            guard let (pick, size) = norms.enumerated().max(by: { $0.element < $1.element }).map({ ($0.offset, $0.element) }),
-                  size > 1e-20 * top else { break }
-            basis.append(Array(x.row(pick)))
-            let inv = 1 / size.squareRoot()
-            let e = (0..<q).map { residual[pick * q + $0] * inv }
-            residual.withUnsafeMutableBufferPointer { r in
-                for i in 0..<n where norms[i] > 0 {
-                    var d = 0.0
-                    for j in 0..<q { d += r[i * q + j] * e[j] }
-                    var s = 0.0
-                    for j in 0..<q {
-                        r[i * q + j] -= d * e[j]
-                        s += r[i * q + j] * r[i * q + j]
-                    }
-                    norms[i] = s
+    /// `X·v` (`dgemv`).
+    static func apply(_ x: Matrix, _ v: [Double]) -> [Double] {
+        var y = [Double](repeating: 0, count: x.rows)
+        x.data.withUnsafeBufferPointer { px in
+            v.withUnsafeBufferPointer { pv in
+                y.withUnsafeMutableBufferPointer { py in
+                    BLAS.gemv(m: x.rows, n: x.cols, a: px.baseAddress!, lda: x.cols, x: pv.baseAddress!, y: py.baseAddress!)
                 }
             }
-            norms[pick] = 0
         }
-        return basis
+        return y
     }
 
-    /// A u with `b·u = 1` for every row b of the (independent) basis: the least-norm solution
-    /// `u = Bᵀ(BBᵀ)⁻¹1`, by Cholesky of the Gram `BBᵀ`.
-    static func positiveDirection(_ basis: [[Double]]) -> [Double] {
-        let r = basis.count, q = basis[0].count
-        var g = [Double](repeating: 0, count: r * r)
-        for i in 0..<r { for j in 0...i { g[i * r + j] = dot(basis[i], basis[j]) } }
-        // Cholesky G = L Lᵀ (lower triangle in place); the basis is independent, so G is positive definite
-        // up to round-off, which a tiny diagonal floor absorbs.
-        for j in 0..<r {
-            var d = g[j * r + j]
-            for k in 0..<j { d -= g[j * r + k] * g[j * r + k] }
-            let l = Swift.max(d, 1e-300).squareRoot()
-            g[j * r + j] = l
-            for i in (j + 1)..<Swift.max(j + 1, r) {
-                var s = g[i * r + j]
-                for k in 0..<j { s -= g[i * r + k] * g[j * r + k] }
-                g[i * r + j] = s / l
+    /// A basis of a patch matrix's row space, chosen among its rows: modified Gram–Schmidt over the rows
+    /// in order (each projection done twice, which keeps the computed basis orthonormal), keeping a row
+    /// whose residual exceeds `1e-6` of its norm, until q are kept. `rows` holds the kept rows (B),
+    /// `orthonormal` their orthonormalisation (Q) and `factor` the lower-triangular L with B = L·Q.
+    struct RowBasis {
+        var rows: Matrix
+        var orthonormal: Matrix
+        var factor: [[Double]]
+        var rank: Int { factor.count }
+
+        init(_ x: Matrix) {
+            let q = x.cols
+            var b: [Double] = [], e: [Double] = [], l: [[Double]] = []
+            var c = [Double](repeating: 0, count: q), c2 = [Double](repeating: 0, count: q)
+            var res = [Double](repeating: 0, count: q)
+            x.data.withUnsafeBufferPointer { px in
+                for i in 0..<x.rows where l.count < q {
+                    let row = px.baseAddress! + i * q
+                    var norm0 = 0.0
+                    for j in 0..<q { res[j] = row[j]; norm0 += row[j] * row[j] }
+                    guard norm0 > 0, norm0.isFinite else { continue }
+                    let r = l.count
+                    for j in 0..<r { c[j] = 0 }
+                    if r > 0 {
+                        for _ in 0..<2 {
+                            // c2 = Q·res, res −= Qᵀ·c2, c += c2
+                            e.withUnsafeBufferPointer { pe in
+                                res.withUnsafeMutableBufferPointer { pr in
+                                    c2.withUnsafeMutableBufferPointer { pc in
+                                        BLAS.gemv(m: r, n: q, a: pe.baseAddress!, lda: q, x: pr.baseAddress!, y: pc.baseAddress!)
+                                        BLAS.gemm(m: 1, n: q, k: r, alpha: -1, a: pc.baseAddress!, lda: r, b: pe.baseAddress!, ldb: q,
+                                                  beta: 1, c: pr.baseAddress!, ldc: q)
+                                    }
+                                }
+                            }
+                            for j in 0..<r { c[j] += c2[j] }
+                        }
+                    }
+                    let norm = res.reduce(0) { $0 + $1 * $1 }.squareRoot()
+                    guard norm > 1e-6 * norm0.squareRoot() else { continue }
+                    b.append(contentsOf: UnsafeBufferPointer(start: row, count: q))
+                    e.append(contentsOf: res.map { $0 / norm })
+                    l.append(Array(c[0..<r]) + [norm])
+                }
             }
+            rows = Matrix(rows: l.count, cols: q, data: b)
+            orthonormal = Matrix(rows: l.count, cols: q, data: e)
+            factor = l
         }
-        var y = [Double](repeating: 1, count: r)
-        for i in 0..<r {
-            for k in 0..<i { y[i] -= g[i * r + k] * y[k] }
-            y[i] /= g[i * r + i]
+
+        /// A u with `b·u = 1` for every kept row b: u = Qᵀy with L·y = 1 (forward substitution).
+        func positiveDirection() -> [Double] {
+            var y = [Double](repeating: 1, count: rank)
+            for i in 0..<rank {
+                for k in 0..<i { y[i] -= factor[i][k] * y[k] }
+                y[i] /= factor[i][i]
+            }
+            var u = [Double](repeating: 0, count: orthonormal.cols)
+            y.withUnsafeBufferPointer { py in
+                orthonormal.data.withUnsafeBufferPointer { pq in
+                    u.withUnsafeMutableBufferPointer { pu in
+                        BLAS.gemm(m: 1, n: orthonormal.cols, k: rank, a: py.baseAddress!, lda: rank, b: pq.baseAddress!,
+                                  ldb: orthonormal.cols, c: pu.baseAddress!, ldc: orthonormal.cols)
+                    }
+                }
+            }
+            return u
         }
-        for i in stride(from: r - 1, through: 0, by: -1) {
-            for k in (i + 1)..<Swift.max(i + 1, r) { y[i] -= g[k * r + i] * y[k] }
-            y[i] /= g[i * r + i]
-        }
-        var u = [Double](repeating: 0, count: q)
-        for i in 0..<r { for j in 0..<q { u[j] += y[i] * basis[i][j] } }
-        return u
     }
 
     /// `t·u` on the box's boundary when the box holds 0 in its interior (the longest step along u);
