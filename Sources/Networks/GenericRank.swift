@@ -12,7 +12,8 @@ import TwoScaleNumerics
 /// per unit, `σ⁻²(1/S) Σ_{s,p} act'(w_c·x̃_{s,p})² x̃_{s,p} x̃_{s,p}ᵀ`, whose range lies in the span of the
 /// layer's input patches, so its rank is at most `C · rank(X̃)` with X̃ the `(S·P) × q` patch matrix. For
 /// the first parametric layer X̃ is the data's (θ-free: computed here once, with the threshold rule of
-/// `FisherRank`); for later layers only `rank(X̃) ≤ min(S·P, q)` is known. The softmax block has the rank
+/// `FisherRank`); for later layers only `rank(X̃) ≤ min(S·P, q')` is known, q' the patch entries that are
+/// not padding at every position (q' = q but for a kernel reaching past a small image). The softmax block has the rank
 /// `(K − 1) · rank(X̃)` exactly at every θ (its nonzero part is `Σ_s A'_s ⊗ x̃_s x̃_sᵀ / S` with every
 /// `A'_s` positive definite), bounded by `(K − 1) · rank(data)` when it is the only layer, else by
 /// `(K − 1) · min(S, q)`. The sum of these is `bound`.
@@ -105,9 +106,16 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         let samples = model.data.rows * model.noiseSamples
         return layers.enumerated().map { b, l in
             let s = a.structure(layer: l)
-            let inputs = b == 0 ? dataRank : Swift.min(samples * s.positions, s.unitDimension)
+            let inputs = b == 0 ? dataRank : Swift.min(samples * s.positions, structuralPatchLength(a.stack[l]))
             return (b == layers.count - 1 ? a.classes - 1 : s.units) * inputs
         }
+    }
+
+    /// The patch entries that can be nonzero: q less the entries that are padding at every position (a
+    /// convolution's kernel reaching past a small image), which are 0 in every patch of every input.
+    static func structuralPatchLength(_ layer: any Layer) -> Int {
+        let p = layer.patches(Matrix(rows: 1, cols: layer.inputSize, repeating: 1))
+        return (0..<p.cols).filter { j in (0..<p.rows).contains { p.data[$0 * p.cols + j] != 0 } }.count
     }
 
     /// The numerical rank of a patch matrix (rows: patches), from its smaller Gram with `FisherRank`'s

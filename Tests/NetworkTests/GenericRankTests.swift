@@ -40,6 +40,7 @@ final class GenericRankTests: XCTestCase {
         let cases: [([Int], Bool, Activation, Int, Int)] = [
             ([8, 6, 3], false, .relu, 10, 1), ([6, 4, 3], true, .relu, 5, 2), ([6, 4, 3], false, .tanh, 10, 1),
             ([6, 5, 4, 3], true, .sigmoid, 7, 1), ([5, 3, 4, 3], false, .relu, 12, 2), ([4, 3, 2], false, .linear, 6, 1),
+            ([6, 3], false, .relu, 4, 1), ([6, 3], true, .tanh, 9, 1),
         ]
         for (i, (sizes, bias, act, n, noise)) in cases.enumerated() {
             let label = "\(sizes) bias \(bias) \(act) N = \(n) R = \(noise)"
@@ -99,6 +100,25 @@ final class GenericRankTests: XCTestCase {
             let positions = c2.output.height * c2.output.width
             XCTAssertEqual(g.blocks.map(\.bound), [2 * (9 + q), 2 * Swift.min(5 * positions, 18 + q), 2 * Swift.min(5, c2.output.size + q)], label)
             XCTAssertTrue(g.proved, "\(label): witness \(g.blocks.map(\.witness)) of \(g.blocks.map(\.bound))")
+        }
+    }
+
+    /// A later convolution whose kernel reaches past its 1×1 input: only the centre of each 3×3 patch is
+    /// ever nonzero, so the bound counts q' = 2 (+ bias) patch entries, not 18, and the witness attains it.
+    func testPaddingOnlyPatchEntriesAreLeftOutOfTheBound() throws {
+        for bias in [false, true] {
+            let c1 = try ConvolutionLayer(input: ImageShape(height: 4, width: 4, channels: 1), filters: 2, kernel: 3, bias: bias)
+            let p = try PoolingLayer(.max, input: c1.output, size: 2)
+            let c2 = try ConvolutionLayer(input: p.output, filters: 3, kernel: 3, padding: 1, bias: bias)
+            let a = try Architecture(stack: [c1, p, c2, DenseLayer(inputs: c2.output.size, outputs: 2, bias: bias)])
+            let m = try MarkovFisher(architecture: a, activation: .relu, data: R.gaussianData(10, 16, seed: 3), sigma2: 0.1,
+                                     noiseSamples: 1, noiseSeed: 2)
+            let q = bias ? 1 : 0
+            XCTAssertEqual(GenericRank.structuralPatchLength(c2), 2 + q)
+            _ = try checkBoundAtDraws(m, draws: 10, seed: 5, "1×1 input, bias \(bias)")
+            let g = try GenericRank(model: m, box: -1...1, seed: 2)
+            XCTAssertEqual(g.blocks.map(\.bound), [2 * (9 + q), 3 * (2 + q), 1 * (3 + q)], "bias \(bias)")
+            XCTAssertTrue(g.proved, "bias \(bias): witness \(g.blocks.map(\.witness))")
         }
     }
 
