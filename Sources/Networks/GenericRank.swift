@@ -68,7 +68,8 @@ public struct GenericRank: Sendable, Equatable, Encodable {
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, candidates: Int = GenericRank.defaultCandidates) throws {
         guard candidates >= 1 else { throw TwoScaleError.failure("internal error: the generic rank needs at least one witness candidate") }
         try MonteCarloDesign.checkBox(box)
-        let bounds = try Self.bounds(model: model)
+        let inputs = try Self.inputRanks(model: model)
+        let bounds = Self.bounds(model: model, inputRanks: inputs)
         let a = model.architecture
         var best: (net: Network, ranks: [Int])?
         var last = Network.zeros(architecture: a, activation: model.activation)
@@ -76,7 +77,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         for k in 0..<candidates {
             var rng = Xoshiro256(seed: seed, stream: [Self.stream, UInt64(k)])
             let start = Network.uniform(architecture: a, activation: model.activation, box: box, rng: &rng)
-            let net = try Self.witness(model: model, box: box, start: start)
+            let net = try Self.witness(model: model, box: box, start: start, inputRanks: inputs)
             last = net
             tried += 1
             // A candidate whose spectra break down (non-finite values at the box's edge) proves nothing;
@@ -98,16 +99,25 @@ public struct GenericRank: Sendable, Equatable, Encodable {
 
     /// The closed-form bound per block (see the type's documentation).
     public static func bounds(model: MarkovFisher) throws -> [Int] {
+        bounds(model: model, inputRanks: try inputRanks(model: model))
+    }
+
+    static func bounds(model: MarkovFisher, inputRanks: [Int]) -> [Int] {
+        let a = model.architecture
+        let layers = a.parametricLayers
+        return zip(layers.indices, inputRanks).map { b, r in (b == layers.count - 1 ? a.classes - 1 : a.structure(layer: layers[b]).units) * r }
+    }
+
+    /// Per block, the bound on the rank of its input patch matrix: the data's numerical rank for the first
+    /// parametric layer, `min(S·P, q')` for later ones.
+    static func inputRanks(model: MarkovFisher) throws -> [Int] {
         let a = model.architecture
         let layers = a.parametricLayers
         let zero = Network.zeros(architecture: a, activation: model.activation)
-        let firstPatches = a.stack[layers[0]].patches(try model.blockInputs(zero, block: 0))
-        let dataRank = try patchRank(firstPatches)
+        let dataRank = try patchRank(a.stack[layers[0]].patches(try model.blockInputs(zero, block: 0)))
         let samples = model.data.rows * model.noiseSamples
         return layers.enumerated().map { b, l in
-            let s = a.structure(layer: l)
-            let inputs = b == 0 ? dataRank : Swift.min(samples * s.positions, structuralPatchLength(a.stack[l]))
-            return (b == layers.count - 1 ? a.classes - 1 : s.units) * inputs
+            b == 0 ? dataRank : Swift.min(samples * a.structure(layer: l).positions, structuralPatchLength(a.stack[l]))
         }
     }
 
@@ -138,7 +148,9 @@ public struct GenericRank: Sendable, Equatable, Encodable {
     }
 
     /// The witness built from `start` (a point of the box), layer by layer; every parameter lies in `box`.
-    public static func witness(model: MarkovFisher, box: ClosedRange<Double>, start: Network) throws -> Network {
+    /// `inputRanks` (`inputRanks(model:)`, computed when nil) ends each layer's search for a row basis.
+    public static func witness(model: MarkovFisher, box: ClosedRange<Double>, start: Network, inputRanks: [Int]? = nil) throws -> Network {
+        let enough = try inputRanks ?? Self.inputRanks(model: model)
         let a = model.architecture
         let lo = box.lowerBound, hi = box.upperBound
         let nearZero = Swift.min(Swift.max(0, lo), hi)
@@ -154,7 +166,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
             var units = (0..<s.units).map { unitVector(net.blocks[l], structure: s, unit: $0) }
             switch model.activation {
             case .relu:
-                let basis = RowBasis(patches)
+                let basis = RowBasis(patches, enough: enough[b])
                 guard basis.rank > 0 else { break }
                 let u = toBox(basis.positiveDirection(), lo: lo, hi: hi)
                 let onU = apply(basis.rows, u)
@@ -213,7 +225,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
 
     /// A basis of a patch matrix's row space, chosen among its rows: modified Gram–Schmidt over the rows
     /// in order (each projection done twice, which keeps the computed basis orthonormal), keeping a row
-    /// whose residual exceeds `1e-6` of its norm, until q are kept. `rows` holds the kept rows (B),
+    /// whose residual exceeds `1e-6` of its norm, until q (or `enough`) are kept. `rows` holds the kept rows (B),
     /// `orthonormal` their orthonormalisation (Q) and `factor` the lower-triangular L with B = L·Q.
     struct RowBasis {
         var rows: Matrix
@@ -221,13 +233,14 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         var factor: [[Double]]
         var rank: Int { factor.count }
 
-        init(_ x: Matrix) {
+        init(_ x: Matrix, enough: Int? = nil) {
             let q = x.cols
+            let target = Swift.min(q, enough ?? q)
             var b: [Double] = [], e: [Double] = [], l: [[Double]] = []
             var c = [Double](repeating: 0, count: q), c2 = [Double](repeating: 0, count: q)
             var res = [Double](repeating: 0, count: q)
             x.data.withUnsafeBufferPointer { px in
-                for i in 0..<x.rows where l.count < q {
+                for i in 0..<x.rows where l.count < target {
                     let row = px.baseAddress! + i * q
                     var norm0 = 0.0
                     for j in 0..<q { res[j] = row[j]; norm0 += row[j] * row[j] }
