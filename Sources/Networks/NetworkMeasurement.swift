@@ -30,16 +30,40 @@ public struct MeasurementRequest: Sendable, Equatable {
 }
 
 /// The Fisher rank as a run's report gives it: total rank (largest over the draws) and smallest, the
-/// draws, the per-block ranks, the threshold rule, and the ε → 0 limit ζd + (1 − ζ)·rank of the 2sED.
-/// JSON keys: `rank`, `rank_min`, `rank_draws`, `rank_blocks`, `rank_threshold`, `d_zeta_limit`.
+/// draws, the per-block ranks, the threshold rule, and the ε → 0 limit ζd + (1 − ζ)·r of the 2sED.
+/// With the generic rank (`GenericRank`: Markov FIM, a model at hand) r is its closed-form bound when a
+/// witness proves it (`d_zeta_limit_kind` `exact`), else the largest rank seen over the draws and the
+/// witnesses (`lower_bound`); without it (output FIM, `analyze`) r is the draws' rank, a lower bound.
+/// JSON keys: `rank`, `rank_min`, `rank_draws`, `rank_blocks`, `rank_threshold`, `d_zeta_limit`,
+/// `d_zeta_limit_kind`, `rank_generic` (the bound, or null), `rank_witness` (null without a generic rank),
+/// `rank_proved`, `rank_generic_blocks` (per block `layer`, `parameters`, `bound`, `witness`; or null).
 public struct RankReport: Sendable, Equatable, Encodable {
+    /// What `d_zeta_limit` is: the limit itself, or a lower bound of it.
+    public enum LimitKind: String, Sendable, Equatable, Encodable {
+        case exact
+        case lowerBound = "lower_bound"
+    }
+
     /// The ranks over the draws.
     public var source: FisherRank
+    /// The closed-form bound and its witness (nil where no model is at hand).
+    public var generic: GenericRank?
+    /// The rank r the limit uses.
+    public var limitRank: Int
     public var dZetaLimit: Double
+    public var limitKind: LimitKind
 
-    public init(_ r: FisherRank, zeta: Double, dimension: Int) {
+    public init(_ r: FisherRank, generic: GenericRank? = nil, zeta: Double, dimension: Int) {
         source = r
-        dZetaLimit = r.limit(zeta: zeta, dimension: dimension)
+        self.generic = generic
+        if let g = generic, g.proved {
+            limitRank = g.bound
+            limitKind = .exact
+        } else {
+            limitRank = Swift.max(r.rank, generic?.witness ?? 0)
+            limitKind = .lowerBound
+        }
+        dZetaLimit = zeta * Double(dimension) + (1 - zeta) * Double(limitRank)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -50,6 +74,11 @@ public struct RankReport: Sendable, Equatable, Encodable {
         try c.encode(source.blocks, forKey: ResultKey("rank_blocks"))
         try c.encode(FisherRank.thresholdNote, forKey: ResultKey("rank_threshold"))
         try c.encode(dZetaLimit, forKey: ResultKey("d_zeta_limit"))
+        try c.encode(limitKind, forKey: ResultKey("d_zeta_limit_kind"))
+        try c.encode(generic?.bound, forKey: ResultKey("rank_generic"))
+        try c.encode(generic?.witness, forKey: ResultKey("rank_witness"))
+        try c.encode(generic?.proved ?? false, forKey: ResultKey("rank_proved"))
+        try c.encode(generic?.blocks, forKey: ResultKey("rank_generic_blocks"))
     }
 }
 
@@ -197,7 +226,14 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
 
     /// Measures `spectra` (a run described by `meta`) as `request` asks. The bootstrap is seeded by the
     /// run's own seed, so `ed` and a later `analyze` of its store give the same intervals.
-    public static func measure(spectra: LayeredSpectra, meta: StoreMeta, request r: MeasurementRequest) async throws -> NetworkMeasurement {
+    /// `model`: the run's Markov FIM (`ed`'s, or `analyze`'s rebuilt from the store's settings), which gives
+    /// the generic rank (`GenericRank`) and the certified bracket (`CertifiedBracket`, at the spectra's c);
+    /// nil where it is not at hand or for the output FIM, whose limit then keeps the draws' rank as a lower
+    /// bound and which has no bracket.
+    public static func measure(spectra: LayeredSpectra, meta: StoreMeta, request r: MeasurementRequest,
+                               model: MarkovFisher? = nil) async throws -> NetworkMeasurement {
+        let c = meta.configuration
+        let generic = try model.map { try GenericRank(model: $0, box: c.box, seed: c.seed) }
         let est = try LayeredEstimator(spectra: spectra, normalization: r.normalization)
         let pts = try await est.points(eps: r.eps, zeta: r.zeta, bootstrap: r.bootstrap, seed: meta.configuration.seed, threads: r.threads)
         let stages = Swift.max(0, spectra.layers - 1)
@@ -216,13 +252,18 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
             }
         }
         let rank = try FisherRank(spectra: spectra, wholeNetwork: meta.configuration.fisher == .output)
-        return NetworkMeasurement(
+        var measurement = NetworkMeasurement(
             dimension: spectra.dimension, points: points, ess: ess, layers: meta.layers, paths: meta.paths, inner: meta.inner,
             settings: meta.configuration, zeta: r.zeta, normalization: r.normalization, scale: est.scale,
             meanTrace: spectra.meanTrace, clamped: spectra.clampedCount, bootstrap: r.bootstrap,
-            rank: RankReport(rank, zeta: r.zeta, dimension: spectra.dimension),
+            rank: RankReport(rank, generic: generic, zeta: r.zeta, dimension: spectra.dimension),
             gamma: abbas == nil ? nil : r.gamma, abbas: abbas,
             degeneracy: WeightDegeneracy.check(ess: ess, paths: spectra.paths))
+        if let model {
+            measurement.attach(try await model.certifiedBracket(box: c.box, eps: r.eps, zeta: r.zeta, scale: est.scale, seed: c.seed,
+                                                                threads: r.threads))
+        }
+        return measurement
     }
 }
 

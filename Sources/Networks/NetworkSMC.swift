@@ -93,8 +93,12 @@ public struct NetworkSMC: Sendable {
         /// Stage 1 (first-layer units) and the islands of later stages.
         public var stage1: SMCDiagnostics
         public var islands: SMCDiagnostics
-        /// The Fisher rank per layer over `rankDraws` uniform draws (the ε → 0 limit's r).
+        /// The Fisher rank per layer over `rankDraws` uniform draws.
         public var rank: FisherRank
+        /// The generic rank (closed-form bound and witness): the ε → 0 limit's r when proved.
+        public var generic: GenericRank
+        /// The certified bracket at every ε, at this run's ĉ (`CertifiedBracket`).
+        public var bracket: CertifiedBracket
     }
 
     /// Uniform parameter draws whose full Markov spectra give the Fisher rank.
@@ -371,6 +375,11 @@ public struct NetworkSMC: Sendable {
         }
         progress("Fisher rank from \(Self.rankDraws) uniform draws")
         let rank = try await rankEstimate(threads: threads)
-        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag, rank: rank)
+        progress("generic Fisher rank: closed-form bound and witness")
+        let generic = try GenericRank(model: model, box: box, seed: seed)
+        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
+        let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, scale: c, seed: seed, threads: threads)
+        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag, rank: rank, generic: generic,
+                      bracket: bracket)
     }
 }

@@ -165,7 +165,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.normalization = normalization
         scale = r.scale
         meanTrace = r.trace.meanTrace
-        rank = RankReport(r.rank, zeta: zeta, dimension: architecture.parameterCount)
+        rank = RankReport(r.rank, generic: r.generic, zeta: zeta, dimension: architecture.parameterCount)
         stage1 = r.stage1
         islands = r.islands
         degeneracy = WeightDegeneracy.check(ess: ess, paths: paths)
@@ -184,6 +184,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             }
             return cases
         })
+        attach(r.bracket)
         if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
             degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
         }

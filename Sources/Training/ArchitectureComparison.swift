@@ -148,8 +148,7 @@ public struct ArchitectureComparison: Sendable {
         let model = try MarkovFisher(architecture: a, activation: s.activation, data: fisherInputs,
                                      sigma2: s.sigma2, noiseSamples: s.noiseSamples, noiseSeed: seed)
         let d = try await twoScale(model, seed: seed)
-        let bracket = try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: d.scale, seed: seed,
-                                                       threads: s.threads).points[0]
+        let bracket = d.bracket
         let t1 = clock.now
         var config = s.training
         config = try TrainingConfig(architecture: a, activation: s.activation, optimizer: config.optimizer,
@@ -195,8 +194,8 @@ public struct ArchitectureComparison: Sendable {
         var tail: TailShortfall?
         /// smc: the upper bound's estimate (`UpperBound`).
         var upper: UpperBound? = nil
-        /// The normalisation c the estimate used (for the certified bracket).
-        var scale: Double = 1
+        /// The certified bracket at ε (smc: the run's; plain: computed at the spectra's c).
+        var bracket: CertifiedBracket.Point
     }
 
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
@@ -211,7 +210,9 @@ public struct ArchitectureComparison: Sendable {
             let estimator = try LayeredEstimator(spectra: spectra, normalization: .trace)
             let p = try estimator.points(eps: [s.eps], zeta: s.zeta)[0]
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
-                                   ess: p.ess, noise: [], tail: nil, scale: estimator.scale)
+                                   ess: p.ess, noise: [], tail: nil,
+                                   bracket: try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: estimator.scale,
+                                                                             seed: seed, threads: s.threads).points[0])
         case .smc:
             var smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
                                      islandSweeps: s.islandSweeps)
@@ -221,7 +222,7 @@ public struct ArchitectureComparison: Sendable {
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),
                                    halfWidthLower: half(p.ci95Lower), ess: p.stageESS, noise: p.stageIslandNoise,
-                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound, scale: r.scale)
+                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound, bracket: r.bracket.points[0])
         }
     }
 

@@ -36,9 +36,18 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let start = Date()
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()
-        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: store.meta, request: request)
+        // The store's Markov model, rebuilt from its settings where its data are still there, gives the generic
+        // rank and the certified bracket, as ed did.
+        var model: MarkovFisher?
+        if store.meta.configuration.fisher == .markov {
+            do { model = try MarkovFisher(configuration: store.meta.configuration) } catch let e as TwoScaleError {
+                Console.note("analyze: the store's model could not be rebuilt (\(e.message)): no generic rank or certified bracket")
+            }
+        }
+        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: store.meta, request: request, model: model)
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
+        if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }
     }
 }

@@ -117,7 +117,6 @@ struct EdCommand: AsyncParsableCommand {
                 result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
                 islandSweeps: sweeps, islandKernel: kernel)
-            measurement.attach(try await Self.bracket(markov, box: lo...hi, request: request, scale: measurement.scale, seed: network.seed))
             measurement.seconds = Date().timeIntervalSince(start)
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
@@ -156,6 +155,7 @@ struct EdCommand: AsyncParsableCommand {
 
         let outcome: SpectraRun.Outcome
         let meta: StoreMeta
+        var runModel: (any FisherModel)?
         if let rank = TwoScaleMain.launch.mpi {
             // One rank of an MPI job: rank 0 writes the store and prints the result; the others compute
             // their share of the paths and leave silently.
@@ -164,6 +164,7 @@ struct EdCommand: AsyncParsableCommand {
         } else {
             let runner = try prepare(true)
             meta = runner.meta
+            runModel = runner.model
             outcome = try await runHere(runner, plannedBytes: plannedBytes, threads: request.threads)
         }
 
@@ -176,21 +177,15 @@ struct EdCommand: AsyncParsableCommand {
             return
         }
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
-        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
-        if let markov = try network.makeModel(architecture: architecture) as? MarkovFisher {
-            measurement.attach(try await Self.bracket(markov, box: lo...hi, request: request, scale: measurement.scale, seed: network.seed))
-        }
+        // The Markov FIM's model-level results (generic rank, certified bracket) need the model; the output
+        // FIM has neither.
+        let markov = network.fisher == .markov ? try (runModel ?? network.makeModel(architecture: architecture)) as? MarkovFisher : nil
+        if markov != nil { Console.progress("ed: generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
+        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: markov)
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }
-    }
-
-    /// The certified bracket of the run's model at its normalisation (`MarkovFisher.certifiedBracket`).
-    static func bracket(_ model: MarkovFisher, box: ClosedRange<Double>, request: MeasurementRequest, scale: Double, seed: Int) async throws -> CertifiedBracket {
-        Console.progress("ed: certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
-        return try await model.certifiedBracket(box: box, eps: request.eps, zeta: request.zeta, scale: scale, seed: UInt64(seed),
-                                                threads: request.threads)
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

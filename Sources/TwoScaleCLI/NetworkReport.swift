@@ -143,7 +143,19 @@ enum NetworkReport {
 
     /// The table header's rank line.
     static func rankLine(_ rank: RankReport, dimension: Int) -> String {
-        rank.source.summary(dimension: dimension) + "; ε → 0 limit ζd + (1 − ζ)r = \(Fmt.num(rank.dZetaLimit))\n"
+        var line = rank.source.summary(dimension: dimension)
+        if let g = rank.generic {
+            line += g.proved
+                ? "; generic rank \(g.bound) (proved: a witness θ* attains the closed-form bound)"
+                : "; generic rank ≤ \(g.bound) (closed-form bound; the best witness reaches \(g.witness))"
+        }
+        switch rank.limitKind {
+        case .exact:
+            line += "; ε → 0 limit ζd + (1 − ζ)r = \(Fmt.num(rank.dZetaLimit)) (exact)"
+        case .lowerBound:
+            line += "; ε → 0 limit ζd + (1 − ζ)r ≥ \(Fmt.num(rank.dZetaLimit)) (lower bound: r = \(rank.limitRank), the largest rank seen)"
+        }
+        return line + "\n"
     }
 
     static func interval(_ c: ClosedRange<Double>?) -> String {

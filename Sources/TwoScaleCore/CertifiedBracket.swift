@@ -55,7 +55,7 @@ public struct CertifiedBracket: Sendable, Equatable {
     public static let defaultDelta = 0.01, defaultDraws = 1000
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
-    public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds), docs/METHOD.md §19"
+    public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
     public static let lowerMethod = "probability ≥ 1 − δ: Jensen's log E ≥ E log per stage over uniform draws, each mean by the empirical Bernstein inequality with the majorant as range; the lower 2sED's later stages at 0"
     public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
 }

@@ -11,7 +11,8 @@ import Foundation
 /// The limit: for ε → 0 with `t = ε^(ζ−1)`, `log det(I + t√c F^{1/2}) = r(θ)(1 − ζ)|log ε| + O(1)`, and
 /// the θ-average is dominated by the largest rank that has positive probability, so
 /// `d_ζ(ε) → ζd + (1 − ζ)·r` with `r` the generic (maximal) rank. Over a finite set of draws the largest
-/// rank seen estimates r; `rankMin` shows whether it varies with θ.
+/// rank seen is a lower bound of r; `rankMin` shows whether it varies with θ. For the Markov FIM,
+/// `GenericRank` (Networks) proves r where it can: a closed-form bound and a witness θ that attains it.
 public struct FisherRank: Sendable, Equatable, Encodable {
     /// One block (a layer of the Markov FIM, or the whole output FIM).
     public struct Block: Sendable, Equatable, Encodable {

@@ -33,6 +33,17 @@ func runCLICapturingErrors(_ args: [String]) async -> (status: Int32, out: Strin
 
 /// The JSON of a command without its timing keys (`seconds`, `samples_per_second`, …): the bytes that
 /// must be identical between runs with the same seed.
+/// The ε → 0 limit's keys that depend on the generic Fisher rank, which `ed` computes from its Markov
+/// model and `analyze` (spectra only) cannot: `analyze` reports the draws' rank as a lower bound.
+let genericRankKeys: Set<String> = ["d_zeta_limit", "d_zeta_limit_kind", "rank_generic", "rank_witness", "rank_proved",
+                                    "rank_generic_blocks"]
+
+/// A result's JSON without the generic-rank keys (top level), for comparing `ed` with `analyze`.
+func withoutGenericRank(_ v: JSONValue) -> JSONValue {
+    guard case let .object(kv) = v else { return v }
+    return .object(kv.filter { !genericRankKeys.contains($0.0) })
+}
+
 func withoutTimingKeys(_ v: JSONValue) -> JSONValue {
     let timing: Set<String> = ["seconds", "training_seconds", "setup_seconds", "spectra_seconds", "estimator_seconds", "samples_per_second"]
     switch v {

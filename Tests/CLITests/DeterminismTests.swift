@@ -34,7 +34,12 @@ final class DeterminismTests: ScratchDirectoryTestCase {
         let x = try await bytes(["analyze", dir + "/a"] + an + ["--threads", "1"])
         let y = try await bytes(["analyze", dir + "/b"] + an + ["--threads", "2"])
         XCTAssertEqual(x, y, "analyze: --threads 1 vs 2")
-        XCTAssertEqual(x, a, "analyze reproduces ed")
+        // analyze reproduces ed but for the generic rank, which needs the model (analyze: the draws' rank).
+        func rankless(_ text: String) throws -> String {
+            try withoutGenericRank(try JSONValue.parse(Data(text.utf8), source: "ed")).serialized()
+        }
+        XCTAssertEqual(try rankless(x), try rankless(a), "analyze reproduces ed")
+        XCTAssertEqual(try JSONValue.parse(Data(x.utf8), source: "analyze")["d_zeta_limit_kind"], .string("lower_bound"))
         try FileManager.default.removeItem(atPath: dir + "/a")
         try FileManager.default.removeItem(atPath: dir + "/b")
     }
