@@ -51,17 +51,21 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let outcome = try await SpectraRun(model: model, design: design, meta: meta, threads: 2).execute(store: nil, resume: false)
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
         let request = MeasurementRequest(eps: [1e-3, 0.1], zeta: 0.6, lower: true, bootstrap: 50, abbasN: [100], threads: 2)
-        let generic = try GenericRank(model: model, box: -1...1, seed: 3)
-        let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, generic: generic)
-        // analyze has only the spectra: the draws' rank, as a lower bound of the limit's.
-        let spectraOnly = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: model)
+        XCTAssertNotNil(m.bracket)
+        XCTAssertEqual(m.rank.generic?.proved, true)
         let flags = ["--arch", "5-3-2", "--samples", "12", "--paths", "6", "--inner", "3", "--sigma2", "0.1", "--seed", "3"]
         let measure = ["--eps", "1e-3,0.1", "--zeta", "0.6", "--lower", "--bootstrap", "50", "--abbas-n", "100"]
         let store = dir + "/s"
         let ed = try await cli(["ed"] + flags + measure + ["--store", store])
         XCTAssertEqual(ed, try tree(m))
+        // analyze rebuilds the model from the store's settings: the same generic rank and bracket as ed.
         let analyze = try await cli(["analyze", store] + measure)
-        XCTAssertEqual(analyze, try tree(spectraOnly))
+        XCTAssertEqual(analyze, try tree(m))
+        // Without the model (the spectra alone): the draws' rank, as a lower bound of the limit's, and no bracket.
+        let spectraOnly = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        XCTAssertNil(spectraOnly.bracket)
+        XCTAssertEqual(try tree(spectraOnly)["d_zeta_limit_kind"]?.stringValue, "lower_bound")
 
         var sharded = meta
         sharded.shard = try Shard(index: 2, count: 3)

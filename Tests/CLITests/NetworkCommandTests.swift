@@ -51,7 +51,7 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
             XCTAssertEqual(j["rank_generic"], markov ? .int(3) : .null)
             XCTAssertEqual(j["rank_generic_blocks"]?.arrayValue?.compactMap { $0["bound"]?.doubleValue }, markov ? [2, 1] : nil)
         }
-        // analyze reads the same ranks from the store.
+        // analyze reads the same ranks from the store, and rebuilds the model for the generic rank.
         let store = dir + "/r"
         let (s1, out1) = await run(["ed"] + common + ["--store", store])
         XCTAssertEqual(s1, 0, out1)
@@ -59,8 +59,9 @@ final class NetworkCommandTests: ScratchDirectoryTestCase {
         XCTAssertEqual(s2, 0, out2)
         XCTAssertEqual(withoutGenericRank(try numbers(out1)), withoutGenericRank(try numbers(out2)))
         let j2 = try JSONValue.parse(Data(out2.utf8), source: "analyze")
-        XCTAssertEqual(j2["d_zeta_limit_kind"], .string("lower_bound"), "analyze has only spectra: the draws' rank")
+        XCTAssertEqual(j2["d_zeta_limit_kind"], .string("exact"), "analyze rebuilds the model")
         XCTAssertEqual(try XCTUnwrap(j2["d_zeta_limit"]?.doubleValue), 0.5 * 4 + 0.5 * 3, accuracy: 1e-12)
+        XCTAssertEqual(j2["rank_generic"], .int(3))
     }
 
     /// The readable rank line says whether the limit is exact (a proved generic rank) or a lower bound.
