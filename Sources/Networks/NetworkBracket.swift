@@ -51,10 +51,11 @@ extension MarkovFisher {
             let net = Network.uniform(architecture: me.architecture, activation: me.activation, box: box, rng: &rng)
             let first = me.unitInputs(me.data, block: 0)
             var out = try (0..<n1).map { u in try me.unitRoots(me.unitParameters(net, block: 0, unit: u), inputs: first) }
-            for m in 1..<Swift.max(1, L) {
-                let eig = try me.blockEigenvalues(net, block: m, inputs: try me.blockInputs(net, block: m))
-                out.append(try Spectrum(eigenvalues: eig).roots)
-            }
+            let raw = try (1..<Swift.max(1, L)).map { m in try me.blockEigenvalues(net, block: m, inputs: try me.blockInputs(net, block: m)) }
+            // The round-off rule's scale is the whole F(θ)'s largest eigenvalue (docs/METHOD.md §2).
+            let top = out.flatMap { $0 }.map { $0 * $0 }.max() ?? 0
+            let scale = Swift.max(top, Spectrum.largestMagnitude(raw))
+            for eig in raw { out.append(try Spectrum(eigenvalues: eig, scale: scale).roots) }
             return out
         }
         let level = delta / Double(L * Swift.max(1, eps.count))

@@ -184,5 +184,32 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertLessThan(slack / 2000, 1.5)
         XCTAssertThrowsError(try EmpiricalBernstein.lowerMean([1, 11], range: 10, delta: 0.05))
     }
-}
 
+    /// Attaching a bracket: a lower 2sED above the 2sED's upper end is printed at it (its interval too), and
+    /// both that and a 2sED outside its bracket are recorded; points inside leave no record.
+    func testAttachLowersTheLower2sEDAndRecordsWhatLiesOutside() throws {
+        let l = Foundation.log(10.0)
+        let b = CertifiedBracket(delta: 0.01, draws: 10, points: [
+            CertifiedBracket.Point(eps: 0.1, zeta: 0.5, dimension: 4, stageUpper: [l, l], stageLower: [0.5 * l, 0.25 * l]),
+            CertifiedBracket.Point(eps: 0.01, zeta: 0.5, dimension: 4, stageUpper: [2 * l], stageLower: [l]),
+        ])
+        XCTAssertEqual(b.points[0].dZeta.lowerBound, 2.75, accuracy: 1e-12)
+        XCTAssertEqual(b.points[0].dZeta.upperBound, 4, accuracy: 1e-12)
+        XCTAssertEqual(b.points[0].dZetaLower.lowerBound, 2.5, accuracy: 1e-12)
+        func point(_ eps: Double, _ d: Double, _ lower: Double) -> NetworkMeasurement.Point {
+            NetworkMeasurement.Point(eps: eps, zeta: 0.5, dZeta: d, dZetaJoint: d, dZetaLower: lower, ci95: nil, ci95Joint: nil,
+                                     ci95Lower: (lower - 0.5)...(lower + 0.5), ess: [], essMin: nil)
+        }
+        var inside = [point(0.1, 3, 2.9), point(0.01, 2.8, 2.7)]
+        XCTAssertNil(NetworkMeasurement.attach(b, to: &inside))
+        XCTAssertEqual(inside[0].bracket, b.points[0])
+        var outside = [point(0.1, 3.9, 4.4), point(0.01, 3.5, 2.6)]
+        let check = try XCTUnwrap(NetworkMeasurement.attach(b, to: &outside))
+        XCTAssertEqual(check.cases.map(\.quantity), ["d_zeta_lower", "d_zeta"])
+        XCTAssertEqual(check.cases[1].eps, 0.01)
+        XCTAssertEqual(try XCTUnwrap(outside[0].dZetaLower), 4, accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(outside[0].ci95Lower).upperBound, 4, accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(outside[0].ci95Lower).lowerBound, 3.9, accuracy: 1e-12)
+        XCTAssertEqual(outside[1].dZetaLower, 2.6, "a lower 2sED below the upper end stays")
+    }
+}
