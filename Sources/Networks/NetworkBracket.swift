@@ -58,10 +58,14 @@ extension MarkovFisher {
             for eig in raw { out.append(try Spectrum(eigenvalues: eig, scale: scale).roots) }
             return out
         }
-        let level = delta / Double(L * Swift.max(1, eps.count))
+        // Half of δ for Jensen's ends (over L stages and E points), half for Markov's (over E points).
+        let level = delta / 2 / Double(L * Swift.max(1, eps.count))
+        let markovLevel = delta / 2 / Double(Swift.max(1, eps.count))
+        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let markov = try await stageOneUnbiased(box: box, scales: scales, seed: seed, threads: threads)
         let d = architecture.parameterCount
-        let points = try eps.map { e -> CertifiedBracket.Point in
-            let s = ScaleParameters.t(eps: e, zeta: zeta) * c.squareRoot()
+        let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
+            let s = scales[ei]
             let upper = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
@@ -69,9 +73,37 @@ extension MarkovFisher {
                 let samples = roots.map { LogSpace.logDetSqrt(roots: $0[n1 + m - 1], scale: s) }
                 lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(samples, range: upper[m], delta: level)))
             }
-            return CertifiedBracket.Point(eps: e, zeta: zeta, dimension: d, stageUpper: upper, stageLower: lower)
+            // Markov: P(Ẑ_1 ≥ Z_1/δ') ≤ δ' for the unbiased product over the units.
+            let logZ1 = markov.map { $0[s]! + Foundation.log(markovLevel) }
+            return CertifiedBracket.Point(eps: e, zeta: zeta, dimension: d, stageUpper: upper, stageLower: lower,
+                                          stageOneMarkov: logZ1.map { Swift.max(0, $0) })
         }
         return CertifiedBracket(delta: delta, draws: draws, points: points)
+    }
+
+    /// An unbiased estimate of `log Z_1 = n_1 log Z_u` at every scale (nil for a softmax-only network, whose
+    /// one stage keeps Jensen's end): one adaptive pilot of the first-layer unit fixes a schedule
+    /// (`FrozenSchedule`), then each of the n₁ units is estimated by its own replay of it on its own
+    /// stream, so the product of their `Ẑ_u` is unbiased for `Z_u^{n₁}` (independent unbiased factors).
+    func stageOneUnbiased(box: ClosedRange<Double>, scales: [Double], seed: UInt64, threads: Int) async throws -> [Double: Double]? {
+        guard blockDimensions.count > 1 else { return nil }
+        let stops = Array(Set(scales)).sorted()
+        let inputs = unitInputs(data, block: 0)
+        let me = self
+        let unit = SMCUnit(dimension: units(block: 0).dimension, box: box,
+                           roots: { w in try me.unitRoots(w, inputs: inputs) },
+                           screen: { @Sendable w in me.unitTrace(w, inputs: inputs) })
+        let settings = try SMCSettings(particles: CertifiedBracket.unitParticles, replicates: 2, essFraction: 0.8,
+                                       moves: NetworkSMC.stageOneSweeps)
+        let schedule = try FrozenSchedule.pilot(unit, stops: stops, settings: settings, seed: seed, stream: [Self.bracketStream, 1])
+        let n1 = units(block: 0).count
+        let logs: [[Double]] = try await Parallel.map(n1, threads: threads) { u in
+            try schedule.replay(unit, stops: stops, particles: CertifiedBracket.unitParticles, seed: seed,
+                                stream: [Self.bracketStream, 2, UInt64(u)])
+        }
+        var out: [Double: Double] = [:]
+        for (t, s) in stops.enumerated() { out[s] = logs.reduce(0) { $0 + $1[t] } }
+        return out
     }
 }
 

@@ -312,6 +312,8 @@ public enum AnnealedSMC {
         var diagnostics: SMCDiagnostics
         /// The metrics of its moves, by scale (recorded for a scout).
         var metrics = MetricSchedule()
+        /// Its steps, recorded for a frozen replay (`FrozenSchedule`).
+        var frozen: [FrozenStep] = []
     }
 
     /// The stream index (appended to the unit's stream) of a unit's scout sampler; replicates use 0, 1, ….
@@ -332,7 +334,7 @@ public enum AnnealedSMC {
     static func ess(_ lw: [Double]) -> Double { LogSpace.effectiveSampleSize(logWeights: lw) }
 
     static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
-                          keep: Bool, schedule: MetricSchedule? = nil, record: Bool = false) throws -> Replicate {
+                          keep: Bool, schedule: MetricSchedule? = nil, record: Bool = false, recordSteps: Bool = false) throws -> Replicate {
         let n = settings.particles, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         var x = [Double](repeating: 0, count: n * p)
@@ -417,10 +419,14 @@ public enum AnnealedSMC {
                                             step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, metric: metric,
                                             sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
                     } else {
+                        var used = FrozenMove(spread: [], slope: 0, steps: [])
                         try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                                 metric: metric, rng: &rng, diag: &out.diagnostics)
+                                 metric: metric, rng: &rng, diag: &out.diagnostics, used: &used)
+                        if recordSteps { out.frozen.append(FrozenStep(scale: s, move: used)) }
                     }
                     stepsHere += 1
+                } else if recordSteps {
+                    out.frozen.append(FrozenStep(scale: s, move: nil))
                 }
             }
             out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
@@ -452,16 +458,19 @@ public enum AnnealedSMC {
     /// before. Its covariance away from the faces is `h² D (A ⊗ B) D`; with `A = B = I` it is the fold.
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                      screen hNow: inout [Double], h: inout Double, sweeps: Int, metric: KroneckerMetric? = nil, rng: inout Xoshiro256,
-                     diag: inout SMCDiagnostics) throws {
+                     diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         // The diagonal metric's spread (unused with a Kronecker metric, which carries its own).
-        let sd = metric == nil ? spread(x, particles: n, dimension: p, width: width) : []
+        let sd = frozen?.spread ?? (metric == nil ? spread(x, particles: n, dimension: p, width: width) : [])
         var v = [Double](repeating: 0, count: metric == nil ? 0 : p), u = v
         let screen = hNow.isEmpty ? nil : unit.screen
-        let b = screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow)
+        let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
+        used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
         var y = [Double](repeating: 0, count: p)
-        for _ in 0..<sweeps {
+        for sweep in 0..<sweeps {
+            if let f = frozen { h = f.steps[sweep] }
+            used?.pointee.steps.append(h)
             var acc = 0, evaluated = 0
             for i in 0..<n {
                 if let metric {

@@ -23,16 +23,23 @@ public struct CertifiedBracket: Sendable, Equatable {
         /// already times its units).
         public var stageUpper: [Double]
         public var stageLower: [Double]
+        /// Stage 1's lower value of `log Z_1` by Markov's inequality on an unbiased estimate (nil: not computed).
+        public var stageOneMarkov: Double?
 
-        public init(eps: Double, zeta: Double, dimension d: Int, stageUpper: [Double], stageLower: [Double]) {
+        /// The ends from the stage terms: `hi` from the majorants; `lo` the larger of Jensen's (all stages)
+        /// and Markov's on stage 1 (later stages ≥ 0); the lower 2sED's `lo` the larger stage-1 term alone.
+        public init(eps: Double, zeta: Double, dimension d: Int, stageUpper: [Double], stageLower: [Double],
+                    stageOneMarkov: Double? = nil) {
             self.eps = eps
             self.zeta = zeta
             self.stageUpper = stageUpper
             self.stageLower = stageLower
+            self.stageOneMarkov = stageOneMarkov
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
             let hi = base + stageUpper.reduce(0, +) / l
-            dZeta = Swift.min(base + stageLower.reduce(0, +) / l, hi)...hi
-            dZetaLower = Swift.min(base + (stageLower.first ?? 0) / l, hi)...hi
+            let first = Swift.max(stageLower.first ?? 0, stageOneMarkov ?? 0)
+            dZeta = Swift.min(base + Swift.max(stageLower.reduce(0, +), first) / l, hi)...hi
+            dZetaLower = Swift.min(base + first / l, hi)...hi
         }
 
         /// Whether `value` lies in the 2sED's bracket.
@@ -51,12 +58,12 @@ public struct CertifiedBracket: Sendable, Equatable {
         self.points = points
     }
 
-    /// The default δ and number of draws.
-    public static let defaultDelta = 0.01, defaultDraws = 1000
+    /// The default δ and number of draws, and the particles of each first-layer unit's frozen sampler.
+    public static let defaultDelta = 0.01, defaultDraws = 1000, unitParticles = 128
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
     public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
-    public static let lowerMethod = "probability ≥ 1 − δ: Jensen's log E ≥ E log per stage over uniform draws, each mean by the empirical Bernstein inequality with the majorant as range; the lower 2sED's later stages at 0"
+    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on stage 1's unbiased estimate (a frozen-schedule SMC sampler per first-layer unit; later stages ≥ 0), δ/2 each"
     public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
 }
 
@@ -82,6 +89,7 @@ extension CertifiedBracket.Point: Encodable {
         try c.encode([dZetaLower.lowerBound, dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket"))
         try c.encode(stageUpper, forKey: ResultKey("stage_log_upper"))
         try c.encode(stageLower, forKey: ResultKey("stage_log_lower"))
+        try c.encode(stageOneMarkov, forKey: ResultKey("stage1_log_markov"))
     }
 }
 
