@@ -94,7 +94,7 @@ extension MarkovFisher {
                            roots: { w in try me.unitRoots(w, inputs: inputs) },
                            screen: { @Sendable w in me.unitTrace(w, inputs: inputs) })
         let settings = try SMCSettings(particles: CertifiedBracket.unitParticles, replicates: 2, essFraction: 0.8,
-                                       moves: NetworkSMC.stageOneSweeps)
+                                       moves: CertifiedBracket.unitSweeps)
         let schedule = try FrozenSchedule.pilot(unit, stops: stops, settings: settings, seed: seed, stream: [Self.bracketStream, 1])
         let n1 = units(block: 0).count
         let logs: [[Double]] = try await Parallel.map(n1, threads: threads) { u in

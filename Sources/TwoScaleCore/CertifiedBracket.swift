@@ -58,8 +58,8 @@ public struct CertifiedBracket: Sendable, Equatable {
         self.points = points
     }
 
-    /// The default δ and number of draws, and the particles of each first-layer unit's frozen sampler.
-    public static let defaultDelta = 0.01, defaultDraws = 1000, unitParticles = 128
+    /// The default δ and number of draws, and the particles and sweeps of each first-layer unit's frozen sampler.
+    public static let defaultDelta = 0.01, defaultDraws = 1000, unitParticles = 64, unitSweeps = 10
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
     public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
