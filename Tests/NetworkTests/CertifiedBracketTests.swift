@@ -236,4 +236,43 @@ final class CertifiedBracketTests: XCTestCase {
             XCTAssertEqual(mean, z, accuracy: 4 * sd / Double(runs).squareRoot(), "s = \(s): mean \(mean), Z \(z)")
         }
     }
+
+    /// The bracket's lower end is random (its draws and frozen samplers); over 200 seeds at δ = 0.01 it must
+    /// hold the exact 2sED of the 1-1-2 relu network (quadrature, c = 1) in at least 99% of them, and so
+    /// must the lower 2sED's; the upper end, deterministic, is the same for every seed.
+    func testBracketCoverageOver200Seeds() async throws {
+        let data = Matrix(rows: 4, cols: 1, data: [0.9, -1.7, 0.4, 2.2])
+        let m = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .relu, data: data, sigma2: 0.5,
+                                 noiseSamples: 1, noiseSeed: 3)
+        let e = 1e-3, zeta = 2.0 / 3, s = ScaleParameters.t(eps: e, zeta: zeta), l = Foundation.log(1 / e)
+        let nw = 100, nv = 30
+        var g1 = [Double](), logZ2 = [Double]()
+        for a in 0..<nw {
+            let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+            g1.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: m.unitInputs(data, block: 0)), scale: s))
+            var net = m.zeroNetwork()
+            m.setUnit(&net, block: 0, unit: 0, parameters: [w])
+            let xa = m.unitInputs(try m.blockInputs(net, block: 1), block: 1)
+            var l2 = [Double]()
+            for b in 0..<nv { for c in 0..<nv {
+                let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
+                l2.append(LogSpace.logDetSqrt(roots: try m.unitRoots(v, inputs: xa), scale: s))
+            } }
+            logZ2.append(LogSpace.logMeanExp(l2))
+        }
+        let exact = zeta * 3 + LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 }) / l
+        let pi = LogSpace.normalizedWeights(logWeights: g1)
+        let exactLower = zeta * 3 + (LogSpace.logMeanExp(g1) + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }) / l
+        var held = 0, heldLower = 0
+        var uppers = Set<Double>()
+        for seed in 1...200 {
+            let p = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, scale: 1, seed: UInt64(seed), draws: 60, threads: 1).points[0]
+            if p.dZeta.contains(exact) { held += 1 }
+            if p.dZetaLower.contains(exactLower) { heldLower += 1 }
+            uppers.insert(p.dZeta.upperBound)
+        }
+        XCTAssertGreaterThanOrEqual(held, 198)
+        XCTAssertGreaterThanOrEqual(heldLower, 198)
+        XCTAssertEqual(uppers.count, 1)
+    }
 }
