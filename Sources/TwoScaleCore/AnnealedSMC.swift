@@ -695,7 +695,7 @@ public enum AnnealedSMC {
     }
 
     /// The index i with `Σ_{<i} w < u ≤ Σ_{≤i} w` (normalised weights).
-    static func pick(_ w: [Double], u: Double) -> Int {
+    public static func pick(_ w: [Double], u: Double) -> Int {
         var c = 0.0
         for (i, v) in w.enumerated() {
             c += v

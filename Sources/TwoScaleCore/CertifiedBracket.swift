@@ -23,22 +23,26 @@ public struct CertifiedBracket: Sendable, Equatable {
         /// already times its units).
         public var stageUpper: [Double]
         public var stageLower: [Double]
-        /// Stage 1's lower value of `log Z_1` by Markov's inequality on an unbiased estimate (nil: not computed).
+        /// Lower values of `log Z` and of stage 1's `log Z_1` by Markov's inequality on unbiased estimates
+        /// (nil: not computed).
+        public var markov: Double?
         public var stageOneMarkov: Double?
 
-        /// The ends from the stage terms: `hi` from the majorants; `lo` the larger of Jensen's (all stages)
-        /// and Markov's on stage 1 (later stages ≥ 0); the lower 2sED's `lo` the larger stage-1 term alone.
+        /// The ends from the stage terms: `hi` from the majorants; `lo` the largest of Jensen's (all stages),
+        /// Markov's on Z, and Markov's on Z_1 (later stages ≥ 0); the lower 2sED's `lo` the larger stage-1
+        /// term alone.
         public init(eps: Double, zeta: Double, dimension d: Int, stageUpper: [Double], stageLower: [Double],
-                    stageOneMarkov: Double? = nil) {
+                    markov: Double? = nil, stageOneMarkov: Double? = nil) {
             self.eps = eps
             self.zeta = zeta
             self.stageUpper = stageUpper
             self.stageLower = stageLower
+            self.markov = markov
             self.stageOneMarkov = stageOneMarkov
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
             let hi = base + stageUpper.reduce(0, +) / l
             let first = Swift.max(stageLower.first ?? 0, stageOneMarkov ?? 0)
-            dZeta = Swift.min(base + Swift.max(stageLower.reduce(0, +), first) / l, hi)...hi
+            dZeta = Swift.min(base + Swift.max(stageLower.reduce(0, +), first, markov ?? 0) / l, hi)...hi
             dZetaLower = Swift.min(base + first / l, hi)...hi
         }
 
@@ -58,12 +62,14 @@ public struct CertifiedBracket: Sendable, Equatable {
         self.points = points
     }
 
-    /// The default δ and number of draws, and the particles and sweeps of each first-layer unit's frozen sampler.
+    /// The default δ and number of draws; the particles and sweeps of each first-layer unit's frozen sampler,
+    /// and the outer particles and island particles of the later stages' (docs/METHOD.md §19).
     public static let defaultDelta = 0.01, defaultDraws = 1000, unitParticles = 64, unitSweeps = 10
+    public static let outerParticles = 16, islandParticles = 32
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
     public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
-    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on stage 1's unbiased estimate (a frozen-schedule SMC sampler per first-layer unit; later stages ≥ 0), δ/2 each"
+    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights); δ/2 for Jensen's, δ/4 for each of Markov's"
     public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
 }
 
@@ -89,6 +95,7 @@ extension CertifiedBracket.Point: Encodable {
         try c.encode([dZetaLower.lowerBound, dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket"))
         try c.encode(stageUpper, forKey: ResultKey("stage_log_upper"))
         try c.encode(stageLower, forKey: ResultKey("stage_log_lower"))
+        try c.encode(markov, forKey: ResultKey("log_z_markov"))
         try c.encode(stageOneMarkov, forKey: ResultKey("stage1_log_markov"))
     }
 }

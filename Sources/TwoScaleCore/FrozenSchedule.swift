@@ -41,6 +41,14 @@ public struct FrozenSchedule: Sendable, Equatable {
     /// `log Ẑ(s)` at each of `stops` (each one a scale of the schedule) from a replay with `particles`
     /// particles on the stream given.
     public func replay(_ unit: SMCUnit, stops: [Double], particles n: Int, seed: UInt64, stream: [UInt64]) throws -> [Double] {
+        try replayKeeping(unit, stops: stops, particles: n, seed: seed, stream: stream).logZ
+    }
+
+    /// `replay`, keeping the weighted population at each stop too: `Ẑ(s)` times its weighted particles is
+    /// an unbiased estimate of the unnormalised measure `e^{ℓ_s} U`, so a draw from it carries the
+    /// unbiasedness on to a later stage.
+    public func replayKeeping(_ unit: SMCUnit, stops: [Double], particles n: Int, seed: UInt64,
+                              stream: [UInt64]) throws -> (logZ: [Double], populations: [SMCPopulation]) {
         var rng = Xoshiro256(seed: seed, stream: stream)
         let p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
@@ -52,6 +60,7 @@ public struct FrozenSchedule: Sendable, Equatable {
         var logZ = 0.0, h = 0.0
         var diag = SMCDiagnostics()
         var out: [Double] = []
+        var populations: [SMCPopulation] = []
         var next = 0
         for step in steps {
             for i in 0..<n {
@@ -72,12 +81,13 @@ public struct FrozenSchedule: Sendable, Equatable {
             }
             while next < stops.count, stops[next] == step.scale {
                 out.append(logZ + LogSpace.logMeanExp(lw))
+                populations.append(SMCPopulation(x: x, weights: LogSpace.normalizedWeights(logWeights: lw)))
                 next += 1
             }
         }
         guard out.count == stops.count else {
             throw TwoScaleError.failure("internal error: the frozen schedule does not pass through every scale asked for")
         }
-        return out
+        return (out, populations)
     }
 }
