@@ -64,7 +64,7 @@ public struct CertifiedBracket: Sendable, Equatable {
 
     /// The default δ and number of draws; the particles and sweeps of each first-layer unit's frozen sampler,
     /// and the outer particles and island particles of the later stages' (docs/METHOD.md §19).
-    public static let defaultDelta = 0.01, defaultDraws = 1000, unitParticles = 64, unitSweeps = 10
+    public static let defaultDelta = 0.01, defaultDraws = 200, unitParticles = 64, unitSweeps = 10
     public static let outerParticles = 8, islandParticles = 32
 
     /// What the ends are, and what they are conditional on (for reports and JSON).

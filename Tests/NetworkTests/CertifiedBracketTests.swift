@@ -114,27 +114,10 @@ final class CertifiedBracketTests: XCTestCase {
             let m = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: act, data: data, sigma2: 0.5,
                                      noiseSamples: 1, noiseSeed: 3)
             let bracket = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, scale: 1, seed: 5, draws: 400, threads: 2)
-            let nw = 120, nv = 32
-            let x0 = m.unitInputs(data, block: 0)
             for (i, e) in eps.enumerated() {
-                let s = ScaleParameters.t(eps: e, zeta: zeta), l = Swift.abs(Foundation.log(e))
-                var g1 = [Double](), logZ2 = [Double]()
-                for a in 0..<nw {
-                    let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
-                    g1.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: x0), scale: s))
-                    var net = m.zeroNetwork()
-                    m.setUnit(&net, block: 0, unit: 0, parameters: [w])
-                    let xa = m.unitInputs(try m.blockInputs(net, block: 1), block: 1)
-                    var l2 = [Double]()
-                    for b in 0..<nv { for c in 0..<nv {
-                        let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
-                        l2.append(LogSpace.logDetSqrt(roots: try m.unitRoots(v, inputs: xa), scale: s))
-                    } }
-                    logZ2.append(LogSpace.logMeanExp(l2))
-                }
-                let exact = zeta * 3 + LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 }) / l
-                let pi = LogSpace.normalizedWeights(logWeights: g1)
-                let exactLower = zeta * 3 + (LogSpace.logMeanExp(g1) + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 }) / l
+                let l = Swift.abs(Foundation.log(e))
+                let q = try quadrature(m, data: data, scale: ScaleParameters.t(eps: e, zeta: zeta))
+                let exact = zeta * 3 + q.logZ / l, exactLower = zeta * 3 + q.lower / l
                 let p = bracket.points[i]
                 XCTAssertTrue(p.dZeta.contains(exact), "\(act) ε = \(e): \(exact) outside \(p.dZeta)")
                 XCTAssertTrue(p.dZetaLower.contains(exactLower), "\(act) ε = \(e): \(exactLower) outside \(p.dZetaLower)")
