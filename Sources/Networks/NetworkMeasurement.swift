@@ -260,8 +260,9 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
             gamma: abbas == nil ? nil : r.gamma, abbas: abbas,
             degeneracy: WeightDegeneracy.check(ess: ess, paths: spectra.paths))
         if let model {
+            // Markov's end on stage 1 only: the later stages' islands per ε would cost a long plain grid dearly.
             measurement.attach(try await model.certifiedBracket(box: c.box, eps: r.eps, zeta: r.zeta, scale: est.scale, seed: c.seed,
-                                                                threads: r.threads))
+                                                                laterStages: false, threads: r.threads))
         }
         return measurement
     }

@@ -212,7 +212,7 @@ public struct ArchitectureComparison: Sendable {
             return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
                                    ess: p.ess, noise: [], tail: nil,
                                    bracket: try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: estimator.scale,
-                                                                             seed: seed, threads: s.threads).points[0])
+                                                                             seed: seed, laterStages: false, threads: s.threads).points[0])
         case .smc:
             var smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
                                      islandSweeps: s.islandSweeps)
