@@ -69,7 +69,7 @@ public struct CertifiedBracket: Sendable, Equatable {
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
     public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
-    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights); δ/2 for Jensen's, δ/4 for each of Markov's"
+    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z (smc runs) and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights); δ/2 for Jensen's, δ/4 for each of Markov's"
     public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
 }
 
