@@ -33,7 +33,7 @@ extension MarkovFisher {
     /// §19), for this model (its data and noise draws) at normalisation `scale` (c).
     ///
     /// The upper ends come from `blockCeilings`. The lower ends from `draws` uniform networks (streams
-    /// "BRKT", k, from `seed`): per draw, every first-layer unit's `log g_u` (n₁ draws of the unit) and
+    /// "BRKT", 0, k, from `seed`): per draw, every first-layer unit's `log g_u` (n₁ draws of the unit) and
     /// each later block's `log G_m`, at every scale; each mean is bounded below at level δ/(L·E).
     public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, scale c: Double, seed: UInt64,
                                  draws: Int = CertifiedBracket.defaultDraws, delta: Double = CertifiedBracket.defaultDelta,
@@ -45,11 +45,12 @@ extension MarkovFisher {
         let L = blockDimensions.count
         let n1 = units(block: 0).count
         let me = self
-        // Per draw: the roots of every first-layer unit, then of every later block.
+        let first = unitInputs(data, block: 0)
+        // Per draw: the roots of every first-layer unit, then of every later block (streams "BRKT", 0, k: the
+        // Markov end's samplers use "BRKT", 1… of their own).
         let roots: [[[Double]]] = try await Parallel.map(draws, threads: threads) { k in
-            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, UInt64(k)])
+            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 0, UInt64(k)])
             let net = Network.uniform(architecture: me.architecture, activation: me.activation, box: box, rng: &rng)
-            let first = me.unitInputs(me.data, block: 0)
             var out = try (0..<n1).map { u in try me.unitRoots(me.unitParameters(net, block: 0, unit: u), inputs: first) }
             let raw = try (1..<Swift.max(1, L)).map { m in try me.blockEigenvalues(net, block: m, inputs: try me.blockInputs(net, block: m)) }
             // The round-off rule's scale is the whole F(θ)'s largest eigenvalue (docs/METHOD.md §2).
