@@ -41,8 +41,13 @@ public struct DistributedSpectraRun: Sendable {
     /// Control messages from rank 0: `[kind, status]`.
     enum Control: Int64 { case stop = 1, leave = 2 }
 
-    /// `TWOSCALE_FAULT_PATH=k`: a test hook; the rank computing path k fails there, as a real fault would.
+    /// A test seam: the rank computing path k fails there, as a real fault would. Debug builds (the test
+    /// suite's) take k from `TWOSCALE_FAULT_PATH`; release builds never read it.
+    #if DEBUG
     static let faultPath: Int? = ProcessInfo.processInfo.environment["TWOSCALE_FAULT_PATH"].flatMap { Int($0) }
+    #else
+    static let faultPath: Int? = nil
+    #endif
 
     /// Runs on every rank. `prepare` builds the run (checks, model, store description): on rank 0 first,
     /// before anything is shared (its argument is `true`: check what concerns the store folder); on the

@@ -42,102 +42,6 @@ extension MarkovFisher {
         return try Spectrum(eigenvalues: eig).roots
     }
 
-    /// Whether block m's unit has an analytic gradient of its log-determinant (`unitLogDetGradient`):
-    /// the softmax unit.
-    public func hasUnitGradient(block m: Int) -> Bool { m == blockDimensions.count - 1 }
-
-    /// The softmax unit's roots at `w` and the gradient in w of `ℓ_s(w) = Σ_i log(1 + s √λ_i(w))`, the
-    /// log-target of the smc sampler at scale s (the Hamiltonian island moves, docs/ESTIMATORS.md).
-    ///
-    /// With `F'` the projected block of `softmaxProjectedFisher` (eigenpairs `λ_t, v_t`) and
-    /// `G = Σ_t φ'(λ_t) v_t v_tᵀ`, `φ(λ) = log(1 + s√λ)`, first-order perturbation gives `dℓ = tr(G dF')`.
-    /// `F' = (1/S) Σ_n A'_n ⊗ x_n x_nᵀ` with `A'_n = Qᵀ A_n Q`, `A_n = diag p_n − p_n p_nᵀ`, so
-    ///
-    ///     dℓ = (1/S) Σ_n tr(dA_n B_n),   B_n = Q M_n Qᵀ,   M_n[a,b] = Σ_t φ'(λ_t) (v_t^{(a)}·x_n)(v_t^{(b)}·x_n),
-    ///
-    /// `v_t^{(a)}` the a-th p-block of `v_t`. As `tr(dA B) = dpᵀ(diag B − 2Bp)` and `dp = A dz` with
-    /// `z_n = W x_n`, `∂ℓ/∂w_c = (1/S) Σ_n g_n[c] x_n` with `g_n = A_n (diag B_n − 2 B_n p_n)`.
-    /// Eigenvalues below `10⁻¹⁰ λ_max` contribute no gradient (φ' is unbounded at 0; the sampler's
-    /// acceptance uses the exact ℓ, so this only shapes the proposals). The roots are `unitRoots`' (on its
-    /// `F'` route the same eigenvalues up to the round-off of the eigenvector solver).
-    public func unitLogDetGradient(_ w: [Double], inputs: UnitInputs, scale s: Double) throws -> (roots: [Double], gradient: [Double]) {
-        precondition(hasUnitGradient(block: inputs.block), "the log-det gradient is built for the softmax unit")
-        let xa = inputs.patches
-        let k = architecture.classes, p = xa.cols, q = k - 1, n = q * p, rows = xa.rows
-        precondition(w.count == k * p)
-        let probs = Softmax.probabilities(BLAS.product(xa, Matrix(rows: k, cols: p, data: w), transB: true))
-        let (lambda, v) = try SymmetricEigen.decomposition(softmaxProjectedFisher(probs, xa))
-        // With fewer samples than inputs unitRoots takes the Gram route, which drops F''s structural
-        // zeros exactly; take its roots then, so that both kernels target one and the same ℓ.
-        let roots = rows < p ? try unitRoots(w, inputs: inputs) : try Spectrum(eigenvalues: lambda).roots
-        let top = lambda.last ?? 0
-        // φ'(λ_t) = s / (2√λ (1 + s√λ)), 0 for round-off eigenvalues.
-        let dphi = lambda.map { l -> Double in
-            guard l > 1e-10 * top, l > 0 else { return 0 }
-            let r = l.squareRoot()
-            return s / (2 * r * (1 + s * r))
-        }
-        // P[i, t·q + a] = v_t^{(a)} · x_i: V read as (n·q) × p rows, one gemm.
-        var proj = [Double](repeating: 0, count: rows * n * q)
-        xa.data.withUnsafeBufferPointer { px in
-            v.data.withUnsafeBufferPointer { pv in
-                proj.withUnsafeMutableBufferPointer { pp in
-                    BLAS.gemm(m: rows, n: n * q, k: p, a: px.baseAddress!, lda: p, b: pv.baseAddress!, ldb: p, transB: true,
-                              c: pp.baseAddress!, ldc: n * q)
-                }
-            }
-        }
-        var g = [Double](repeating: 0, count: rows * k)  // g_i, row i
-        var mm = [Double](repeating: 0, count: q * q), bb = [Double](repeating: 0, count: k * k)
-        var qm = [Double](repeating: 0, count: k * q), u = [Double](repeating: 0, count: k)
-        for i in 0..<rows {
-            for j in mm.indices { mm[j] = 0 }
-            let pr = i * n * q
-            for t in 0..<n where dphi[t] != 0 {
-                let f = dphi[t], base = pr + t * q
-                for a in 0..<q {
-                    let fa = f * proj[base + a]
-                    for b in a..<q { mm[a * q + b] += fa * proj[base + b] }
-                }
-            }
-            for a in 0..<q { for b in 0..<a { mm[a * q + b] = mm[b * q + a] } }
-            // B = Q M Qᵀ (Q the K × q Helmert basis).
-            for c in 0..<k {
-                for b in 0..<q {
-                    var acc = 0.0
-                    for a in 0..<q { acc += helmert[c * q + a] * mm[a * q + b] }
-                    qm[c * q + b] = acc
-                }
-            }
-            for c in 0..<k {
-                for d in 0..<k {
-                    var acc = 0.0
-                    for b in 0..<q { acc += qm[c * q + b] * helmert[d * q + b] }
-                    bb[c * k + d] = acc
-                }
-            }
-            var pu = 0.0
-            for c in 0..<k {
-                var bp = 0.0
-                for d in 0..<k { bp += bb[c * k + d] * probs.data[i * k + d] }
-                u[c] = bb[c * k + c] - 2 * bp
-                pu += probs.data[i * k + c] * u[c]
-            }
-            for c in 0..<k { let pc = probs.data[i * k + c]; g[i * k + c] = pc * (u[c] - pu) }
-        }
-        // ∂ℓ/∂W = (1/S) gᵀ X̃ (K × p, the unit's row layout).
-        var grad = [Double](repeating: 0, count: k * p)
-        g.withUnsafeBufferPointer { pg in
-            xa.data.withUnsafeBufferPointer { px in
-                grad.withUnsafeMutableBufferPointer { pd in
-                    BLAS.gemm(m: k, n: p, k: rows, alpha: 1 / Double(rows), a: pg.baseAddress!, lda: k, transA: true,
-                              b: px.baseAddress!, ldb: p, c: pd.baseAddress!, ldc: p)
-                }
-            }
-        }
-        return (roots, grad)
-    }
-
     /// √ of the softmax unit's Fisher eigenvalues at `w = 0` (every class equally likely on every input),
     /// where its determinant is largest: for every concave increasing φ,
     ///
@@ -153,7 +57,7 @@ extension MarkovFisher {
     /// second-moment matrix over K, each K − 1 times. Computed by `unitRoots` itself, so the bound is of
     /// exactly the function the sampler integrates.
     public func softmaxSupremumRoots(inputs: UnitInputs) throws -> [Double] {
-        precondition(hasUnitGradient(block: inputs.block), "the supremum is the softmax unit's")
+        precondition(inputs.block == blockDimensions.count - 1, "the supremum is the softmax unit's")
         return try unitRoots([Double](repeating: 0, count: architecture.classes * inputs.patches.cols), inputs: inputs)
     }
 

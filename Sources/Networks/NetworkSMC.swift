@@ -38,13 +38,6 @@ public struct NetworkSMC: Sendable {
     public var replicates: Int
     /// MH sweeps per island resample–move step (`--island-sweeps`; `defaultIslandSweeps` unless given).
     public var islandSweeps: Int
-    /// Screen Metropolis–Hastings proposals by the unit's trace before solving its eigenproblem
-    /// (delayed acceptance; exact either way). On by default; off reproduces the unscreened kernel.
-    public var screen = true
-    /// The islands' move kernel (`--island-kernel`, `--island-metric`): the screened random walk (default;
-    /// diagonal, or Kronecker for the softmax unit) or Hamiltonian moves for the units with an analytic
-    /// gradient (the softmax unit; the others keep the diagonal random walk). Stage 1 always walks diagonally.
-    public var islandKernel: SMCMoveKernel = .standard
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -168,21 +161,10 @@ public struct NetworkSMC: Sendable {
     /// 32 for J = 512, still rising (docs/ESTIMATORS.md, "Larger islands"); hence `--island-sweeps`.
     public static let islandESSFraction = 0.8, defaultIslandSweeps = 4
 
-    /// The islands' sampler settings for block m ≥ 1: with the Hamiltonian kernel, a unit with a gradient
-    /// (the softmax unit) makes `islandSweeps` trajectories per particle and step, and the other island
-    /// units (Gaussian layers of deeper networks) keep `defaultIslandSweeps` random-walk sweeps; with the
-    /// random walk every island unit makes `islandSweeps` sweeps.
+    /// The islands' sampler settings for block m ≥ 1: `islandSweeps` sweeps per step.
     func islandSettings(block m: Int) throws -> SMCSettings {
-        // The unit moves by the chosen kernel unless that is Hamiltonian and it has no gradient.
-        let chosen = islandKernel.isRandomWalk || movesByTrajectories(block: m)
-        return try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
-                               moves: chosen ? islandSweeps : Self.defaultIslandSweeps, kernel: chosen ? islandKernel : .standard)
-    }
-
-    /// Whether block m's island units move by Hamiltonian trajectories: with that kernel, the units of a
-    /// later block (m ≥ 1; stage 1 always walks) that have an analytic gradient (the softmax unit).
-    func movesByTrajectories(block m: Int) -> Bool {
-        !islandKernel.isRandomWalk && m > 0 && model.hasUnitGradient(block: m)
+        try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
+                        moves: islandSweeps)
     }
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
@@ -194,16 +176,13 @@ public struct NetworkSMC: Sendable {
         return Swift.min(1, noise.reduce(0, +) / Double(logZ.count) / spread)
     }
 
-    /// The unit of block `inputs.block` as the sampler sees it: its roots, and (with `screen`) its
-    /// trace as the delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
+    /// The unit of block `inputs.block` as the sampler sees it: its roots, and its trace as the
+    /// delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
-        let hamiltonian = movesByTrajectories(block: inputs.block)
         return SMCUnit(dimension: model.units(block: inputs.block).dimension, box: box,
                        roots: { w in try model.unitRoots(w, inputs: inputs) },
-                       screen: screen ? { @Sendable w in model.unitTrace(w, inputs: inputs) } : nil,
-                       gradient: hamiltonian ? { @Sendable w, s in try model.unitLogDetGradient(w, inputs: inputs, scale: s) } : nil,
-                       rowLength: model.hasUnitGradient(block: inputs.block) ? inputs.patches.cols : nil)
+                       screen: { @Sendable w in model.unitTrace(w, inputs: inputs) })
     }
 
     /// The softmax block's supremum `B = g_s(0)` given its input samples `x` (`softmaxSupremumRoots`): the

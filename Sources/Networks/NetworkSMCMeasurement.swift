@@ -83,8 +83,6 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var inner: Int
     /// MH sweeps per island step (0 for a one-layer network, which has no islands).
     public var islandSweeps: Int
-    /// The islands' move kernel (random walk for a one-layer network, which has no islands).
-    public var islandKernel: SMCMoveKernel
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -129,7 +127,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(estimator, forKey: ResultKey("estimator"))
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
-        try islandKernel.encodeIslandKeys(sweeps: islandSweeps, into: &c)
+        try NetworkSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -144,7 +142,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
     public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, lower: Bool, paths: Int, inner: Int,
-                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, islandKernel: SMCMoveKernel = .standard) {
+                islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -158,7 +156,6 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.paths = paths
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
-        self.islandKernel = architecture.blockParameterCounts.count > 1 ? islandKernel : .standard
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta
@@ -200,22 +197,14 @@ extension NetworkSMCMeasurement: BracketedMeasurement {
     }
 }
 
-extension SMCMoveKernel {
-    /// The islands' JSON keys (`ed` and `compare` with smc): `island_sweeps`, `island_kernel`
-    /// (`random-walk` or `hamiltonian`), `island_leapfrog` (0 for the random walk) and `island_metric`:
-    /// always with hamiltonian, with the random walk only when it is not the default (diagonal).
-    public func encodeIslandKeys(sweeps: Int, into c: inout KeyedEncodingContainer<ResultKey>) throws {
+extension NetworkSMC {
+    /// The islands' JSON keys (`ed` and `compare` with smc): `island_sweeps`, and the kernel they use,
+    /// `island_kernel` (always `random-walk`) with `island_leapfrog` 0 (kept so that outputs stay comparable
+    /// with versions that offered Hamiltonian islands).
+    public static func encodeIslandKeys(sweeps: Int, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         let key = ResultKey.init(_:)
         try c.encode(sweeps, forKey: key("island_sweeps"))
-        switch self {
-        case .randomWalk(let metric):
-            try c.encode("random-walk", forKey: key("island_kernel"))
-            try c.encode(0, forKey: key("island_leapfrog"))
-            if metric != .standard { try c.encode(metric.rawValue, forKey: key("island_metric")) }
-        case .hamiltonian(let steps, let metric):
-            try c.encode("hamiltonian", forKey: key("island_kernel"))
-            try c.encode(steps, forKey: key("island_leapfrog"))
-            try c.encode(metric.rawValue, forKey: key("island_metric"))
-        }
+        try c.encode("random-walk", forKey: key("island_kernel"))
+        try c.encode(0, forKey: key("island_leapfrog"))
     }
 }

@@ -30,9 +30,8 @@ public struct ArchitectureComparison: Sendable {
         /// particles, J island particles, `traceDraws` draws for ĉ; docs/ESTIMATORS.md).
         public var estimator: EstimatorKind
         public var traceDraws: Int
-        /// smc: the islands' moves (`NetworkSMC.islandSweeps`, `NetworkSMC.islandKernel`; `ed`'s defaults).
+        /// smc: the islands' sweeps per step (`NetworkSMC.islandSweeps`; `ed`'s default).
         public var islandSweeps = NetworkSMC.defaultIslandSweeps
-        public var islandKernel = SMCMoveKernel.standard
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
                     box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,
@@ -214,9 +213,8 @@ public struct ArchitectureComparison: Sendable {
                                    bracket: try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: estimator.scale,
                                                                              seed: seed, laterStages: false, threads: s.threads).points[0])
         case .smc:
-            var smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
+            let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
                                      islandSweeps: s.islandSweeps)
-            smc.islandKernel = s.islandKernel
             let r = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads)
             let p = r.points[0]
             let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }

@@ -129,7 +129,7 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(settings.inner, forKey: Key("inner"))
         if settings.estimator == .smc {
             try c.encode(settings.traceDraws, forKey: Key("trace_draws"))
-            try settings.islandKernel.encodeIslandKeys(sweeps: settings.islandSweeps, into: &c)
+            try NetworkSMC.encodeIslandKeys(sweeps: settings.islandSweeps, into: &c)
         }
         try c.encode(settings.sigma2, forKey: Key("sigma2"))
         try c.encode(settings.training.epochs, forKey: Key("epochs"))

@@ -15,8 +15,7 @@ struct CompareCommand: AsyncParsableCommand {
         For each architecture in --archs: the Markov-FIM 2sED, lower 2sED and joint 2sED at ε = ε_n \
         (docs/METHOD.md §15, n = --bound-n or the training-set size) on the first --fisher-samples training inputs, \
         by --estimator plain (K paths and J inner draws, docs/METHOD.md §13) or smc (K outer particles, J island \
-        particles, with 95% intervals and ed's island flags --island-sweeps, --island-kernel, --island-leapfrog, \
-        --island-metric; docs/ESTIMATORS.md); then training from scratch with the same optimizer, \
+        particles, with 95% intervals and ed's --island-sweeps; docs/ESTIMATORS.md); then training from scratch with the same optimizer, \
         data and budget (default Adam, lr 1e-3, batch 64), recording the final training loss (and \
         holdout loss/accuracy with --holdout). Reports Kendall's τ_b between the lower 2sED and the \
         training loss with its two-sided p-value (exact without ties for up to 50 architectures, \
@@ -143,10 +142,9 @@ struct CompareCommand: AsyncParsableCommand {
         let list = try architectures()
         if estimator == .smc {
             let draws = traceDraws(list)
-            let kernel = try islands.kernel()
             for a in list {
                 try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws,
-                                           layers: a.parametricLayers.count, islandSweeps: islands.sweeps(for: kernel))
+                                           layers: a.parametricLayers.count, islandSweeps: islands.sweeps)
             }
         } else if let flag = ((traceDrawsOption != nil ? ["--trace-draws"] : []) + islands.given).first {
             // smc-only settings with plain: an error, not ignored.
@@ -216,8 +214,7 @@ struct CompareCommand: AsyncParsableCommand {
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator, traceDraws: traceDraws(architectures))
         if estimator == .smc {
-            settings.islandKernel = try islands.kernel()
-            settings.islandSweeps = islands.sweeps(for: settings.islandKernel)
+            settings.islandSweeps = islands.sweeps
         }
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 

@@ -101,22 +101,20 @@ struct EdCommand: AsyncParsableCommand {
             if let flag = plainOnly.first {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
             }
-            let kernel = try islands.kernel()
             let model = try network.makeModel(architecture: architecture)
             guard let markov = model as? MarkovFisher else {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
             }
-            let sweeps = islands.sweeps(for: kernel)
-            var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
+            let sweeps = islands.sweeps
+            let smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
                                      traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
                                      islandSweeps: sweeps)
-            smc.islandKernel = kernel
             let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
                                            lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
             var measurement = NetworkSMCMeasurement(
                 result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
-                islandSweeps: sweeps, islandKernel: kernel)
+                islandSweeps: sweeps)
             measurement.seconds = Date().timeIntervalSince(start)
             if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
             if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }

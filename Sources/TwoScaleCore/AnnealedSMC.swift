@@ -1,56 +1,6 @@
 import Foundation
 import Sampling
 
-/// The Markov kernel that moves an annealed sampler's particles after each resampling.
-public enum SMCMoveKernel: Sendable, Equatable, Codable {
-    /// A reflected random-walk Metropolis–Hastings proposal in all coordinates (screened when the unit
-    /// has a screen); a sweep moves every particle once. Its proposal covariance is `h²` times the
-    /// `metric` (`MoveMetric`; units without rows use the diagonal one whatever it says).
-    case randomWalk(metric: MoveMetric)
-    /// Hamiltonian Monte Carlo (Duane et al. 1987; Neal 2011) with `steps` leapfrog steps per trajectory,
-    /// reflected at the box faces, for units with a gradient (`SMCUnit.gradient`; others fall back to
-    /// the diagonal random walk); a sweep is one trajectory per particle. `metric` is the kinetic energy's
-    /// (`MoveMetric`; units without rows use the diagonal one whatever it says).
-    case hamiltonian(steps: Int, metric: MoveMetric = .standard)
-
-    /// The default kernel: the random walk with the diagonal metric, on which every recorded check was made.
-    public static let standard = SMCMoveKernel.randomWalk(metric: .standard)
-
-    /// Whether the kernel is a random walk (of either metric).
-    public var isRandomWalk: Bool {
-        if case .randomWalk = self { return true }
-        return false
-    }
-
-    /// The kernel's metric.
-    public var metric: MoveMetric {
-        switch self {
-        case .randomWalk(let m), .hamiltonian(_, let m): return m
-        }
-    }
-}
-
-/// The metric of the moves at each resample–move step: the random walk's proposal covariance up to its
-/// step `h²`, the Hamiltonian trajectories' inverse mass matrix. The diagonal one is estimated from the
-/// particles as they enter the move; the Kronecker one from a scout sampler's particles at the same scale
-/// (`MetricSchedule`), so that it does not depend on the particles it moves.
-public enum MoveMetric: String, Sendable, Equatable, Codable, CaseIterable {
-    /// `diag(sd)²`: each coordinate scaled by the particles' spread.
-    case diagonal
-    /// `D (A ⊗ B) D` with `D = diag(sd)`, `A` the correlation between the rows and `B` that within a
-    /// row, for a unit whose coordinates are rows of `SMCUnit.rowLength` (the softmax unit's class rows
-    /// over the same inputs), each pooled over the other index and the particles (`KroneckerMetric`);
-    /// units without rows use the diagonal metric. A move's flight in it is an exact billiard in the box.
-    case kronecker
-
-    /// Both kernels' default: diagonal, on which every recorded check was made. The Kronecker metric
-    /// (with its scout, `MetricSchedule`) reaches the diagonal walk's values on 54-16-7 only at 10× the
-    /// island particles, and with Hamiltonian trajectories on 784-32-10's islands gives a 2sED within the
-    /// noise of the diagonal metric's, at 1.5× the islands' work (docs/ESTIMATORS.md, "A Kronecker random
-    /// walk" and "Hamiltonian islands").
-    public static let standard = MoveMetric.diagonal
-}
-
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
 public struct SMCSettings: Sendable, Equatable, Codable {
     /// Particles per replicate sampler.
@@ -62,11 +12,8 @@ public struct SMCSettings: Sendable, Equatable, Codable {
     public var essFraction: Double
     /// Metropolis–Hastings sweeps after each resampling.
     public var moves: Int
-    /// The kernel of the moves.
-    public var kernel: SMCMoveKernel
 
-    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3,
-                kernel: SMCMoveKernel = .standard) throws {
+    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3) throws {
         guard particles >= 2, particles <= 10_000_000 else {
             throw TwoScaleError.failure("SMC: particles per replicate must be from 2 to 10⁷ (got \(particles))")
         }
@@ -84,10 +31,6 @@ public struct SMCSettings: Sendable, Equatable, Codable {
         guard moves >= 1, moves <= 1000 else {
             throw TwoScaleError.failure("SMC: moves per step must be from 1 to 1000 (got \(moves))")
         }
-        if case .hamiltonian(let steps, _) = kernel, !(1...1000).contains(steps) {
-            throw TwoScaleError.failure("SMC: leapfrog steps per trajectory must be from 1 to 1000 (got \(steps))")
-        }
-        self.kernel = kernel
         self.particles = particles
         self.replicates = replicates
         self.essFraction = essFraction
@@ -112,28 +55,12 @@ public struct SMCUnit: Sendable {
     /// only for proposals that pass; the second stage corrects with the exact ratio, so the kernel keeps
     /// `π_s` invariant whatever h is (a poor h only costs efficiency).
     public var screen: (@Sendable ([Double]) throws -> Double)?
-    /// Optional `(x, s) ↦ (r(x), ∇_x ℓ_s(x))`, `ℓ_s = Σ_i log(1 + s r_i)`: the roots and the gradient of
-    /// the log-target, for the Hamiltonian kernel. Its roots must be `roots(x)` (up to round-off); the
-    /// gradient only steers
-    /// the trajectories (the acceptance uses the exact ℓ), so an inexact one costs efficiency, not
-    /// correctness.
-    public var gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))?
-    /// Optional: the coordinates are `dimension / rowLength` rows of `rowLength` that enter the unit
-    /// alike (the softmax unit's class rows, each a weight vector over the same inputs), so the
-    /// correlations between and within rows can be estimated by pooling (`MoveMetric.kronecker`).
-    public var rowLength: Int?
-
     public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
-                screen: (@Sendable ([Double]) throws -> Double)? = nil,
-                gradient: (@Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = nil,
-                rowLength: Int? = nil) {
-        precondition(rowLength.map { $0 >= 1 && dimension % $0 == 0 } ?? true, "rows must tile the unit's coordinates")
+                screen: (@Sendable ([Double]) throws -> Double)? = nil) {
         self.dimension = dimension
         self.box = box
         self.roots = roots
         self.screen = screen
-        self.gradient = gradient
-        self.rowLength = rowLength
     }
 }
 
@@ -234,11 +161,6 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
     public var evaluated: Int = 0
     /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
     public var minStopESS: Double = 1
-    /// The Hamiltonian kernel's pilot trajectories (discarded; `evaluated` counts their gradient calls).
-    public var pilotTrajectories: Int = 0
-    /// Scout samplers run for the Kronecker metric's schedule (`MetricSchedule`; their own diagnostics
-    /// are not pooled here).
-    public var scouts: Int = 0
 
     public init() {}
 
@@ -255,8 +177,6 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
         accepted += o.accepted
         evaluated += o.evaluated
         minStopESS = Swift.min(minStopESS, o.minStopESS)
-        pilotTrajectories += o.pilotTrajectories
-        scouts += o.scouts
     }
 }
 
@@ -281,16 +201,9 @@ public enum AnnealedSMC {
         var slopeNum = [[Double]](repeating: [], count: stops.count)
         var pops = [[SMCPopulation]](repeating: [], count: keepPopulations ? stops.count : 0)
         var diag = SMCDiagnostics()
-        // The Kronecker metric's schedule, from a scout sampler on a stream of its own (`MetricSchedule`).
-        var schedule: MetricSchedule? = nil
-        if kroneckerRows(unit, settings) != nil {
-            var rng = Xoshiro256(seed: seed, stream: stream + [scoutStream])
-            schedule = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, record: true).metrics
-            diag.scouts += 1
-        }
         for r in 0..<settings.replicates {
             var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r)])
-            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations, schedule: schedule)
+            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations)
             for t in stops.indices {
                 logZ[t].append(rep.logZ[t])
                 slopeNum[t].append(rep.slope[t])
@@ -310,21 +223,8 @@ public enum AnnealedSMC {
         var slope: [Double]
         var populations: [SMCPopulation]
         var diagnostics: SMCDiagnostics
-        /// The metrics of its moves, by scale (recorded for a scout).
-        var metrics = MetricSchedule()
         /// Its steps, recorded for a frozen replay (`FrozenSchedule`).
         var frozen: [FrozenStep] = []
-    }
-
-    /// The stream index (appended to the unit's stream) of a unit's scout sampler; replicates use 0, 1, ….
-    static let scoutStream = UInt64.max
-
-    /// The row length of the Kronecker metric where a unit's moves use it (the kernel's metric is
-    /// `kronecker`, the unit has rows, and the kernel is the random walk or a Hamiltonian one with a
-    /// gradient); nil where they use the diagonal metric.
-    static func kroneckerRows(_ unit: SMCUnit, _ settings: SMCSettings) -> Int? {
-        guard settings.kernel.metric == .kronecker, let m = unit.rowLength else { return nil }
-        return settings.kernel.isRandomWalk || unit.gradient != nil ? m : nil
     }
 
     /// `Σ_i log1p(s r_i)`.
@@ -334,7 +234,7 @@ public enum AnnealedSMC {
     static func ess(_ lw: [Double]) -> Double { LogSpace.effectiveSampleSize(logWeights: lw) }
 
     static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
-                          keep: Bool, schedule: MetricSchedule? = nil, record: Bool = false, recordSteps: Bool = false) throws -> Replicate {
+                          keep: Bool, recordSteps: Bool = false) throws -> Replicate {
         let n = settings.particles, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         var x = [Double](repeating: 0, count: n * p)
@@ -342,25 +242,13 @@ public enum AnnealedSMC {
         var roots = [[Double]]()
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
-        // The Hamiltonian kernel's gradient, when this replicate moves by it (else the random walk).
-        let hamiltonian: (steps: Int, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]))? = {
-            if case .hamiltonian(let steps, _) = settings.kernel, let g = unit.gradient { return (steps, g) }
-            return nil
-        }()
-        // The rows of the Kronecker metric (nil: the diagonal metric). A Hamiltonian kernel's unit without a
-        // gradient falls back to the diagonal walk.
-        let rows = kroneckerRows(unit, settings)
-        // The screening statistic of every particle (empty without a screen, and for Hamiltonian moves,
-        // which do not screen).
-        var hNow = hamiltonian != nil ? [] : try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
+        // The screening statistic of every particle (empty without a screen).
+        var hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
         var ellNow = [Double](repeating: 0, count: n)  // ℓ_s(x_i) at the current s
         var lw = [Double](repeating: 0, count: n)      // log weights since the last resampling
         var logZacc = 0.0
         var s = 0.0
         var h = 2.38 / Double(p).squareRoot()
-        // The Hamiltonian kernel's step in units of the particles' spread (≈ d^{-1/4}, Beskos et al. 2013).
-        var step = 1 / Foundation.pow(Double(p), 0.25)
-        var lastRate = 0.0  // the Hamiltonian kernel's last sweep's acceptance (0: pilot the first move)
         var diag = SMCDiagnostics()
         diag.samplers = 1
         let threshold = settings.essFraction * Double(n)
@@ -401,29 +289,10 @@ public enum AnnealedSMC {
                     ellNow = idx.map { ellNow[$0] }
                     if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
                     lw = [Double](repeating: 0, count: n)
-                    // The Kronecker metric: a replicate of `run` takes the scout's schedule (the diagonal
-                    // metric where the scout never moved, so the schedule is empty: never its own fit); a
-                    // sampler without a schedule (a scout, which records it) fits it to its own particles.
-                    var metric: KroneckerMetric? = nil
-                    if let m = rows {
-                        if let schedule {
-                            metric = schedule.metric(at: s)
-                        } else {
-                            let own = KroneckerMetric(x, particles: n, rowLength: m, spread: spread(x, particles: n, dimension: p, width: hi - lo))
-                            if record { out.metrics.append(scale: s, own) }
-                            metric = own
-                        }
-                    }
-                    if let hamiltonian {
-                        try hamiltonianMove(unit, gradient: hamiltonian.gradient, s: s, x: &x, roots: &roots, ell: &ellNow,
-                                            step: &step, lastRate: &lastRate, leapfrog: hamiltonian.steps, metric: metric,
-                                            sweeps: settings.moves, rng: &rng, diag: &out.diagnostics)
-                    } else {
-                        var used = FrozenMove(spread: [], slope: 0, steps: [])
-                        try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                                 metric: metric, rng: &rng, diag: &out.diagnostics, used: &used)
-                        if recordSteps { out.frozen.append(FrozenStep(scale: s, move: used)) }
-                    }
+                    var used = FrozenMove(spread: [], slope: 0, steps: [])
+                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
+                             rng: &rng, diag: &out.diagnostics, used: &used)
+                    if recordSteps { out.frozen.append(FrozenStep(scale: s, move: used)) }
                     stepsHere += 1
                 } else if recordSteps {
                     out.frozen.append(FrozenStep(scale: s, move: nil))
@@ -450,20 +319,13 @@ public enum AnnealedSMC {
     /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
     /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
     ///
-    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box; with `metric` (the Kronecker
-    /// walk, `MoveMetric.kronecker`) it is instead the free flight of time h from x at the velocity
-    /// `D (L_A ⊗ L_B) ξ` of `metric` (`KroneckerMetric`, from the scout's `MetricSchedule`), reflected
-    /// specularly at every face it meets (`KroneckerMetric.drift`): a reversible, volume-preserving map of
-    /// (x, ξ) that keeps |ξ|, so the proposal is symmetric and the acceptance is the targets' ratio as
-    /// before. Its covariance away from the faces is `h² D (A ⊗ B) D`; with `A = B = I` it is the fold.
+    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box (a symmetric proposal).
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                     screen hNow: inout [Double], h: inout Double, sweeps: Int, metric: KroneckerMetric? = nil, rng: inout Xoshiro256,
+                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
                      diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
-        // The diagonal metric's spread (unused with a Kronecker metric, which carries its own).
-        let sd = frozen?.spread ?? (metric == nil ? spread(x, particles: n, dimension: p, width: width) : [])
-        var v = [Double](repeating: 0, count: metric == nil ? 0 : p), u = v
+        let sd = frozen?.spread ?? spread(x, particles: n, dimension: p, width: width)
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
         used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
@@ -473,15 +335,7 @@ public enum AnnealedSMC {
             used?.pointee.steps.append(h)
             var acc = 0, evaluated = 0
             for i in 0..<n {
-                if let metric {
-                    // The Kronecker walk: a free flight of time h at the velocity of v ~ N(0, I), reflected
-                    // specularly at the faces (a billiard that keeps |v|, so the proposal is symmetric).
-                    for j in 0..<p { v[j] = rng.normal(); y[j] = x[i * p + j] }
-                    metric.velocity(v, into: &u)
-                    guard metric.drift(&y, momentum: &v, velocity: &u, time: h, lo: lo, hi: hi) else { continue }
-                } else {
-                    for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
-                }
+                for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
                 var hy = 0.0, first = 0.0
                 if let screen {
                     hy = try screen(y)
@@ -518,144 +372,6 @@ public enum AnnealedSMC {
             for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
             return Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
         }
-    }
-
-    /// `sweeps` Hamiltonian trajectories per particle, each kernel invariant for `π_s ∝ e^{ℓ_s}·U(box)`.
-    ///
-    /// In coordinates scaled by the particles' spread `sd_j` (a diagonal mass matrix `diag(sd)⁻²`), the
-    /// momentum is `v ~ N(0, I)` and a trajectory is `leapfrog` steps of size `ε` (the adapted `step`,
-    /// jittered uniformly by ±20% per trajectory):
-    ///
-    ///     v ← v + ε/2 · sd∘∇ℓ(x),   x ← x + ε · sd∘v,   v ← v + ε/2 · sd∘∇ℓ(x),
-    ///
-    /// where a coordinate that leaves the box is folded back (`reflect`) and its momentum negated once
-    /// per fold: elastic reflection, which keeps the map volume-preserving and reversible, so the
-    /// uniform prior needs no correction. The end point is accepted with probability
-    /// `min(1, e^{−ΔH})`, `H = −ℓ_s(x) + |v|²/2`, with the exact ℓ (non-finite: rejected). After each
-    /// sweep the step is tuned towards acceptance 0.6–0.9 (between sweeps, so each sweep is one fixed
-    /// kernel). Every leapfrog step is one gradient call (`diag.evaluated`; a softmax unit with fewer
-    /// samples than inputs solves two eigenproblems in it); a trajectory is one proposal. A particle whose
-    /// own gradient is not finite is not moved (a rejection).
-    ///
-    /// With `metric` (`MoveMetric.kronecker`: a `KroneckerMetric` from the scout's `MetricSchedule`) the
-    /// kinetic energy is that metric's and the drift is an exact billiard in the box (`KroneckerMetric.drift`).
-    static func hamiltonianMove(_ unit: SMCUnit, gradient: @Sendable ([Double], Double) throws -> (roots: [Double], gradient: [Double]),
-                                s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                                step: inout Double, lastRate: inout Double, leapfrog: Int, metric: KroneckerMetric? = nil, sweeps: Int,
-                                rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
-        let n = roots.count, p = unit.dimension
-        let lo = unit.box.lowerBound, hi = unit.box.upperBound
-        // The diagonal metric's spread (unused with a Kronecker metric, which carries its own).
-        let sd = metric == nil ? spread(x, particles: n, dimension: p, width: hi - lo) : []
-        // The gradient of every particle at this s (s changed since the last move).
-        var grads = [[Double]]()
-        grads.reserveCapacity(n)
-        for i in 0..<n {
-            let (r, g) = try gradient(Array(x[(i * p)..<((i + 1) * p)]), s)
-            roots[i] = r
-            ellNow[i] = ell(r, s)
-            grads.append(g)
-        }
-        diag.evaluated += n
-        var y = [Double](repeating: 0, count: p), v = [Double](repeating: 0, count: p)
-        var u = [Double](repeating: 0, count: p)  // the velocity under the Kronecker metric
-        // One trajectory of particle i with step eps (drawn by the caller): its end point (in y), roots,
-        // gradient and ℓ, and the log acceptance ratio; nil where it is not finite (a rejection).
-        func trajectory(_ i: Int, eps: Double) throws -> (roots: [Double], gradient: [Double], ell: Double, logA: Double)? {
-            var kinetic0 = 0.0
-            for j in 0..<p { v[j] = rng.normal(); kinetic0 += v[j] * v[j] }
-            for j in 0..<p { y[j] = x[i * p + j] }
-            var g = grads[i]
-            var ry: [Double] = []
-            for _ in 0..<leapfrog {
-                if let metric {
-                    metric.kick(&v, gradient: g, by: 0.5 * eps)
-                    metric.velocity(v, into: &u)
-                    guard metric.drift(&y, momentum: &v, velocity: &u, time: eps, lo: lo, hi: hi) else { return nil }
-                } else {
-                    for j in 0..<p {
-                        v[j] += 0.5 * eps * sd[j] * g[j]
-                        let (folded, flips) = reflectCounting(y[j] + eps * sd[j] * v[j], lo, hi)
-                        y[j] = folded
-                        if flips { v[j] = -v[j] }
-                    }
-                }
-                (ry, g) = try gradient(y, s)
-                diag.evaluated += 1
-                guard g.allSatisfy(\.isFinite) else { return nil }
-                if let metric {
-                    metric.kick(&v, gradient: g, by: 0.5 * eps)
-                } else {
-                    for j in 0..<p { v[j] += 0.5 * eps * sd[j] * g[j] }
-                }
-            }
-            let ey = ell(ry, s)
-            var kinetic1 = 0.0
-            for j in 0..<p { kinetic1 += v[j] * v[j] }
-            let logA = ey - ellNow[i] - 0.5 * (kinetic1 - kinetic0)
-            return logA.isFinite ? (ry, g, ey, logA) : nil
-        }
-        // The pilot: where the last sweep moved fewer than half the particles (and before the first), a
-        // few trajectories whose end points are discarded test the step first, which is halved until
-        // their mean acceptance probability reaches one half. It depends only on the population as it
-        // enters the move, so the sweeps below stay kernels that keep π_s; without it, a step that the
-        // between-sweep tuning shrinks too slowly while the target sharpens lets a resampled population
-        // stay clones, whose equal weights then let the schedule leap (docs/ESTIMATORS.md, "Hamiltonian
-        // islands").
-        if lastRate < HamiltonianPilot.belowRate {
-            let k = Swift.min(n, HamiltonianPilot.trajectories)
-            let probes = (0..<k).map { $0 * n / k }.filter { grads[$0].allSatisfy(\.isFinite) }
-            for _ in 0..<HamiltonianPilot.maxHalvings where !probes.isEmpty {
-                var mean = 0.0
-                for i in probes {
-                    if let t = try trajectory(i, eps: step * rng.uniform(0.8, 1.2)) { mean += Swift.min(1, Foundation.exp(t.logA)) }
-                }
-                diag.pilotTrajectories += probes.count
-                if mean / Double(probes.count) >= 0.5 { break }
-                step *= 0.5
-            }
-        }
-        for _ in 0..<sweeps {
-            var acc = 0
-            for i in 0..<n {
-                // A point whose own gradient is not finite cannot start a trajectory: the particle stays
-                // (a rejection, which keeps the target).
-                guard grads[i].allSatisfy(\.isFinite) else { diag.proposals += 1; continue }
-                let eps = step * rng.uniform(0.8, 1.2)
-                let t = try trajectory(i, eps: eps)
-                diag.proposals += 1
-                guard let t else { continue }
-                if t.logA >= 0 || Foundation.log(rng.uniform()) < t.logA {
-                    for j in 0..<p { x[i * p + j] = y[j] }
-                    roots[i] = t.roots
-                    ellNow[i] = t.ell
-                    grads[i] = t.gradient
-                    acc += 1
-                }
-            }
-            diag.accepted += acc
-            let rate = Double(acc) / Double(n)
-            lastRate = rate
-            if rate < 0.6 { step *= 0.7 } else if rate > 0.9 { step = Swift.min(step * 1.25, 2) }
-        }
-    }
-
-    /// The Hamiltonian moves' pilot (`hamiltonianMove`): run where the last sweep accepted less than
-    /// `belowRate`, with `trajectories` particles evenly spaced in the population (all of them if fewer)
-    /// per round, at most `maxHalvings` rounds, each but a passing one halving the step.
-    enum HamiltonianPilot {
-        static let belowRate = 0.5, trajectories = 4, maxHalvings = 12
-    }
-
-    /// `reflect(v, lo, hi)` and whether the fold reverses the direction of motion (an odd number of
-    /// reflections): the momentum of an elastic reflection.
-    @inline(__always)
-    static func reflectCounting(_ v: Double, _ lo: Double, _ hi: Double) -> (Double, Bool) {
-        if v >= lo && v <= hi { return (v, false) }
-        let w = hi - lo
-        var u = (v - lo).truncatingRemainder(dividingBy: 2 * w)
-        if u < 0 { u += 2 * w }
-        return u > w ? (lo + 2 * w - u, true) : (lo + u, false)
     }
 
     /// The least-squares slope of `ell` on `h` over the particles (0 when h does not vary or the slope
@@ -713,20 +429,14 @@ extension SMCDiagnostics {
         public var meanSteps: Double
         public var maxSteps: Int
         @NullIfNil public var acceptance: Double?
-        /// Spectra computed per proposal: the random walk's share of proposals that passed the
-        /// delayed-acceptance screen (below 1 with it); the Hamiltonian kernel's gradient calls per
-        /// trajectory, its pilot's included.
+        /// Spectra computed per proposal: the share of proposals that passed the delayed-acceptance
+        /// screen (below 1 with it).
         @NullIfNil public var evaluated: Double?
         public var minStopEssFraction: Double
-        /// The Hamiltonian kernel's pilot trajectories (absent where no pilot ran: the random walk).
-        public var pilotTrajectories: Int?
-        /// Scout samplers run for the Kronecker metric (absent where none ran: the diagonal metric).
-        public var scouts: Int?
     }
 
     public var summary: Summary {
         Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
-                evaluated: evaluatedFraction, minStopEssFraction: minStopESS,
-                pilotTrajectories: pilotTrajectories > 0 ? pilotTrajectories : nil, scouts: scouts > 0 ? scouts : nil)
+                evaluated: evaluatedFraction, minStopEssFraction: minStopESS)
     }
 }

@@ -27,12 +27,8 @@ public struct FrozenStep: Sendable, Equatable {
 public struct FrozenSchedule: Sendable, Equatable {
     public var steps: [FrozenStep]
 
-    /// The schedule of one adaptive replicate of `unit` through `stops` (the random-walk kernel with its
-    /// diagonal metric only; the pilot's own estimate is not used).
+    /// The schedule of one adaptive replicate of `unit` through `stops` (the pilot's own estimate is not used).
     public static func pilot(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, seed: UInt64, stream: [UInt64]) throws -> FrozenSchedule {
-        guard settings.kernel == .standard else {
-            throw TwoScaleError.failure("internal error: a frozen schedule replays the random-walk kernel with the diagonal metric only")
-        }
         var rng = Xoshiro256(seed: seed, stream: stream)
         let r = try AnnealedSMC.replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, recordSteps: true)
         return FrozenSchedule(steps: r.frozen)

@@ -241,32 +241,6 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         XCTAssertEqual(json["island_kernel"]?.stringValue, "random-walk")
         XCTAssertEqual(json["island_leapfrog"]?.doubleValue, 0)
         XCTAssertNil(json["island_metric"])
-        // The island flags reach the library (ed's defaults and keys): Hamiltonian islands, 3 leapfrog steps,
-        // one trajectory per step, the Kronecker metric. At ε_n for n = 10⁶ (0.015; at n = 30 the islands never resample, so their
-        // kernel cannot matter) they move the islands otherwise than the random walk.
-        let smallEps = try GeneralizationBound.epsilon(n: 1e6, gamma: 1)
-        var hamiltonian = settings
-        hamiltonian.eps = smallEps
-        hamiltonian.islandKernel = .hamiltonian(steps: 3, metric: .kronecker)
-        hamiltonian.islandSweeps = 1
-        let hmcStudy = try await ComparisonStudy.run(archs, seeds: 1, comparison: ArchitectureComparison(settings: hamiltonian),
-                                                     fisherInputs: fisher, train: data, holdout: nil, epsN: smallEps, n: 1_000_000,
-                                                     flatTolerance: 0.05)
-        let small = ["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
-                     "--fisher-samples", "10", "--estimator", "smc", "--paths", "8", "--inner", "8", "--trace-draws", "50",
-                     "--batch", "10", "--epochs", "1", "--seeds", "1", "--threads", "2", "--bound-n", "1000000"]
-        let hmc = try await cli(small + ["--island-kernel", "hamiltonian", "--island-leapfrog", "3", "--island-sweeps", "1",
-                                         "--island-metric", "kronecker"])
-        XCTAssertEqual(hmc, try tree(hmcStudy))
-        XCTAssertEqual(hmc["island_sweeps"]?.doubleValue, 1)
-        XCTAssertEqual(hmc["island_kernel"]?.stringValue, "hamiltonian")
-        XCTAssertEqual(hmc["island_leapfrog"]?.doubleValue, 3)
-        XCTAssertEqual(hmc["island_metric"]?.stringValue, "kronecker")
-        let walk = try await cli(small)
-        XCTAssertEqual(hmc["points"]?.arrayValue?.count, 2)
-        for (a, b) in zip(hmc["points"]?.arrayValue ?? [], walk["points"]?.arrayValue ?? []) {
-            XCTAssertNotEqual(a["d_zeta"], b["d_zeta"])
-        }
         // plain reports no interval half-widths (its bootstrap does not cover; docs/ESTIMATORS.md).
         let plain = try await cli(["compare", "--archs", "4-4-3,4-2-2-3", "--data", "synthetic:teacher:4-3-3", "--samples", "30",
                                    "--fisher-samples", "10", "--paths", "4", "--inner", "2", "--batch", "10", "--epochs", "1", "--seeds", "1"])
