@@ -11,6 +11,9 @@ file for `--arch 3-4-2 --bias`; `expected-nobias.json` the same without biases);
 the same values, as float64 or rounded to float32, written by NumPy's own `np.savez` /
 `np.savez_compressed` and by the `safetensors` package (`safetensors.numpy.save_file`, which writes the same
 bytes as `safetensors.torch.save_file` does for torch tensors of the same names, dtypes and shapes).
+Further files hold PyTorch state dicts under the names models give them (class attributes, torchvision's
+features/classifier, nested Sequentials, names whose order only the shapes tell or nothing tells), for the
+3-4-2 network and for a small CNN, each beside its positional twin.
 The files are tiny and committed; rerunning the script rewrites them byte for byte (NumPy stamps every
 zip member 1980-01-01), given the same NumPy and safetensors versions.
 """
@@ -75,6 +78,47 @@ np.savez_compressed(path("sequential-compressed-f32.npz"), **{"0.weight": W1.ast
 save_file({k: v.astype(np.float32) for k, v in seq.items()}, path("sequential-bias-f32.safetensors"))
 save_file({"layers.0.weight": W1, "layers.1.weight": W2}, path("layers-f64.safetensors"),
           metadata={"format": "pt"})
+
+# PyTorch state dicts as models name them (issue 40): the order of the layers is the modules' order,
+# which `safetensors` loses (it sorts the names) and twoscale recovers from the names and shapes.
+# The 3-4-2 network as an encoder/decoder (class attributes `self.encoder = nn.Linear(3, 4)`,
+# `self.decoder = nn.Linear(4, 2)`): sorted, 'decoder' comes first; only the shapes tell the order.
+save_file({"encoder.weight": W1, "encoder.bias": b1, "decoder.weight": W2, "decoder.bias": b2},
+          path("encoder-decoder-bias-f64.safetensors"))
+# A nested Sequential, nn.Sequential(nn.Sequential(Linear(3, 4), ReLU()), Linear(4, 2)), as NumPy.
+np.savez(path("nested-bias-f64.npz"), **{"0.0.weight": W1, "0.0.bias": b1, "1.weight": W2, "1.bias": b2})
+# Names that cannot be ordered: two 4×4 layers (--arch 4-4-4) named encoder and decoder.
+E = rng.uniform(-1, 1, size=(4, 4))
+D = rng.uniform(-1, 1, size=(4, 4))
+save_file({"encoder.weight": E, "decoder.weight": D}, path("ambiguous-4-4-4.safetensors"))
+
+# A small CNN, --arch 6x6x2-conv3k2-conv2k2-maxpool2-3-2 --bias, in PyTorch's layouts (Conv2d weights
+# (F, C, k, k); the first Linear's columns in channel-first flatten order), under four namings.
+cnn = [("conv", rng.uniform(-1, 1, size=(3, 2, 2, 2)), rng.uniform(-1, 1, size=3)),   # Conv2d(2, 3, 2)
+       ("conv", rng.uniform(-1, 1, size=(2, 3, 2, 2)), rng.uniform(-1, 1, size=2)),   # Conv2d(3, 2, 2)
+       ("fc", rng.uniform(-1, 1, size=(3, 8)), rng.uniform(-1, 1, size=3)),           # Linear(8, 3) after MaxPool2d(2), Flatten
+       ("fc", rng.uniform(-1, 1, size=(2, 3)), rng.uniform(-1, 1, size=2))]           # Linear(3, 2)
+
+
+def state_dict(names):
+    """The parameters under these module names, in module (registration) order, as state_dict() lists them."""
+    d = {}
+    for name, (_, w, b) in zip(names, cnn):
+        d[name + ".weight"], d[name + ".bias"] = w, b
+    return d
+
+
+# The reference: positional, W_1, b_1, …, W_4, b_4.
+np.savez(path("cnn-positional-bias-f64.npz"), *[t for _, w, b in cnn for t in (w, b)])
+# Class attributes conv1, conv2 (and a MaxPool2d), fc1, fc2: as safetensors (sorted) and as NumPy (module order).
+classy = state_dict(["conv1", "conv2", "fc1", "fc2"])
+save_file(classy, path("cnn-class-bias-f64.safetensors"))
+np.savez(path("cnn-class-bias-f64.npz"), **classy)
+# torchvision style: features = Sequential(Conv2d, ReLU, Conv2d, ReLU, MaxPool2d), classifier =
+# Sequential(Dropout, Linear, ReLU, Dropout, Linear).
+save_file(state_dict(["features.0", "features.2", "classifier.1", "classifier.4"]), path("cnn-features-bias-f64.safetensors"))
+# Nested: Sequential(Sequential(Conv2d, ReLU, Conv2d, ReLU, MaxPool2d, Flatten), Linear, ReLU, Linear).
+save_file(state_dict(["0.0", "0.2", "1", "3"]), path("cnn-nested-bias-f64.safetensors"))
 
 # Refused: float16 (safetensors) and int64 (npz) tensors.
 save_file({"0.weight": W1.astype(np.float16), "2.weight": W2.astype(np.float16)}, path("f16.safetensors"))

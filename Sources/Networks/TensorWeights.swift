@@ -15,13 +15,17 @@ import TwoScaleNumerics
 ///   `nn.Sequential` lists them) — only with `--bias`;
 /// * anything else is an error.
 ///
-/// **Named** — every tensor named `PREFIX<K>.weight` or `PREFIX<K>.bias`, as a PyTorch state dict of an
-/// `nn.Sequential` names them (`0.weight`, `0.bias`, `2.weight`, …: the activation modules between the
-/// Linear layers take indices too, so K need not be contiguous). The layers are the distinct K in
-/// increasing order, and there must be L of them. `PREFIX` is whatever comes before the final run of
-/// digits (`""` for `0.weight`, `layers.` for `layers.0.weight`, `model.net.` for a nested
-/// Sequential, `fc` for `fc1.weight`) and must be the same for every tensor. Biases: all layers or
-/// none; none means zero biases under `--bias`, and bias tensors without `--bias` are an error.
+/// **Named** — a PyTorch state dict: every tensor named `PATH.weight` or `PATH.bias` (a bare `weight`,
+/// `bias` for a single layer), one module PATH per parametric layer. Its order is the network's: PyTorch
+/// lists modules in registration order, depth first, but `safetensors` sorts names, so the order comes
+/// from the names, never the file. A module's children keep their order where their names carry an
+/// index — `0, 2, 10` (a Sequential: numerically), `conv1, conv2` (one stem: by its number) — while
+/// children of different stems (`conv1` and `fc1`, `features` and `classifier`, `encoder` and
+/// `decoder`) may come in any order, each child's modules kept together (`0.0, 0.2, 1` nests). If the
+/// names allow one order it is taken; otherwise the one order in which every weight (and bias) has its
+/// layer's shape, and none or several such orders is an error naming the tensors, with the workaround.
+/// Biases: all layers or none; none means zero biases under `--bias`, and bias tensors without `--bias`
+/// are an error.
 ///
 /// Every dense `W_m` must have shape n_m × n_{m−1} — PyTorch's `nn.Linear.weight` layout (out, in) — and
 /// every `b_m` shape n_m; all values must be finite. A convolution's weight is either PyTorch's
@@ -133,52 +137,6 @@ extension WeightsFile {
         let digits = name.dropFirst(4)
         guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return Int(digits)
-    }
-
-    /// The layers of a state dict named `PREFIX<K>.weight` / `PREFIX<K>.bias`, in increasing K.
-    static func namedLayers(_ tensors: [NamedTensor], architecture a: Architecture,
-                            fail: (String) -> TwoScaleError) throws -> [(weight: NamedTensor, bias: NamedTensor?)] {
-        var prefix: (text: String, example: String)? = nil
-        var weights: [Int: NamedTensor] = [:], biases: [Int: NamedTensor] = [:]
-        for t in tensors {
-            let isWeight = t.name.hasSuffix(".weight"), isBias = t.name.hasSuffix(".bias")
-            let stem = t.name.dropLast(isWeight ? 7 : isBias ? 5 : 0)
-            let digits = stem.reversed().prefix { $0.isASCII && $0.isNumber }.count
-            guard isWeight || isBias, digits > 0, let k = Int(stem.suffix(digits)) else {
-                throw fail("tensor '\(t.name)' is not a layer's weight or bias: expected PyTorch nn.Sequential names "
-                           + "'0.weight', '0.bias', '2.weight', … (a common prefix such as 'layers.' is allowed) "
-                           + "or NumPy's positional arr_0, arr_1, …")
-            }
-            let p = String(stem.dropLast(digits))
-            if let q = prefix, q.text != p {
-                throw fail("tensor names have different prefixes before the layer index ('\(q.example)' and '\(t.name)'); "
-                           + "every tensor must be named PREFIX<index>.weight or PREFIX<index>.bias with one PREFIX")
-            }
-            prefix = prefix ?? (p, t.name)
-            if isWeight {
-                if let other = weights.updateValue(t, forKey: k) {
-                    throw fail("tensors '\(other.name)' and '\(t.name)' are both the weight of layer index \(k)")
-                }
-            } else if let other = biases.updateValue(t, forKey: k) {
-                throw fail("tensors '\(other.name)' and '\(t.name)' are both the bias of layer index \(k)")
-            }
-        }
-        let indices = Set(weights.keys).union(biases.keys).sorted()
-        let L = a.parametricLayers.count
-        guard indices.count == L else {
-            let shown = indices.prefix(8).map(String.init).joined(separator: ", ") + (indices.count > 8 ? ", …" : "")
-            throw fail("has \(indices.count) layer\(indices.count == 1 ? "" : "s") (indices \(shown)), the architecture \(a) needs \(L)")
-        }
-        for k in indices where weights[k] == nil {
-            throw fail("has '\(biases[k]?.name ?? "")' but no weight for layer index \(k)")
-        }
-        if let any = biases.values.min(by: { $0.name < $1.name }) {
-            guard a.bias else { throw fail("has bias tensors ('\(any.name)', …) but the network has none (pass --bias)") }
-            if let k = indices.first(where: { biases[$0] == nil }), let w = weights[k] {
-                throw fail("has '\(any.name)' but no bias for '\(w.name)'; give every layer a bias, or none (zero biases)")
-            }
-        }
-        return indices.compactMap { k in weights[k].map { ($0, biases[k]) } }
     }
 
     /// Refuses NaN and ±∞ (`cols` set: a matrix, reported by row and entry).

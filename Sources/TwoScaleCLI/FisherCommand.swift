@@ -31,7 +31,7 @@ struct FisherCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Parameters θ: JSON {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\"; or a NumPy .npz or .safetensors file (float32/float64; positional arr_0, arr_1, … or PyTorch nn.Sequential names 0.weight, 0.bias, …; W_m is n_m×n_{m-1}, as nn.Linear.weight). Format chosen by content.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Parameters θ: JSON {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\"; or a NumPy .npz or .safetensors file (float32/float64; positional arr_0, arr_1, … or PyTorch state-dict names 0.weight, fc1.bias, features.0.weight, …, in module order; W_m is n_m×n_{m-1}, as nn.Linear.weight). Format chosen by content.", valueName: "FILE"))
     var weights: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))

@@ -11,8 +11,8 @@ final class WeightsFileCommandTests: XCTestCase {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("NetworkTests/Fixtures/weights").path
 
-    func fisher(_ weights: String, bias: Bool, kind: String) async -> (status: Int32, out: String, err: String) {
-        var args = ["fisher", "--arch", "3-4-2", "--weights", Self.fixtures + "/" + weights, "--data", "synthetic:gaussian",
+    func fisher(_ weights: String, bias: Bool, kind: String, arch: String = "3-4-2") async -> (status: Int32, out: String, err: String) {
+        var args = ["fisher", "--arch", arch, "--weights", Self.fixtures + "/" + weights, "--data", "synthetic:gaussian",
                     "--samples", "6", "--seed", "3", "--activation", "tanh", "--fisher", kind, "--json"]
         if bias { args.append("--bias") }
         if kind == "markov" { args += ["--sigma2", "0.1", "--noise-samples", "2"] }
@@ -43,6 +43,38 @@ final class WeightsFileCommandTests: XCTestCase {
         let f64 = await fisher("positional-f64.npz", bias: false, kind: "output")
         XCTAssertEqual(f32.status, 0)
         XCTAssertNotEqual(f32.out, f64.out)
+    }
+
+    /// PyTorch state dicts under the names models give them (class attributes, torchvision's features /
+    /// classifier, a nested Sequential, names only the shapes order) give the same JSON, byte for byte, as
+    /// their positional twin; names nothing orders are a usage error that says what to do.
+    func testStateDictNamingsGiveTheSameJSONAsPositionalFiles() async throws {
+        let cnn = "6x6x2-conv3k2-conv2k2-maxpool2-3-2"
+        let cases: [(String, String, String)] = [
+            ("encoder-decoder-bias-f64.safetensors", "positional-compressed-bias-f64.npz", "3-4-2"),
+            ("nested-bias-f64.npz", "positional-compressed-bias-f64.npz", "3-4-2"),
+            ("cnn-class-bias-f64.safetensors", "cnn-positional-bias-f64.npz", cnn),
+            ("cnn-class-bias-f64.npz", "cnn-positional-bias-f64.npz", cnn),
+            ("cnn-features-bias-f64.safetensors", "cnn-positional-bias-f64.npz", cnn),
+            ("cnn-nested-bias-f64.safetensors", "cnn-positional-bias-f64.npz", cnn),
+        ]
+        for kind in ["output", "markov"] {
+            for (file, reference, arch) in cases {
+                let a = await fisher(file, bias: true, kind: kind, arch: arch)
+                let b = await fisher(reference, bias: true, kind: kind, arch: arch)
+                XCTAssertEqual(a.status, 0, "\(file): \(a.err)")
+                XCTAssertEqual(b.status, 0, "\(reference): \(b.err)")
+                let ja = try JSONValue.parse(Data(a.out.utf8), source: file)
+                let jb = try JSONValue.parse(Data(b.out.utf8), source: reference)
+                XCTAssertEqual(try withoutTimingKeys(ja).serialized(), try withoutTimingKeys(jb).serialized(), "\(kind) \(file)")
+            }
+        }
+        let r = await fisher("ambiguous-4-4-4.safetensors", bias: false, kind: "output", arch: "4-4-4")
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.out, "")
+        XCTAssertTrue(r.err.contains("ambiguous-4-4-4.safetensors: cannot tell the order of its layers from their names, and more than one "
+                                     + "order fits the architecture 4-4-4"), r.err)
+        XCTAssertTrue(r.err.contains("np.savez(f, *[t.numpy() for t in model.state_dict().values()])"), r.err)
     }
 
     /// A file twoscale cannot read exits with status 1; a readable file for another architecture (or

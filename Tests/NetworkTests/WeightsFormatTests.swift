@@ -187,10 +187,10 @@ final class WeightsFormatTests: XCTestCase {
                        "m.safetensors: b_1 (tensor '0.bias') has shape 3, the architecture 3-4-2 (bias) needs 4")
         // Missing tensors and counts.
         XCTAssertEqual(msg([T.w("0.weight", 4, 3), T.b("2.bias", 2)], bias: true),
-                       "m.safetensors: has '2.bias' but no weight for layer index 2")
-        XCTAssertEqual(msg([T.w("0.weight", 4, 3)]), "m.safetensors: has 1 layer (indices 0), the architecture 3-4-2 needs 2")
+                       "m.safetensors: has '2.bias' but no '2.weight'")
+        XCTAssertEqual(msg([T.w("0.weight", 4, 3)]), "m.safetensors: has 1 layer (modules 0), the architecture 3-4-2 needs 2")
         XCTAssertEqual(msg([T.w("0.weight", 4, 3), T.w("2.weight", 2, 4), T.w("4.weight", 2, 2)]),
-                       "m.safetensors: has 3 layers (indices 0, 2, 4), the architecture 3-4-2 needs 2")
+                       "m.safetensors: has 3 layers (modules 0, 2, 4), the architecture 3-4-2 needs 2")
         XCTAssertEqual(msg([T.w("arr_0", 4, 3), T.w("arr_1", 2, 4), T.w("arr_2", 2, 4)], bias: true),
                        "m.safetensors: has 3 positional arrays (arr_0 …); the architecture 3-4-2 (bias) needs 2 (W_1, …, W_2) "
                        + "or 4 (W_1, b_1, …, W_2, b_2)")
@@ -201,11 +201,11 @@ final class WeightsFormatTests: XCTestCase {
         XCTAssertEqual(msg([T.w("arr_0", 4, 3), T.w("2.weight", 2, 4)]),
                        "m.safetensors: mixes positional arrays ('arr_0') with named ones ('2.weight'); use one naming or the other")
         XCTAssertTrue(msg([T.w("0.weight", 4, 3), T.w("2.weight", 2, 4), T.b("bn.running_mean", 4)])
-            .hasPrefix("m.safetensors: tensor 'bn.running_mean' is not a layer's weight or bias: expected PyTorch nn.Sequential names"))
-        XCTAssertTrue(msg([T.w("layers.0.weight", 4, 3), T.w("head.1.weight", 2, 4)])
-            .hasPrefix("m.safetensors: tensor names have different prefixes before the layer index ('layers.0.weight' and 'head.1.weight')"))
+            .hasPrefix("m.safetensors: tensor 'bn.running_mean' is not a layer's weight or bias: expected PyTorch state-dict names"))
+        XCTAssertTrue(msg([T.w("0.weight", 4, 3), T.w("0..weight", 2, 4)]).hasPrefix("m.safetensors: tensor '0..weight' is not a layer's weight or bias"))
+        XCTAssertTrue(msg([T.w(".weight", 4, 3), T.w("0.weight", 2, 4)]).hasPrefix("m.safetensors: tensor '.weight' is not a layer's weight or bias"))
         XCTAssertEqual(msg([T.w("1.weight", 4, 3), T.w("01.weight", 2, 4)]),
-                       "m.safetensors: tensors '1.weight' and '01.weight' are both the weight of layer index 1")
+                       "m.safetensors: tensors '1.weight' and '01.weight' are both the weight of module 1")
         // Non-finite values.
         var bad = T.w("0.weight", 4, 3).values
         bad[4] = .nan
@@ -214,7 +214,7 @@ final class WeightsFormatTests: XCTestCase {
     }
 
     func testPrefixesAndIndexOrder() throws {
-        // Sorted by the integer, not the string (10 after 9); prefixes 'model.net.' and 'fc' are stripped.
+        // Sorted by the integer, not the string (10 after 9), under a path ('model.net.') or a stem ('fc').
         let arch = try Architecture(parsing: "2-3-3-3-3-3-3-3-3-3-3-2", bias: false)
         var ts: [NamedTensor] = []
         for m in 0..<11 {
@@ -340,7 +340,7 @@ final class WeightsFormatTests: XCTestCase {
         }
         let fewer = try Architecture(parsing: "5x5x2-conv3k2-maxpool2-8-4", bias: true)
         XCTAssertTrue(message { try WeightsFile.load(path: Self.fixture("cnn-pytorch.npz"), architecture: fewer, activation: .relu) }
-            .contains("has 2 layers (indices 0, 4), the architecture 5x5x2-conv3k2-maxpool2-8-4 (bias) needs 3"))
+            .contains("has 2 layers (modules 0, 4), the architecture 5x5x2-conv3k2-maxpool2-8-4 (bias) needs 3"))
         let v = (0..<(3 * 2 * 2 * 2)).map(Double.init)
         XCTAssertEqual(WeightsFile.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2).sorted(), v)
         // (f=0, c=1, r=0, q=1) is PyTorch's flat index 5 and twoscale's (f=0, r=0, q=1, c=1) = 3.
