@@ -1,0 +1,303 @@
+import Foundation
+import Sampling
+
+/// The `smc` estimator of the 2sED and the lower 2sED of any `StagedModel` (docs/ESTIMATORS.md).
+///
+/// With `G_m = det(I + s F_m^{1/2})` and θ uniform on the box, the 2sED needs `log E_θ Π_m G_m`, the
+/// lower 2sED `log Z_1 + Σ_{m≥2} E_{π_{m−1}}[log Z_m(θ_{<m})]`, where `Z_m(θ_{<m}) = E_{θ_m} G_m` and
+/// `π_{m−1} ∝ Π_{j<m} G_j`. Given θ_{<m}, G_m is a product over the stage's exchangeable units, so
+/// `Z_m = Z_u^{n_m}` exactly.
+///
+/// * Stage 1: one pooled `AnnealedSMC` sampler for the exchangeable units, with the particles that n_1
+///   separate samplers would have, in a few large replicates; one run covers the whole ε grid.
+///   `log Ẑ_1 = n_1 · log mean_r Ẑ_r`, bias-corrected.
+/// * Stage m ≥ 2, per ε: K outer particles θ_{<m} ~ π_{m−1} (stage 2: one draw per unit from the pooled
+///   population, independently; later stages: resampled ∝ Ẑ_m); for each, an *island* (a pooled sampler
+///   of the stage's units) estimates `Z_m(θ_{<m})` and supplies a draw of θ_m. 2sED term
+///   `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising constant), lower term
+///   `mean_k log Ẑ_m^k`.
+///
+/// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
+/// term's is the delta-method variance over the K outer particles, floored by the scatter a lognormal
+/// model of the outer log-weights implies (`LogEstimate.logMean`); the estimated trace normalisation ĉ
+/// adds `(slope/2)² Var(log ĉ)`. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop,
+/// particle, so results do not depend on the thread count.
+public struct StagedSMC<Model: StagedModel>: Sendable {
+    public var model: Model
+    public var box: ClosedRange<Double>
+    public var seed: UInt64
+    /// K: particles per stage-1 unit (over the replicates) and outer particles of later stages.
+    public var paths: Int
+    /// J: particles per island unit (over the replicates).
+    public var inner: Int
+    public var traceDraws: Int
+    public var replicates: Int
+    /// MH sweeps per island resample–move step.
+    public var islandSweeps: Int
+
+    static var stream: UInt64 { 0x534D_434E }  // "SMCN"
+
+    /// The default budget: K = 64 outer particles, J = 32 island particles.
+    public static var defaultPaths: Int { 64 }
+    public static var defaultInner: Int { 32 }
+    /// Stage 1: K·`stageOneParticles` particles per first-stage unit, `stageOneSweeps` sweeps per step.
+    public static var stageOneParticles: Int { 2 }
+    public static var stageOneSweeps: Int { 20 }
+    /// The islands' schedule: resample and move when the ESS would fall below 0.8 P, then
+    /// `defaultIslandSweeps` MH sweeps (docs/ESTIMATORS.md, "The islands' schedule").
+    public static var islandESSFraction: Double { 0.8 }
+    public static var defaultIslandSweeps: Int { 4 }
+
+    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4) throws {
+        try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.stageUnits.count,
+                             replicates: replicates, islandSweeps: islandSweeps)
+        guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
+            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
+        }
+        self.model = model
+        self.box = box
+        self.seed = seed
+        self.paths = paths
+        self.inner = inner
+        self.traceDraws = traceDraws
+        self.replicates = replicates
+        self.islandSweeps = islandSweeps
+    }
+
+    /// The budget the samplers can run with, for a model of `layers` stages: K from 2R to 10⁶, J (islands,
+    /// only with later stages) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates), island sweeps
+    /// from 1 to 1 000.
+    public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
+                                   islandSweeps: Int = 4) throws {
+        guard paths >= 2 * replicates, paths <= 1_000_000 else {
+            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
+        }
+        // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
+        guard layers == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
+            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
+        }
+        guard islandSweeps >= 1, islandSweeps <= 1_000 else {
+            throw TwoScaleError.invalid("--island-sweeps", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
+        }
+        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+        }
+    }
+
+    public struct Result: Sendable {
+        public var points: [SMCPoint]
+        public var scale: Double
+        public var trace: TraceEstimate
+        /// Stage 1 and the islands of later stages.
+        public var stage1: SMCDiagnostics
+        public var islands: SMCDiagnostics
+    }
+
+    /// ĉ from `traceDraws` uniform draws of θ (`Tr F` needs no eigenproblem).
+    public func traceEstimate(threads: Int) async throws -> TraceEstimate {
+        let me = self
+        let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
+            let t = try me.model.uniformTrace(box: me.box, rng: &rng)
+            guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller --box") }
+            return t
+        }
+        return TraceEstimate(traces: traces)
+    }
+
+    /// The first stage's pooled sampler (`stageOneTasks` runs of `replicates` replicates each): together
+    /// they hold `stageOneParticles·K` particles per unit, as separate samplers per unit would, but in a
+    /// few large replicates, which lowers the bias of the log; a cautious schedule (ESS kept ≥ 0.8 P) and
+    /// `stageOneSweeps` MH sweeps per step (docs/ESTIMATORS.md). It runs once for the whole ε grid.
+    public func stageOneSettings(units n: Int) throws -> SMCSettings {
+        let total = Self.stageOneParticles * paths * n
+        return try SMCSettings(particles: Swift.max(1, total / (Self.stageOneTasks(units: n) * replicates)),
+                               replicates: replicates, essFraction: 0.8, moves: Self.stageOneSweeps)
+    }
+
+    /// Independent runs (tasks) of the first stage's pooled sampler: one per unit up to 4.
+    public static func stageOneTasks(units n: Int) -> Int { Swift.min(4, Swift.max(1, n)) }
+
+    /// The islands' sampler settings for stage m ≥ 1: `islandSweeps` sweeps per step.
+    public func islandSettings(block m: Int) throws -> SMCSettings {
+        try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
+                        moves: islandSweeps)
+    }
+
+    /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:
+    /// the mean of their replicate noise variances over the sample variance of `log Ẑ_m^k`, capped at 1
+    /// (0 when the log Ẑ do not vary).
+    public static func noiseShare(noise: [Double], logZ: [Double]) -> Double {
+        let spread = LogEstimate.sampleVariance(logZ)  // 0 for one particle
+        guard spread > 0 else { return 0 }
+        return Swift.min(1, noise.reduce(0, +) / Double(logZ.count) / spread)
+    }
+
+    /// A stage of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
+    /// as it is (the particle filter's weight); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`;
+    /// the slope `n · d log Z_u / d log s`; the replicates' own noise in `n · log Ẑ_u`, `n² var_r(l_r)/R`;
+    /// and for the lower 2sED `n (mean_r l_r + var_r(l_r)/2)` (`LogEstimate.lognormalReplicates`).
+    public static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int)
+        -> (logZ: Double, corrected: LogEstimate, log: LogEstimate, slope: Double, noise: Double) {
+        let cmb = est.combined(t)
+        let k = Double(n)
+        return (k * cmb.logZ, LogEstimate.corrected(logZ: cmb.logZ, relVar: cmb.relVar).times(n),
+                LogEstimate.lognormalReplicates(est.logZ[t]).times(n), k * est.slope[t],
+                k * k * LogEstimate.mean(est.logZ[t]).variance)
+    }
+
+    /// The n exchangeable units of a stage as one pooled sampler over `stops`: R replicates of n·P
+    /// particles (P = `settings.particles`), the cost of n samplers of P each (`SMCUnitEstimate.pooled`).
+    public func runBlock(_ unit: SMCUnit, units n: Int, stops: [Double], settings: SMCSettings, stream: [UInt64],
+                         keep: Bool) throws -> SMCUnitEstimate {
+        var pooled = settings
+        pooled.particles = settings.particles * n
+        return try AnnealedSMC.run(unit, stops: stops, settings: pooled, seed: seed, stream: stream + [0], keepPopulations: keep)
+    }
+
+    /// `Σ_i log(1 + s r̄_i)` and its slope in log s for a stage's supremum roots r̄.
+    static func supremum(_ roots: [Double], scale s: Double) -> (log: Double, slope: Double) {
+        (LogSpace.logDetSqrt(roots: roots, scale: s), LogSpace.logDetSqrtSlope(roots: roots, scale: s))
+    }
+
+    public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
+                    progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
+        try ScaleParameters.checkZeta(zeta)
+        for e in eps { try ScaleParameters.checkEpsilon(e) }
+        let d = model.parameterCount
+        let units = model.stageUnits
+        let L = units.count
+        progress("trace normalisation from \(traceDraws) uniform draws")
+        let trace = try await traceEstimate(threads: threads)
+        let (c, varLogC) = try trace.scale(normalization, dimension: d)
+        let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let stops = Array(Set(sOf)).sorted()
+        // Stage 1: the first stage's units are exchangeable, so Z_1 = Z_{1,1}^{n1}; one pooled sampler
+        // estimates log Z_{1,1} over every stop at once.
+        let n1 = units[0].count
+        let unitSettings = try stageOneSettings(units: n1)
+        let tasks = Self.stageOneTasks(units: n1)
+        progress("stage 1: \(n1) exchangeable unit(s), \(tasks * replicates) samplers of \(unitSettings.particles) particles over \(stops.count) scale(s)")
+        let me = self
+        let firstStage = try model.stage(model.emptyState(), 0, box: box)
+        let firstUnit = firstStage.unit
+        let stage1: [SMCUnitEstimate] = try await Parallel.map(tasks, threads: threads) { k in
+            try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
+                                stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
+        }
+        let first = SMCUnitEstimate.pooled(stage1)
+        let diag1 = first.diagnostics
+        var islandsDiag = SMCDiagnostics()
+        var points: [SMCPoint] = []
+        let settingsPerBlock = try (0..<L).map { m in m == 0 ? unitSettings : try self.islandSettings(block: m) }
+        for (ei, e) in eps.enumerated() {
+            let t = stops.firstIndex(of: sOf[ei])!
+            let firstBlock = Self.block(first, units: n1, stop: t)
+            var joint = firstBlock.corrected
+            var slope = firstBlock.slope
+            var low = joint
+            var stageTerms = [joint]
+            var stageESS: [Double] = []
+            var stageNoise: [Double] = []
+            var stageLogVariance: [Double] = []
+            var stageShortfall: [Double] = []
+            // The upper bound (`UpperBound`): the earlier stages' terms, then the last stage's supremum.
+            var hasBound = false
+            var boundJoint = LogEstimate(), boundLow = LogEstimate(), boundSlope = 0.0
+            var boundStage = LogEstimate(), boundStageLower = LogEstimate(), boundLogVariance = 0.0, boundShortfall = 0.0
+            if L == 1, let sup = firstStage.supremumRoots {
+                // One stage: its supremum is a number, not an estimate.
+                let b = Self.supremum(try sup(), scale: stops[t])
+                boundStage = LogEstimate(value: b.log)
+                boundStageLower = boundStage
+                (boundJoint, boundLow, boundSlope) = (boundStage, boundStage, b.slope)
+                hasBound = true
+            }
+            if L > 1 {
+                progress("ε = \(e): \(L - 1) later stage(s), \(paths) islands each")
+                // Outer particles θ_{<2}: one draw from every first-stage unit.
+                var particles: [Model.State] = (0..<paths).map { k in
+                    var rng = Xoshiro256(seed: seed, stream: [Self.stream, 4, UInt64(t), UInt64(k)])
+                    var state = model.emptyState()
+                    for u in 0..<n1 {
+                        model.setUnit(&state, stage: 0, unit: u, parameters: first.draw(stop: t, rng: &rng))
+                    }
+                    return state
+                }
+                let s = stops[t]
+                for m in 1..<L {
+                    let last = m == L - 1
+                    let current = particles
+                    let n = units[m].count
+                    let islands: [(logZ: Double, lower: Double, noise: Double, slope: Double, state: Model.State, diag: SMCDiagnostics,
+                                   bound: (log: Double, slope: Double)?)] =
+                        try await Parallel.map(paths, threads: threads) { k in
+                            var state = current[k]
+                            let stage = try me.model.stage(state, m, box: me.box)
+                            let est = try me.runBlock(stage.unit, units: n, stops: [s], settings: settingsPerBlock[m],
+                                                      stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
+                            let b = Self.block(est, units: n, stop: 0)
+                            if !last {
+                                var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+                                for u in 0..<n { me.model.setUnit(&state, stage: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
+                            }
+                            // The last stage's supremum at the same outer particle (no random numbers).
+                            let bound = last ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
+                            return (b.logZ, b.log.value, b.noise, b.slope, state, est.diagnostics, bound)
+                        }
+                    if last, islands.allSatisfy({ $0.bound != nil }) {
+                        let lb = islands.map { $0.bound!.log }
+                        (boundStage, boundShortfall) = LogEstimate.logMeanAndShortfall(lb)
+                        boundLogVariance = LogEstimate.sampleVariance(lb)
+                        boundStageLower = LogEstimate.mean(lb)
+                        let wb = LogSpace.normalizedWeights(logWeights: lb)
+                        boundSlope = slope + zip(wb, islands).reduce(0) { $0 + $1.0 * $1.1.bound!.slope }
+                        boundJoint = joint + boundStage
+                        boundLow = low + boundStageLower
+                        hasBound = true
+                    }
+                    let lz = islands.map(\.logZ)
+                    for i in islands { islandsDiag.merge(i.diag) }
+                    let term = LogEstimate.logMeanAndShortfall(lz)
+                    stageTerms.append(term.estimate)
+                    stageShortfall.append(term.shortfall)
+                    joint = joint + stageTerms[stageTerms.count - 1]
+                    low = low + LogEstimate.mean(islands.map(\.lower))
+                    let w = LogSpace.normalizedWeights(logWeights: lz)
+                    slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
+                    stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
+                    stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
+                    stageLogVariance.append(LogEstimate.sampleVariance(lz))
+                    if !last {
+                        var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
+                        let idx = AnnealedSMC.systematic(w, u: rng.uniform())
+                        particles = idx.map { islands[$0].state }
+                    }
+                }
+            }
+            let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
+            joint.variance += cv
+            low.variance += cv
+            let boundCV = TraceEstimate.addedVariance(slope: boundSlope, logVarianceOfC: varLogC)
+            boundJoint.variance += boundCV
+            boundLow.variance += boundCV
+            guard joint.value.isFinite, low.value.isFinite else {
+                throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
+            }
+            var point = SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
+                                 stageESS: stageESS, normalizationVariance: cv)
+            point.stages = stageTerms
+            point.stageIslandNoise = stageNoise
+            point.stageLogVariance = stageLogVariance
+            point.stageTailShortfall = stageShortfall
+            if hasBound, boundJoint.value.isFinite, boundLow.value.isFinite {
+                point.bound = UpperBound(eps: e, zeta: zeta, dimension: d, estimate: boundJoint, lower: lower ? boundLow : nil,
+                                         stage: boundStage, stageLower: boundStageLower, stageLogVariance: boundLogVariance,
+                                         stageShortfall: boundShortfall, normalizationVariance: boundCV)
+            }
+            points.append(point)
+        }
+        return Result(points: points, scale: c, trace: trace, stage1: diag1, islands: islandsDiag)
+    }
+}
