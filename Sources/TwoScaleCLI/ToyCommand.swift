@@ -7,6 +7,13 @@ import TwoScaleFormats
 extension Family: ExpressibleByArgument {}
 extension EstimatorKind: ExpressibleByArgument {}
 
+/// `toy --family`: the per-axis families of `ToyModel`, or the two-stage `LayeredToy`.
+enum ToyFamily: String, CaseIterable, ExpressibleByArgument {
+    case constant, bernoulli, poisson, exponential, layered
+
+    var axis: Family? { Family(rawValue: rawValue) }
+}
+
 /// `toy --mc`: the Monte Carlo estimators run on the exact toy model, beside the exact value.
 struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta, to measure bias and coverage.")
@@ -15,8 +22,11 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "Monte Carlo estimator: smc (factorised over axes, annealed SMC per axis) or plain (uniform draws of θ).")
     var estimator: EstimatorKind = .smc
 
-    @Option(help: "K: the Monte Carlo budget (plain: draws of θ; smc: particles per axis, split over the replicates).")
-    var paths: Int = 100
+    @Option(help: "K: the Monte Carlo budget (plain: draws of θ; smc: particles per axis; layered: outer particles). Default 100; layered 64.")
+    var paths: Int?
+
+    @Option(help: "--family layered: J, island particles per stage-2 unit (default 32, as ed).")
+    var inner: Int?
 
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: Int = 1
@@ -27,8 +37,8 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (its uncertainty enters the interval; default: one per two axes, at least 1000, as for networks).")
     var traceDraws: Int?
 
-    @Option(help: "plain: bootstrap resamples over draws for the 95% interval.")
-    var bootstrap: Int = 200
+    @Option(help: "plain: bootstrap resamples over draws for the 95% interval (default 200).")
+    var bootstrap: Int?
 
     @Option(help: "Parallel tasks (default: the active cores). Results do not depend on it.")
     var threads: Int?
@@ -51,11 +61,26 @@ struct ToyCommand: AsyncParsableCommand {
         F(θ) = diag(λ_1(θ_1), …, λ_d(θ_d)) on [lo,hi]^d. d_ζ(ε) is exact (closed form for constant λ, \
         GSL QAGS quadrature otherwise). Box counts use the raw metric (c = 1): the exact minimal count for \
         constant λ, the two-scale cover count (meso-cubes of side ε^ζ) otherwise; log_det_bound is \
-        log Π_i (1 + ε⁻¹∫√λ_i). Counts too large for a double's integers are given in log form only.
+        log Π_i (1 + ε⁻¹∫√λ_i). Counts too large for a double's integers are given in log form only. \
+        --family layered: two stages, F = diag(w², e^(γκ) v²) with κ the share of w_i above --threshold; \
+        exact 2sED and lower 2sED by one binomial sum, and --mc runs the networks' smc estimator on it \
+        (docs/METHOD.md §20).
         """)
 
-    @Option(help: "Per-axis Fisher family: constant, bernoulli (1/(t(1-t))), poisson (1/t), exponential (1/t²).")
-    var family: Family = .constant
+    @Option(help: "Fisher family: constant, bernoulli (1/(t(1-t))), poisson (1/t), exponential (1/t²) per axis; or layered (two coupled stages).")
+    var family: ToyFamily = .constant
+
+    @Option(help: ArgumentHelp("--family layered: units per stage, n1,n2 (default 10,10).", valueName: "n1,n2"))
+    var units: String?
+
+    @Option(help: ArgumentHelp("--family layered: coordinates per unit, p1,p2 (default 1000,1000: d = 2·10⁴).", valueName: "p1,p2"))
+    var unitSize: String?
+
+    @Option(help: "--family layered: b, the level above which a stage-1 coordinate is active (default: the box's midpoint).")
+    var threshold: Double?
+
+    @Option(help: "--family layered: γ, stage 2's coupling to the share κ of active stage-1 coordinates (h = e^(γκ); default 0.12).")
+    var coupling: Double?
 
     @Option(help: ArgumentHelp("λ per axis for --family constant (comma-separated, each ≥ 0); d = count.", valueName: "list"))
     var lambdas: String?
@@ -83,22 +108,69 @@ struct ToyCommand: AsyncParsableCommand {
         if greedyMax < 0 { throw TwoScaleError.invalid("--greedy-max", "\(greedyMax)", allowed: "give a count ≥ 0") }
     }
 
+    /// The layered toy's flags given with another family, and the others' with layered.
+    func checkFamilyFlags() throws {
+        let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
+                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner")].filter(\.0).map(\.1)
+        if family != .layered, let flag = layeredOnly.first {
+            throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
+        }
+        if family == .layered {
+            let others = [(lambdas != nil, "--lambdas"), (dim != nil, "--dim"), (greedyMax != 1_000_000, "--greedy-max"),
+                          (monteCarlo.bootstrap != nil, "--bootstrap")].filter(\.0).map(\.1)
+            if let flag = others.first {
+                throw TwoScaleError.usage("\(flag) does not apply to --family layered (its dimension comes from --units and --unit-size); drop it")
+            }
+            if monteCarlo.estimator != .smc {
+                throw TwoScaleError.usage("--family layered is estimated by smc only (the estimator it exists to test); drop --estimator plain")
+            }
+        }
+    }
+
     func run() async throws {
+        try checkFamilyFlags()
+        if family == .layered { return try await runLayered() }
+        guard let axisFamily = family.axis else { return }
         let lam: [Double] = try lambdas.map { try Grid.parseList($0, flag: "--lambdas") } ?? []
         if family == .constant && lambdas == nil {
             throw TwoScaleError.missing("--lambdas", "--family constant needs --lambdas, e.g. --lambdas 4,0.01")
         }
-        let model = try ToyModel(family: family, lambdas: lam, dimension: dim,
+        let model = try ToyModel(family: axisFamily, lambdas: lam, dimension: dim,
                                  box: try Grid.parseInterval(box, flag: "--box"))
         let eps = try scale.eps()
         let zeta = try scale.checkedZeta()
         var result = try ToyMeasurement.measure(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
         if monteCarlo.mc {
             let o = monteCarlo
-            try await result.runMonteCarlo(estimator: o.estimator, paths: o.paths, seed: UInt64(o.seed), trials: o.trials,
-                                           traceDraws: o.traceDraws, bootstrap: o.bootstrap, threads: o.threadCount)
+            try await result.runMonteCarlo(estimator: o.estimator, paths: o.paths ?? 100, seed: UInt64(o.seed), trials: o.trials,
+                                           traceDraws: o.traceDraws, bootstrap: o.bootstrap ?? 200, threads: o.threadCount)
         }
         try output.emit(result) { ToyReport.text(result) }
+    }
+
+    /// `--family layered`: exact values, and with `--mc` the smc estimator beside them.
+    func runLayered() async throws {
+        let n = try units.map { try Grid.parseList($0, flag: "--units") } ?? [10, 10]
+        let p = try unitSize.map { try Grid.parseList($0, flag: "--unit-size") } ?? [1000, 1000]
+        for (flag, list) in [("--units", n), ("--unit-size", p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 > 1e7 }) {
+            throw TwoScaleError.invalid(flag, list.map { "\($0)" }.joined(separator: ","), allowed: "give two whole numbers from 1 to 10⁷")
+        }
+        let model = try LayeredToy(units: n.map { Int($0) }, unitSize: p.map { Int($0) },
+                                   box: try Grid.parseInterval(box, flag: "--box"), threshold: threshold,
+                                   coupling: coupling ?? LayeredToy.defaultCoupling)
+        var result = try LayeredToyMeasurement.measure(model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
+                                                       normalization: normalize)
+        if monteCarlo.mc {
+            let o = monteCarlo
+            let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
+            let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
+            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2)
+            try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
+                                           islandSweeps: StagedSMC<LayeredToy>.defaultIslandSweeps, threads: o.threadCount) {
+                Console.progress("toy: " + $0)
+            }
+        }
+        try output.emit(result) { LayeredToyReport.text(result) }
     }
 }
 
@@ -140,6 +212,34 @@ enum ToyReport {
                 return row
             }
             text += "\nMonte Carlo (\(mc.estimator.rawValue), K = \(mc.paths), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"
+                + Fmt.table(columns, rows)
+        }
+        return text
+    }
+}
+
+/// How `toy --family layered` words a `LayeredToyMeasurement`.
+enum LayeredToyReport {
+    static func text(_ r: LayeredToyMeasurement) -> String {
+        let m = r.model
+        var text = "layered toy: stages \(m.stageUnits.map { "\($0.count)×\($0.dimension)" }.joined(separator: ", ")) (d = \(m.parameterCount)), "
+            + "box [\(Fmt.num(m.lo)), \(Fmt.num(m.hi))], threshold \(Fmt.num(m.threshold)), coupling \(Fmt.num(m.coupling)), "
+            + "ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue) (c = \(Fmt.num(r.scale)))\n\n"
+        text += Fmt.table(["eps", "d_zeta", "d_zeta_lower", "outer ESS/K (K → ∞)"],
+                          r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), Fmt.num($0.outerEssFraction)] })
+        if let mc = r.monteCarlo {
+            var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K"]
+            if mc.trials > 1 { columns += ["covered", "covered lower", "bias", "sd"] }
+            let rows = r.points.compactMap { p -> [String]? in
+                guard let q = p.monteCarlo else { return nil }
+                var row = [Fmt.num(p.eps), Fmt.num(q.dZetaMc), "[\(Fmt.num(q.ci95Mc.lowerBound)), \(Fmt.num(q.ci95Mc.upperBound))]",
+                           Fmt.num(q.errorMc), Fmt.num(q.dZetaLowerMc),
+                           q.ci95LowerMc.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "",
+                           Fmt.num(q.stageEssFraction.last)]
+                if let t = q.trials { row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", Fmt.num(q.mcBias), Fmt.num(q.mcSd)] }
+                return row
+            }
+            text += "\nsmc estimator (K = \(mc.paths), J = \(mc.inner), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"
                 + Fmt.table(columns, rows)
         }
         return text

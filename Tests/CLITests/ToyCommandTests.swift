@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ToyModels
 import TwoScaleCore
 
 @Suite struct ToyCommandTests {
@@ -86,5 +87,59 @@ import TwoScaleCore
         let (status, out) = await runCLI(["toy"] + args + ["--json"])
         #expect(status == 2, "\(args)")
         #expect(out.isEmpty, "no partial output for \(args)")
+    }
+}
+
+/// `toy --family layered`: the exact values through the CLI, the library's numbers, and every flag that
+/// does not apply refused by name.
+@Suite struct LayeredToyCommandTests {
+    @Test func exactValuesMatchTheLibrary() async throws {
+        let j = try await runJSON(["toy", "--family", "layered", "--units", "2,3", "--unit-size", "4,2", "--box", "0.2:1.5",
+                                   "--threshold", "0.7", "--coupling", "1.3", "--eps", "1e-3,0.1", "--json"])
+        #expect(j["family"] == .string("layered"))
+        #expect(j["dimension"] == .int(14))
+        let m = try LayeredToy(units: [2, 3], unitSize: [4, 2], box: (0.2, 1.5), threshold: 0.7, coupling: 1.3)
+        let pts = try #require(j["points"]?.arrayValue)
+        for (p, e) in zip(pts, [1e-3, 0.1]) {
+            let x = try m.exact(eps: e, zeta: 2.0 / 3, normalization: .trace)
+            #expect(p["d_zeta"]?.doubleValue == x.dZeta)
+            #expect(p["d_zeta_lower"]?.doubleValue == x.dZetaLower)
+            #expect(p["outer_ess_fraction"]?.doubleValue == x.outerESSFraction)
+            #expect(p["monte_carlo"] == nil)
+        }
+    }
+
+    @Test func smcRunsBesideTheExactValues() async throws {
+        let j = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
+                                   "--eps", "0.1", "--mc", "--paths", "16", "--inner", "8", "--trials", "2", "--json"])
+        let p = try #require(j["points"]?.arrayValue?.first)
+        let mc = try #require(p["monte_carlo"])
+        #expect(mc["d_zeta_mc"]?.doubleValue != nil)
+        #expect(mc["trials"] == .int(2))
+        #expect(mc["stage_log_z_mc"]?.arrayValue?.count == 2)
+        #expect(j["monte_carlo"]?["inner"] == .int(8))
+        #expect(j["monte_carlo"]?["estimator"] == .string("smc"))
+    }
+
+    @Test func flagsThatDoNotApplyAreRefused() async {
+        let cases: [([String], String)] = [
+            (["toy", "--family", "layered", "--dim", "3"], "--dim"),
+            (["toy", "--family", "layered", "--lambdas", "1"], "--lambdas"),
+            (["toy", "--family", "layered", "--mc", "--estimator", "plain"], "--estimator plain"),
+            (["toy", "--family", "layered", "--mc", "--bootstrap", "10"], "--bootstrap"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--coupling", "1"], "--coupling"),
+            (["toy", "--family", "constant", "--lambdas", "1", "--units", "1,1"], "--units"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--inner", "8"], "--inner"),
+            (["toy", "--family", "layered", "--box=-1:1"], "--box"),
+            (["toy", "--family", "layered", "--threshold", "2"], "--threshold"),
+            (["toy", "--family", "layered", "--units", "1,2,3"], "--units"),
+            (["toy", "--family", "layered", "--unit-size", "0,3"], "--unit-size"),
+        ]
+        for (args, flag) in cases {
+            let r = await runCLICapturingErrors(args + ["--eps", "0.1"])
+            #expect(r.status == 2, "\(args): \(r.err)")
+            #expect(r.err.contains(flag), "\(args): \(r.err)")
+            #expect(r.out.isEmpty)
+        }
     }
 }

@@ -1,0 +1,144 @@
+import Foundation
+import TwoScaleCore
+
+/// `toy --family layered`: the exact 2sED and lower 2sED of a `LayeredToy` at each ε, the limit outer
+/// ESS fraction, and with `--mc` the smc estimator (`StagedSMC`, the code that measures networks) beside
+/// them over one or more trials.
+public struct LayeredToyMeasurement: Sendable, Encodable {
+    public struct Point: Sendable, Encodable {
+        public var eps: Double
+        public var dZeta: Double
+        public var dZetaLower: Double
+        /// `(E_{π_1} Z_2)² / E_{π_1} Z_2²`: the ESS per outer particle that stage-1 draws weighted by stage 2
+        /// reach as K → ∞ (exact).
+        public var outerEssFraction: Double
+        /// The exact stage terms of the 2sED: `log Z_1` and `log E_{π_1} Z_2` (raw log-determinants).
+        public var stageLogZ: [Double]
+        public var monteCarlo: MonteCarloPoint?
+    }
+
+    /// The smc estimate at one ε: the first trial's estimates and intervals, its outer ESS (fraction of K),
+    /// and over all trials how often each 95% interval held the exact value.
+    public struct MonteCarloPoint: Sendable, Encodable {
+        public var dZetaMc: Double
+        public var ci95Mc: ClosedRange<Double>
+        public var errorMc: Double
+        public var dZetaLowerMc: Double?
+        public var ci95LowerMc: ClosedRange<Double>?
+        public var errorLowerMc: Double?
+        public var stageEssFraction: [Double]
+        public var stageIslandNoise: [Double]
+        /// The estimator's stage terms (bias-corrected logs) and their errors against the exact ones.
+        public var stageLogZMc: [Double]
+        public var stageErrorMc: [Double]
+        public var trials: Int?
+        public var covered: Int?
+        public var coveredLower: Int?
+        public var mcBias: Double?
+        public var mcSd: Double?
+        public var meanHalfWidth: Double?
+        public var mcBiasLower: Double?
+        /// The largest outer ESS fraction over the trials.
+        public var maxStageEssFraction: Double?
+    }
+
+    public struct MonteCarloSummary: Sendable, Encodable {
+        public var estimator: EstimatorKind
+        public var paths: Int
+        public var inner: Int
+        public var seed: UInt64
+        public var trials: Int
+        public var traceDraws: Int
+        public var mcScale: Double
+        public var smc: Diagnostics
+        public struct Diagnostics: Sendable, Encodable {
+            public var stage1: SMCDiagnostics.Summary
+            public var islands: SMCDiagnostics.Summary
+        }
+    }
+
+    public var model: LayeredToy
+    public var zeta: Double
+    public var normalization: Normalization
+    /// The exact normalisation constant c.
+    public var scale: Double
+    public var points: [Point]
+    public var monteCarlo: MonteCarloSummary?
+
+    enum CodingKeys: String, CodingKey {
+        case family, dimension, stageUnits, box, threshold, coupling, zeta, normalization, scale, meanTrace, points, monteCarlo
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode("layered", forKey: .family)
+        try c.encode(model.parameterCount, forKey: .dimension)
+        try c.encode(model.stageUnits.map { ["count": $0.count, "dimension": $0.dimension] }, forKey: .stageUnits)
+        try c.encode([model.lo, model.hi], forKey: .box)
+        try c.encode(model.threshold, forKey: .threshold)
+        try c.encode(model.coupling, forKey: .coupling)
+        try c.encode(zeta, forKey: .zeta)
+        try c.encode(normalization, forKey: .normalization)
+        try c.encode(scale, forKey: .scale)
+        try c.encode(model.meanTrace, forKey: .meanTrace)
+        try c.encode(points, forKey: .points)
+        try c.encodeIfPresent(monteCarlo, forKey: .monteCarlo)
+    }
+
+    /// The exact values at every ε.
+    public static func measure(model: LayeredToy, eps: [Double], zeta: Double, normalization: Normalization) throws -> Self {
+        let points = try eps.map { e -> Point in
+            let x = try model.exact(eps: e, zeta: zeta, normalization: normalization)
+            let s = ScaleParameters.t(eps: e, zeta: zeta) * (try model.scale(normalization)).squareRoot()
+            let t = model.exactTerms(scale: s)
+            return Point(eps: e, dZeta: x.dZeta, dZetaLower: x.dZetaLower, outerEssFraction: x.outerESSFraction,
+                         stageLogZ: [t.logZ1, t.logMeanZ2], monteCarlo: nil)
+        }
+        return LayeredToyMeasurement(model: model, zeta: zeta, normalization: normalization,
+                                     scale: try model.scale(normalization), points: points, monteCarlo: nil)
+    }
+
+    /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
+    public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
+                                       threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+        let eps = points.map(\.eps)
+        let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
+        var results: [StagedSMC<LayeredToy>.Result] = []
+        for i in 0..<trials {
+            if trials > 1 { progress("trial \(i + 1) of \(trials)") }
+            let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+                                    traceDraws: draws, islandSweeps: islandSweeps)
+            var say: @Sendable (String) -> Void = progress
+            if trials > 1 { say = { @Sendable _ in } }
+            let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
+            results.append(r)
+        }
+        let first = results[0]
+        for i in points.indices {
+            let mc = first.points[i], exact = points[i]
+            var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.ci95, errorMc: mc.dZeta - exact.dZeta,
+                                    dZetaLowerMc: mc.dZetaLower, ci95LowerMc: mc.ci95Lower,
+                                    errorLowerMc: mc.dZetaLower.map { $0 - exact.dZetaLower },
+                                    stageEssFraction: mc.stageESS.map { $0 / Double(paths) }, stageIslandNoise: mc.stageIslandNoise,
+                                    stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 })
+            if trials > 1 {
+                let ests = results.map { $0.points[i].dZeta }
+                let n = Double(ests.count)
+                let mean = ests.reduce(0, +) / n
+                q.trials = trials
+                q.covered = results.filter { $0.points[i].ci95.contains(exact.dZeta) }.count
+                q.coveredLower = results.filter { $0.points[i].ci95Lower?.contains(exact.dZetaLower) ?? false }.count
+                q.mcBias = mean - exact.dZeta
+                q.mcSd = (ests.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)).squareRoot()
+                q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
+                let lows = results.compactMap { $0.points[i].dZetaLower }
+                q.mcBiasLower = lows.reduce(0, +) / Double(lows.count) - exact.dZetaLower
+                q.maxStageEssFraction = results.compactMap { $0.points[i].stageESS.last }.max().map { $0 / Double(paths) }
+            }
+            points[i].monteCarlo = q
+        }
+        monteCarlo = MonteCarloSummary(estimator: .smc, paths: paths, inner: inner, seed: seed, trials: trials, traceDraws: draws,
+                                       mcScale: first.scale,
+                                       smc: .init(stage1: first.stage1.summary, islands: first.islands.summary))
+    }
+}
