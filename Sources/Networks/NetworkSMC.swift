@@ -141,7 +141,7 @@ public struct NetworkSMC: Sendable {
     /// large replicates, which is what lowers the bias (an SMC sampler with few particles misses the
     /// scarce high-g region, and the spread of its replicates does not show it; docs/ESTIMATORS.md). A
     /// cautious schedule (ESS kept ≥ 0.8 P) and `stageOneSweeps` MH sweeps per step: at a fixed number of
-    /// particle moves, fewer particles moved longer give a third of the spread (measured, docs/ESTIMATORS.md,
+    /// particle moves, fewer particles moved longer give a third of the spread (measured, docs/lab/ESTIMATORS-LOG.md,
     /// "Particles against sweeps"). It runs once for the whole ε grid.
     func stageOneSettings(units n: Int) throws -> SMCSettings {
         let total = Self.stageOneParticles * paths * n
@@ -160,12 +160,12 @@ public struct NetworkSMC: Sendable {
     /// `defaultIslandSweeps` MH sweeps (`islandSweeps` when set). With 0.5 and 3 (the first design) an
     /// island's replicates of 16 particles differed by up to 13 nats at ε = 10⁻³ on 54-16-7, and the outer
     /// log-weights' variance was 5–7 nats², most of it the islands' own noise; 0.8 and 4 roughly halve that variance for about twice the island
-    /// time (docs/ESTIMATORS.md §3, "The islands' schedule").
+    /// time (docs/lab/ESTIMATORS-LOG.md §3, "The islands' schedule").
     /// A sweep moves every particle once with a proposal in all of the unit's coordinates, and a random
     /// walk needs about as many such moves as the unit has coordinates to cross its target: 4 suffice for
     /// 54-16-7's softmax unit (112 weights) but not for 784-32-10's (320). There, at equal cost, 16 sweeps
     /// raised the islands' mean log by 20 nats and J = 128 (4 sweeps) by 14, and 64 sweeps by 63 against
-    /// 32 for J = 512, still rising (docs/ESTIMATORS.md, "Larger islands"); hence `--island-sweeps`.
+    /// 32 for J = 512, still rising (docs/lab/ESTIMATORS-LOG.md, "Larger islands"); hence `--island-sweeps`.
     public static let islandESSFraction = 0.8, defaultIslandSweeps = 4
 
     /// The islands' sampler settings for block m ≥ 1: with the Hamiltonian kernel, a unit with a gradient
@@ -195,7 +195,7 @@ public struct NetworkSMC: Sendable {
     }
 
     /// The unit of block `inputs.block` as the sampler sees it: its roots, and (with `screen`) its
-    /// trace as the delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
+    /// trace as the delayed-acceptance screen (docs/lab/ESTIMATORS-LOG.md, "Screening proposals").
     func unit(inputs: UnitInputs) -> SMCUnit {
         let model = self.model
         let hamiltonian = movesByTrajectories(block: inputs.block)

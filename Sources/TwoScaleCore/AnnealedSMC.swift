@@ -46,7 +46,7 @@ public enum MoveMetric: String, Sendable, Equatable, Codable, CaseIterable {
     /// Both kernels' default: diagonal, on which every recorded check was made. The Kronecker metric
     /// (with its scout, `MetricSchedule`) reaches the diagonal walk's values on 54-16-7 only at 10× the
     /// island particles, and with Hamiltonian trajectories on 784-32-10's islands gives a 2sED within the
-    /// noise of the diagonal metric's, at 1.5× the islands' work (docs/ESTIMATORS.md, "A Kronecker random
+    /// noise of the diagonal metric's, at 1.5× the islands' work (docs/lab/ESTIMATORS-LOG.md, "A Kronecker random
     /// walk" and "Hamiltonian islands").
     public static let standard = MoveMetric.diagonal
 }
@@ -600,7 +600,7 @@ public enum AnnealedSMC {
         // their mean acceptance probability reaches one half. It depends only on the population as it
         // enters the move, so the sweeps below stay kernels that keep π_s; without it, a step that the
         // between-sweep tuning shrinks too slowly while the target sharpens lets a resampled population
-        // stay clones, whose equal weights then let the schedule leap (docs/ESTIMATORS.md, "Hamiltonian
+        // stay clones, whose equal weights then let the schedule leap (docs/lab/ESTIMATORS-LOG.md, "Hamiltonian
         // islands").
         if lastRate < HamiltonianPilot.belowRate {
             let k = Swift.min(n, HamiltonianPilot.trajectories)

@@ -208,7 +208,7 @@ struct KroneckerMetric {
 /// population it acts on, and the sampler's `Ẑ` is then no longer unbiased. With `D (A ⊗ B) D` fitted
 /// from 16–32 particles (7² + 16² correlations on 54-16-7's softmax unit) that self-dependence was
 /// measured: the Kronecker walk's islands at J = 32 sat about a nat above their J = 320 values
-/// (docs/ESTIMATORS.md, "A Kronecker random walk"). A scout is an independent run of the same sampler
+/// (docs/lab/ESTIMATORS-LOG.md, "A Kronecker random walk"). A scout is an independent run of the same sampler
 /// (its own stream, its `Ẑ` discarded); given its schedule every replicate's kernels are fixed in
 /// advance of its own particles, and the replicates stay independent of each other given the scout, so
 /// their spread is still their variance. It costs one more sampler per unit that uses the metric.
