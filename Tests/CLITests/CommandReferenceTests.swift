@@ -1,5 +1,5 @@
 import Foundation
-import TwoScaleCLI
+@testable import TwoScaleCLI
 import TwoScaleFormats
 import XCTest
 
