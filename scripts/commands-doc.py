@@ -78,14 +78,16 @@ def block(name, setup, line, keys):
         out.append("After `twoscale %s --json`:" % s)
     out.append("`twoscale %s --json` writes these keys (generated; other flags may add or drop some):" % line)
     out.append("")
-    tops = []
-    for k in sorted(keys, key=lambda k: (re.split(r"[.\[]", k)[0], k)):
+    # one bullet for the top-level keys without children, then one per key that has children
+    children = {}
+    for k in keys:
         top = re.split(r"[.\[]", k)[0]
-        if not tops or tops[-1][0] != top:
-            tops.append((top, []))
-        tops[-1][1].append(k)
-    for top, ks in tops:
-        out.append("* " + ", ".join("`%s`" % k for k in ks))
+        children.setdefault(top, []).append(k)
+    plain = sorted(t for t, ks in children.items() if len(ks) == 1)
+    if plain:
+        out.append("* " + ", ".join("`%s`" % k for k in plain))
+    for top in sorted(t for t, ks in children.items() if len(ks) > 1):
+        out.append("* " + ", ".join("`%s`" % k for k in sorted(children[top])))
     out.append("<!-- end keys -->")
     return "\n".join(out)
 
