@@ -7,7 +7,7 @@
 #
 #   scripts/bench-mpi.sh [REPEATS] [-- ED_ARGS…]
 #
-# Default workload (about 20 s in one process on one thread on the 2-core machine of the README): MLP 54-16-7, Markov FIM, σ² = 0.1,
+# Default workload (about 20 s in one process on one thread on the 2-core machine of docs/PERFORMANCE.md): MLP 54-16-7, Markov FIM, σ² = 0.1,
 # N = 100 Gaussian inputs, K = 400 paths, J = 100 inner draws, lower + nested + joint 2sED over a 30-point
 # ε grid with 200 bootstrap resamples, spectra store on. Needs Open MPI (scripts/deps.sh installs it).
 # MPIRUN_FLAGS overrides the mpirun flags (default: --allow-run-as-root --oversubscribe --bind-to none).

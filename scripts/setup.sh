@@ -1,19 +1,12 @@
 #!/usr/bin/env bash
-# One command on a fresh Debian machine: install what is missing, build in release mode, run the main job
-# (render the default notebooks in notebooks-txt/ into Reports/).
+# One command on a fresh Debian machine: install what is missing, build in release mode, run the quick main
+# job: notebooks-txt/quick.txt rendered into Reports/quick.md (a toy covering check, a network 2sED with its
+# interval and certified bracket, a bound curve; a few minutes on 2 cores). Every report: scripts/reproduce.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 twoscale_install_deps
 swift build -c release
 bin=.build/release/twoscale
-if $bin help notebook >/dev/null 2>&1 && [ -f notebooks-txt/DEFAULT ]; then
-    while read -r nb; do
-        [ -z "$nb" ] || [[ "$nb" == \#* ]] && continue
-        echo "== notebook $nb" >&2
-        $bin notebook "notebooks-txt/$nb"
-    done < notebooks-txt/DEFAULT
-else
-    $bin toy --family constant --lambdas 4,0.01 --eps 0.1 --zeta 0
-    $bin toy --family bernoulli --dim 3 --box 0.1:0.9 --eps 1e-3:0.5:10
-fi
+echo "== notebook quick.txt" >&2
+time $bin notebook notebooks-txt/quick.txt

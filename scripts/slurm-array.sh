@@ -20,7 +20,7 @@
 #   TWOSCALE            the twoscale binary (default: this checkout's .build/release/twoscale, else twoscale
 #                       on PATH); resolved to an absolute path at submission
 #   TWOSCALE_LAUNCHER   words put before twoscale in each task, e.g. "mpirun" or "srun --mpi=pmix" to run each
-#                       shard as an MPI job over the task's ranks (see README, MPI)
+#                       shard as an MPI job over the task's ranks (see docs/GUIDE.md, "Beyond one machine")
 #   TWOSCALE_SBATCH     extra sbatch words for both jobs, e.g. "--time=12:00:00 --cpus-per-task=8"
 #   SBATCH_PARTITION, SBATCH_ACCOUNT, SBATCH_TIMELIMIT, …   read by sbatch itself
 #   SBATCH              the sbatch command (default: sbatch)

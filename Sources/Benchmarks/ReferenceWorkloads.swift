@@ -5,7 +5,7 @@ import ToyModels
 import TwoScaleCore
 import TwoScaleFormats
 
-/// The reference workloads of `twoscale bench`, timed against their targets (README, Performance).
+/// The reference workloads of `twoscale bench`, timed against their targets (docs/PERFORMANCE.md).
 /// Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
 public enum ReferenceWorkloads {
     public enum Workload: String, CaseIterable, Sendable {

@@ -4,7 +4,7 @@ import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
 
-/// Data sources named on the command line (`--data`; README, "Input files and JSON output"):
+/// Data sources named on the command line (`--data`; docs/FORMATS.md, "Data sources"):
 ///
 /// * `csv:PATH` — numeric CSV, one input per row (optional header line); with `labels: .last` the last
 ///   column is an integer class label ≥ 0.

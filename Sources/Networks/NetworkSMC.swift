@@ -111,7 +111,7 @@ public struct NetworkSMC: Sendable {
     }
 
     /// The unit of block `inputs.block` as the sampler sees it: its roots, and its trace as the
-    /// delayed-acceptance screen (docs/ESTIMATORS.md, "Screening proposals").
+    /// delayed-acceptance screen (docs/ESTIMATORS.md §2).
     func unit(inputs: UnitInputs) -> SMCUnit { model.smcUnit(inputs: inputs, box: box) }
 
     /// The n exchangeable units of block m given its inputs, as one pooled sampler over `stops`.

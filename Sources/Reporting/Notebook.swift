@@ -1,6 +1,6 @@
 import TwoScaleCore
 
-/// A parsed notebook: Markdown prose interleaved with `twoscale` blocks (format: the module README, "Notebook format").
+/// A parsed notebook: Markdown prose interleaved with `twoscale` blocks (format: docs/NOTEBOOKS.md).
 public struct Notebook: Sendable, Equatable {
     /// The report name: the file name without its extension (`notebooks-txt/toy.txt` → `toy`).
     public var name: String

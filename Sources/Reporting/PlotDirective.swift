@@ -8,7 +8,7 @@
 ///                | hline | vline | file | style | labels | pointlabels | yerr | xerr
 ///     FLAG      := logx | logy | loglog | scatter | markers | bycmd
 ///
-/// `x=KEY` and `y=KEY[,KEY…]` are required. The module README ("Notebook format") gives the meaning of each.
+/// `x=KEY` and `y=KEY[,KEY…]` are required. docs/NOTEBOOKS.md ("The notebook format") gives the meaning of each.
 public struct PlotDirective: Sendable, Equatable {
     /// How the error band's bounds are found in each row.
     public enum Band: Sendable, Equatable {

@@ -24,7 +24,7 @@ struct CompareCommand: AsyncParsableCommand {
         more than 3%).
         """)
 
-    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 or 28x28x1-conv8k5-maxpool2-10,28x28x1-conv4k3-maxpool2-10 (README, Architectures).", valueName: "list"))
+    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 or 28x28x1-conv8k5-maxpool2-10,28x28x1-conv4k3-maxpool2-10 (docs/GUIDE.md, Architectures).", valueName: "list"))
     var archs: String
 
     @Option(help: ArgumentHelp("Training data with labels: \(TrainingData.allowed).", valueName: "source"))

@@ -9,7 +9,7 @@ extension Activation: ExpressibleByArgument {}
 /// The flags that define a stochastic network, its data and its Fisher matrix (docs/METHOD.md §10–12), shared by the
 /// commands that compute network spectra (`ed`, `bench`).
 struct NetworkModelOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
+    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; docs/GUIDE.md, Architectures).", valueName: "arch"))
     var arch: String
 
     @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
@@ -36,7 +36,7 @@ struct NetworkModelOptions: ParsableArguments {
     @Option(help: "Hidden activation: relu, tanh, sigmoid or linear.")
     var activation: Activation = .relu
 
-    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; docs/METHOD.md §10). The default 0.1 is the reference setting of the benchmarks and the README's examples.")
+    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; docs/METHOD.md §10). The default 0.1 is the reference setting of the benchmarks and the examples of the README and docs/GUIDE.md.")
     var sigma2: Double = 0.1
 
     @Option(name: .customLong("noise-samples"), help: "R: noise draws per input for the hidden states (markov; common random numbers).")

@@ -60,13 +60,13 @@ enum NetworkReport {
         let head = "the stage-\(d.stage) weights have an effective sample size of \(Fmt.num(d.ess, 3)) of K = \(d.paths) paths at some ε: "
         guard let share = d.islandNoiseShare else {
             return head + "the average over θ is carried by very few paths, so the Monte Carlo error is larger than K suggests "
-                + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see README, Estimators)"
+                + "(a bootstrap interval over paths can understate it); more --paths help only slowly (see docs/ESTIMATORS.md)"
         }
         let percent = Self.percent(share)
         return head + "the estimate rests on a few islands, and its interval on a lognormal model of their heavy tail (docs/ESTIMATORS.md §5); "
             + (d.islandsFirst ? "\(percent)% of the weights' spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on units with many weights)"
                             : "only \(percent)% of the weights' spread is island noise, the rest real variation over θ, so raise --paths (K)")
-            + " (see README, Estimators)"
+            + " (see docs/ESTIMATORS.md)"
     }
 
     static func essWarning(_ ess: [Double], paths: Int) -> String? { essWarning(WeightDegeneracy.check(ess: ess, paths: paths)) }
@@ -123,7 +123,7 @@ enum NetworkReport {
             + "model of that spread a mean of K = \(v.paths) such weights falls short of its limit by about \(Fmt.num(v.shortfall, 3)) "
             + "in d_ζ, more than the interval's half-width \(Fmt.num(v.halfWidth, 3)), which does not include it; the 2sED there is "
             + "likely higher than reported (how far the real tail follows the model is not known); "
-            + tailAdvice(v) + " (docs/ESTIMATORS.md, Limits)"
+            + tailAdvice(v) + " (docs/lab/ESTIMATORS-LOG.md, Limits)"
     }
 
     /// Which budget the tail-shortfall warning says to raise, from the island-noise share of the widest stage.

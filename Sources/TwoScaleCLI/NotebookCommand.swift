@@ -5,7 +5,7 @@ import TwoScaleCore
 import TwoScaleFormats
 
 /// `twoscale notebook`: runs the `twoscale` blocks of a notebook in-process and writes a Markdown
-/// report with tables and SVG plots (format: Sources/Reporting/README.md, "Notebook format").
+/// report with tables and SVG plots (format: docs/NOTEBOOKS.md).
 struct NotebookCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notebook",

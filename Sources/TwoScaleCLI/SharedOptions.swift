@@ -39,7 +39,7 @@ enum PathFlags {
 
 /// `--json`.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .customLong("json"), help: "Print JSON (its keys are listed in the README) instead of a readable summary.")
+    @Flag(name: .customLong("json"), help: "Print JSON (its keys are listed in docs/COMMANDS.md) instead of a readable summary.")
     var json = false
 
     /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`. Under a

@@ -20,7 +20,7 @@ struct TrainCommand: AsyncParsableCommand {
         for θ₀, after every epoch and every --checkpoint-every steps, plus DIR/index.json.
         """)
 
-    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
+    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; docs/GUIDE.md, Architectures).", valueName: "arch"))
     var arch: String
 
     @Option(help: ArgumentHelp("Training data: \(TrainingData.allowed).", valueName: "source"))

@@ -8,7 +8,7 @@ public struct TwoScaleMain: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "twoscale",
         abstract: "The two-scale effective dimension (2sED): exact toy models, networks, bounds, reports.",
-        discussion: "Mathematics: docs/METHOD.md. Commands, files and JSON keys: README.md; every flag: docs/FLAGS.md. JSON goes to stdout, progress and warnings to stderr.",
+        discussion: "Mathematics: docs/METHOD.md. Commands and their JSON keys: docs/COMMANDS.md; walkthrough: docs/GUIDE.md; files: docs/FORMATS.md; every flag: docs/FLAGS.md. JSON goes to stdout, progress and warnings to stderr.",
         version: TwoScaleVersion.string,
         subcommands: TwoScaleCommands.all
     )

@@ -8,7 +8,7 @@ import Foundation
 /// the same model sets, §5) is centred on the estimate and does not include that bias. Raising K shrinks
 /// it only like `s√(2 log K)`; where most of the spread is the islands' own noise, larger islands shrink
 /// the spread itself (784-32-10, ε = 10⁻³, the same 16 outer particles: J = 512 took s² (`stage_log_var`)
-/// from 251 to 94 nats² and the softmax term up by 19 nats; docs/ESTIMATORS.md, "Larger islands"). The
+/// from 251 to 94 nats² and the softmax term up by 19 nats; docs/lab/ESTIMATORS-LOG.md, "Larger islands"). The
 /// model's tail is an assumption (the islands' own noise need not be lognormal), so this is a warning
 /// with a size, not a correction of the estimate.
 public struct TailShortfall: Sendable, Equatable {

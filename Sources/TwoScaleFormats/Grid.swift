@@ -1,7 +1,7 @@
 import Foundation
 import TwoScaleCore
 
-/// Value grids given on the command line (README, "Commands"): `0.1`, a list `0.01,0.05,0.1`, or
+/// Value grids given on the command line (docs/GUIDE.md, "Conventions"): `0.1`, a list `0.01,0.05,0.1`, or
 /// `lo:hi:n`, n points spaced evenly in log between lo and hi inclusive (lo, hi > 0, n ≥ 2).
 public enum Grid {
     public static func parse(_ text: String, flag: String) throws -> [Double] {

@@ -3,7 +3,7 @@ import TwoScaleCore
 
 /// A JSON value with ordered keys and a deterministic writer: the same value gives the same bytes,
 /// numbers in Swift's shortest round-trip form. Non-finite numbers are refused (no command ever prints a
-/// NaN: README, "Reliability and reproducibility"), so a bug surfaces as an error instead of an invalid file.
+/// NaN: docs/RELIABILITY.md), so a bug surfaces as an error instead of an invalid file.
 public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
+# notebooks-txt/brackets.txt (about 40–50 minutes on 2 cores in a release build; each report's header
+# records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn.
+#
+#   ./scripts/reproduce.sh              # build (release) and render
+#   ./scripts/reproduce.sh --dry-run    # list the notebooks it would render, run nothing
+#   ./scripts/reproduce.sh --with-cnn   # also the CNN notebook
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dry=0 cnn=0
+for a in "$@"; do
+    case "$a" in
+        --dry-run) dry=1 ;;
+        --with-cnn) cnn=1 ;;
+        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        *) echo "reproduce.sh: unknown argument '$a' (--dry-run, --with-cnn)" >&2; exit 2 ;;
+    esac
+done
+notebooks=()
+while read -r nb; do
+    [ -z "$nb" ] || [[ "$nb" == \#* ]] && continue
+    notebooks+=("$nb")
+done < notebooks-txt/DEFAULT
+notebooks+=(brackets.txt)
+[ "$cnn" = 1 ] && notebooks+=(cnn.txt)
+for nb in "${notebooks[@]}"; do
+    [ -f "notebooks-txt/$nb" ] || { echo "reproduce.sh: notebooks-txt/$nb is missing" >&2; exit 1; }
+done
+if [ "$dry" = 1 ]; then
+    for nb in "${notebooks[@]}"; do echo ".build/release/twoscale notebook notebooks-txt/$nb"; done
+    exit 0
+fi
+source scripts/deps.sh
+twoscale_install_deps
+swift build -c release
+for nb in "${notebooks[@]}"; do
+    echo "== notebook $nb" >&2
+    .build/release/twoscale notebook "notebooks-txt/$nb"
+done
