@@ -84,97 +84,12 @@ extension MarkovFisher {
         return CertifiedBracket(delta: delta, draws: draws, points: points)
     }
 
-    /// The sampler of a block's unit given its inputs: its roots, screened by its trace (as the smc
-    /// estimator's units, without gradients).
-    func bracketUnit(_ inputs: UnitInputs, box: ClosedRange<Double>) -> SMCUnit {
-        let me = self
-        return SMCUnit(dimension: units(block: inputs.block).dimension, box: box,
-                       roots: { w in try me.unitRoots(w, inputs: inputs) },
-                       screen: { @Sendable w in me.unitTrace(w, inputs: inputs) })
-    }
-
-    /// An unbiased estimate `Ẑ(s)` of `Z(s) = E_θ Π_m G_m` at every scale, returned as its logarithm (the
-    /// Markov lower end, docs/METHOD.md §19). Every sampler replays a fixed schedule (`FrozenSchedule`):
-    ///
-    /// * stage 1: one adaptive pilot of the first-layer unit, then one replay per unit on its own stream;
-    ///   the product of their `Ẑ_u` is unbiased for `Z_1`, and their weighted populations for the
-    ///   unnormalised law of θ_1;
-    /// * later stages, per scale: `outerParticles` outer particles drawn from those populations (a unit's
-    ///   weights picked independently per unit), an island per outer particle that replays, for each of the
-    ///   block's units, one schedule piloted on the first outer particle's inputs (fixed with respect to
-    ///   every island's own draws), the stage's factor `mean_k Ẑ_m^k`, and multinomial resampling in
-    ///   proportion to `Ẑ_m^k` before the next stage, whose θ_m come from the islands' populations.
-    ///
-    /// This is a particle filter with unbiased weights (random-weight resampling, Fearnhead et al. 2008),
-    /// so `Ẑ = Ẑ_1 Π_{m≥2} mean_k Ẑ_m^k` is unbiased for Z.
-    /// Without `laterStages` only stage 1 runs (`logZ` is empty): the islands cost, per ε, about an eighth of
-    /// the smc estimator's, which a plain run with a long ε grid would pay many times over.
+    /// An unbiased estimate of `Z(s)` and of stage 1's `Z_1` at every scale, as logarithms: the generic
+    /// particle filter with frozen schedules on this network's layers (`StagedSMC.unbiasedLogZ`).
     func unbiasedLogZ(box: ClosedRange<Double>, scales: [Double], seed: UInt64, laterStages: Bool = true, threads: Int) async throws
         -> (logZ: [Double: Double], logZ1: [Double: Double]) {
-        let stops = Array(Set(scales)).sorted()
-        let L = blockDimensions.count
-        let B = CertifiedBracket.self
-        let first = bracketUnit(unitInputs(data, block: 0), box: box)
-        let stageOne = try SMCSettings(particles: B.unitParticles, replicates: 2, essFraction: 0.8, moves: B.unitSweeps)
-        let schedule1 = try FrozenSchedule.pilot(first, stops: stops, settings: stageOne, seed: seed, stream: [Self.bracketStream, 1])
-        let n1 = units(block: 0).count
-        let stage1: [(logZ: [Double], populations: [SMCPopulation])] = try await Parallel.map(n1, threads: threads) { u in
-            try schedule1.replayKeeping(first, stops: stops, particles: B.unitParticles, seed: seed, stream: [Self.bracketStream, 2, UInt64(u)])
-        }
-        let me = self
-        var out: [Double: Double] = [:], outStage1: [Double: Double] = [:]
-        for (t, s) in stops.enumerated() {
-            var logZ = stage1.reduce(0) { $0 + $1.logZ[t] }
-            outStage1[s] = logZ
-            guard laterStages else { continue }
-            if L > 1 {
-                var nets: [Network] = (0..<B.outerParticles).map { k in
-                    var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 3, UInt64(t), UInt64(k)])
-                    var net = zeroNetwork()
-                    for u in 0..<n1 { setUnit(&net, block: 0, unit: u, parameters: Self.pick(stage1[u].populations[t], rng: &rng)) }
-                    return net
-                }
-                for m in 1..<L {
-                    let last = m == L - 1
-                    let n = units(block: m).count
-                    let pilotUnit = bracketUnit(unitInputs(try blockInputs(nets[0], block: m), block: m), box: box)
-                    let islandSettings = try SMCSettings(particles: B.islandParticles, replicates: 2, essFraction: NetworkSMC.islandESSFraction,
-                                                         moves: NetworkSMC.defaultIslandSweeps)
-                    let schedule = try FrozenSchedule.pilot(pilotUnit, stops: [s], settings: islandSettings, seed: seed,
-                                                            stream: [Self.bracketStream, 4, UInt64(t), UInt64(m)])
-                    let current = nets
-                    let islands: [(logZ: Double, net: Network)] = try await Parallel.map(current.count, threads: threads) { k in
-                        var net = current[k]
-                        let unit = me.bracketUnit(me.unitInputs(try me.blockInputs(net, block: m), block: m), box: box)
-                        var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 6, UInt64(t), UInt64(m), UInt64(k)])
-                        var lz = 0.0
-                        for u in 0..<n {
-                            let r = try schedule.replayKeeping(unit, stops: [s], particles: B.islandParticles, seed: seed,
-                                                               stream: [Self.bracketStream, 5, UInt64(t), UInt64(m), UInt64(k), UInt64(u)])
-                            lz += r.logZ[0]
-                            if !last { me.setUnit(&net, block: m, unit: u, parameters: Self.pick(r.populations[0], rng: &rng)) }
-                        }
-                        return (lz, net)
-                    }
-                    let lz = islands.map(\.logZ)
-                    logZ += LogSpace.logMeanExp(lz)
-                    if !last {
-                        var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 7, UInt64(t), UInt64(m)])
-                        let w = LogSpace.normalizedWeights(logWeights: lz)
-                        nets = (0..<islands.count).map { _ in islands[AnnealedSMC.pick(w, u: rng.uniform())].net }
-                    }
-                }
-            }
-            out[s] = logZ
-        }
-        return (out, outStage1)
-    }
-
-    /// One particle of a weighted population, drawn in proportion to its weight.
-    static func pick(_ pop: SMCPopulation, rng: inout Xoshiro256) -> [Double] {
-        let i = AnnealedSMC.pick(pop.weights, u: rng.uniform())
-        let p = pop.x.count / pop.weights.count
-        return Array(pop.x[(i * p)..<((i + 1) * p)])
+        try await NetworkSMC.Staged.unbiasedLogZ(model: self, box: box, seed: seed, scales: scales, laterStages: laterStages,
+                                                 threads: threads)
     }
 }
 

@@ -26,7 +26,7 @@ import TwoScaleCore
 /// `Z_2(κ) = (1 + s m √h(κ))^{d_2}` vary by `≈ d_2 γ/2` nats per unit of κ while κ varies by
 /// `√(p̃(1 − p̃)/d_1)`: the coupling γ sets the outer-weight degeneracy, whose limit `ESS/K` is
 /// `outerESSFraction` (exact).
-public struct LayeredToy: StagedModel {
+public struct LayeredToy: CertifiedStagedModel {
     /// The coordinates set so far: stage 1 (w), stage 2 (v).
     public struct State: Sendable {
         public var first: [Double]
@@ -125,6 +125,28 @@ public struct LayeredToy: StagedModel {
             t2 += v * v
         }
         return t1 + h(Double(active) / Double(d1)) * t2
+    }
+
+    // MARK: CertifiedStagedModel
+
+    public func uniformState(box: ClosedRange<Double>, rng: inout Xoshiro256) -> State {
+        let w = (0..<d1).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
+        let v = (0..<d2).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
+        return State(first: w, second: v)
+    }
+
+    public func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double] {
+        let p = stageUnits[m].dimension
+        return Array((m == 0 ? state.first : state.second)[(u * p)..<((u + 1) * p)])
+    }
+
+    /// `log Z ≤ log Z_1 + max_κ log Z_2(κ)`, both in closed form (`Z_1` exactly); the Jensen samples'
+    /// ranges are the determinants at the box's top, `p_1 log(1 + s·hi)` and `d_2 log(1 + s √h̄ hi)`.
+    public func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings {
+        let topH = Swift.max(h(0), h(1)).squareRoot()
+        return StageCeilings(stage: [Double(d1) * Foundation.log1p(s * mean), Double(d2) * Foundation.log1p(s * mean * topH)],
+                             unitRange: Double(stageUnits[0].dimension) * Foundation.log1p(s * hi),
+                             stageRange: [0, Double(d2) * Foundation.log1p(s * topH * hi)])
     }
 
     // MARK: exact values

@@ -40,6 +40,12 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var mcBiasLower: Double?
         /// The largest outer ESS fraction over the trials.
         public var maxStageEssFraction: Double?
+        /// The first trial's certified brackets (at the exact c), and over the trials how often each held
+        /// the exact value.
+        public var dZetaBracket: ClosedRange<Double>
+        public var dZetaLowerBracket: ClosedRange<Double>
+        public var bracketCovered: Int?
+        public var bracketCoveredLower: Int?
     }
 
     public struct MonteCarloSummary: Sendable, Encodable {
@@ -50,6 +56,9 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var trials: Int
         public var traceDraws: Int
         public var mcScale: Double
+        /// The brackets' δ and uniform draws.
+        public var bracketDelta: Double
+        public var bracketDraws: Int
         public var smc: Diagnostics
         public struct Diagnostics: Sendable, Encodable {
             public var stage1: SMCDiagnostics.Summary
@@ -104,6 +113,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         var results: [StagedSMC<LayeredToy>.Result] = []
+        var brackets: [CertifiedBracket] = []
         for i in 0..<trials {
             if trials > 1 { progress("trial \(i + 1) of \(trials)") }
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
@@ -112,6 +122,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             if trials > 1 { say = { @Sendable _ in } }
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             results.append(r)
+            // The bracket at the exact c, so that it brackets the exact values.
+            brackets.append(try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads))
         }
         let first = results[0]
         for i in points.indices {
@@ -120,7 +132,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                                     dZetaLowerMc: mc.dZetaLower, ci95LowerMc: mc.ci95Lower,
                                     errorLowerMc: mc.dZetaLower.map { $0 - exact.dZetaLower },
                                     stageEssFraction: mc.stageESS.map { $0 / Double(paths) }, stageIslandNoise: mc.stageIslandNoise,
-                                    stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 })
+                                    stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 },
+                                    dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
                 let n = Double(ests.count)
@@ -133,12 +146,14 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
                 let lows = results.compactMap { $0.points[i].dZetaLower }
                 q.mcBiasLower = lows.reduce(0, +) / Double(lows.count) - exact.dZetaLower
+                q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
+                q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
                 q.maxStageEssFraction = results.compactMap { $0.points[i].stageESS.last }.max().map { $0 / Double(paths) }
             }
             points[i].monteCarlo = q
         }
         monteCarlo = MonteCarloSummary(estimator: .smc, paths: paths, inner: inner, seed: seed, trials: trials, traceDraws: draws,
-                                       mcScale: first.scale,
+                                       mcScale: first.scale, bracketDelta: brackets[0].delta, bracketDraws: brackets[0].draws,
                                        smc: .init(stage1: first.stage1.summary, islands: first.islands.summary))
     }
 }

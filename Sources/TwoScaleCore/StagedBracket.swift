@@ -1,0 +1,169 @@
+import Foundation
+import Sampling
+
+/// A `StagedModel` that can be bracketed (docs/METHOD.md §19): it draws θ uniformly, hands out a unit's
+/// coordinates, and knows deterministic ceilings of its stages.
+public protocol CertifiedStagedModel: StagedModel {
+    /// θ uniform on the box, drawn from `rng`.
+    func uniformState(box: ClosedRange<Double>, rng: inout Xoshiro256) -> State
+    /// Unit u of stage m's coordinates in `state`.
+    func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double]
+    /// Deterministic ceilings at scale s (`StageCeilings`).
+    func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings
+}
+
+/// What a bracket's upper end and its Jensen samples' ranges rest on, at one scale: `stage[m]` with
+/// `log Z ≤ Σ_m stage[m]` (each at least the largest `log Z_m(θ_{<m})`, or the largest `log G_m`);
+/// `unitRange` ≥ `log g_u` of a first-stage unit at every x in the box; `stageRange[m]` ≥ `log G_m` at every
+/// θ (m ≥ 1; entry 0 unused).
+public struct StageCeilings: Sendable, Equatable {
+    public var stage: [Double]
+    public var unitRange: Double
+    public var stageRange: [Double]
+    public init(stage: [Double], unitRange: Double, stageRange: [Double]) {
+        self.stage = stage
+        self.unitRange = unitRange
+        self.stageRange = stageRange
+    }
+}
+
+extension StagedSMC {
+    static var bracketStream: UInt64 { 0x4252_4B54 }  // "BRKT"
+
+    /// An unbiased estimate `Ẑ(s)` of `Z(s) = E_θ Π_m G_m` at every scale, returned as its logarithm, and of
+    /// stage 1's `Z_1` (the Markov lower end, docs/METHOD.md §19). Every sampler replays a fixed schedule
+    /// (`FrozenSchedule`):
+    ///
+    /// * stage 1: one adaptive pilot of the first-stage unit, then one replay per unit on its own stream;
+    ///   the product of their `Ẑ_u` is unbiased for `Z_1`, and their weighted populations for the
+    ///   unnormalised law of θ_1;
+    /// * later stages, per scale: `outerParticles` outer particles drawn from those populations (a unit's
+    ///   weights picked independently per unit), an island per outer particle that replays, for each of the
+    ///   stage's units, one schedule piloted on the first outer particle's stage (fixed with respect to
+    ///   every island's own draws), the stage's factor `mean_k Ẑ_m^k`, and multinomial resampling in
+    ///   proportion to `Ẑ_m^k` before the next stage, whose θ_m come from the islands' populations.
+    ///
+    /// This is a particle filter with unbiased weights (random-weight resampling, Fearnhead et al. 2008),
+    /// so `Ẑ = Ẑ_1 Π_{m≥2} mean_k Ẑ_m^k` is unbiased for Z. Without `laterStages` only stage 1 runs.
+    public static func unbiasedLogZ(model: Model, box: ClosedRange<Double>, seed: UInt64, scales: [Double], laterStages: Bool = true,
+                                    threads: Int) async throws -> (logZ: [Double: Double], logZ1: [Double: Double]) {
+        let stops = Array(Set(scales)).sorted()
+        let units = model.stageUnits
+        let L = units.count
+        let B = CertifiedBracket.self
+        let stream = Self.bracketStream
+        let first = try model.stage(model.emptyState(), 0, box: box).unit
+        let stageOne = try SMCSettings(particles: B.unitParticles, replicates: 2, essFraction: 0.8, moves: B.unitSweeps)
+        let schedule1 = try FrozenSchedule.pilot(first, stops: stops, settings: stageOne, seed: seed, stream: [stream, 1])
+        let n1 = units[0].count
+        let stage1: [(logZ: [Double], populations: [SMCPopulation])] = try await Parallel.map(n1, threads: threads) { u in
+            try schedule1.replayKeeping(first, stops: stops, particles: B.unitParticles, seed: seed, stream: [stream, 2, UInt64(u)])
+        }
+        var out: [Double: Double] = [:], outStage1: [Double: Double] = [:]
+        for (t, s) in stops.enumerated() {
+            var logZ = stage1.reduce(0) { $0 + $1.logZ[t] }
+            outStage1[s] = logZ
+            guard laterStages else { continue }
+            if L > 1 {
+                var states: [Model.State] = (0..<B.outerParticles).map { k in
+                    var rng = Xoshiro256(seed: seed, stream: [stream, 3, UInt64(t), UInt64(k)])
+                    var state = model.emptyState()
+                    for u in 0..<n1 { model.setUnit(&state, stage: 0, unit: u, parameters: Self.pick(stage1[u].populations[t], rng: &rng)) }
+                    return state
+                }
+                for m in 1..<L {
+                    let last = m == L - 1
+                    let n = units[m].count
+                    let pilotUnit = try model.stage(states[0], m, box: box).unit
+                    let islandSettings = try SMCSettings(particles: B.islandParticles, replicates: 2, essFraction: Self.islandESSFraction,
+                                                         moves: Self.defaultIslandSweeps)
+                    let schedule = try FrozenSchedule.pilot(pilotUnit, stops: [s], settings: islandSettings, seed: seed,
+                                                            stream: [stream, 4, UInt64(t), UInt64(m)])
+                    let current = states
+                    let islands: [(logZ: Double, state: Model.State)] = try await Parallel.map(current.count, threads: threads) { k in
+                        var state = current[k]
+                        let unit = try model.stage(state, m, box: box).unit
+                        var rng = Xoshiro256(seed: seed, stream: [stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+                        var lz = 0.0
+                        for u in 0..<n {
+                            let r = try schedule.replayKeeping(unit, stops: [s], particles: B.islandParticles, seed: seed,
+                                                               stream: [stream, 5, UInt64(t), UInt64(m), UInt64(k), UInt64(u)])
+                            lz += r.logZ[0]
+                            if !last { model.setUnit(&state, stage: m, unit: u, parameters: Self.pick(r.populations[0], rng: &rng)) }
+                        }
+                        return (lz, state)
+                    }
+                    let lz = islands.map(\.logZ)
+                    logZ += LogSpace.logMeanExp(lz)
+                    if !last {
+                        var rng = Xoshiro256(seed: seed, stream: [stream, 7, UInt64(t), UInt64(m)])
+                        let w = LogSpace.normalizedWeights(logWeights: lz)
+                        states = (0..<islands.count).map { _ in islands[AnnealedSMC.pick(w, u: rng.uniform())].state }
+                    }
+                }
+            }
+            out[s] = logZ
+        }
+        return (out, outStage1)
+    }
+
+    /// One particle of a weighted population, drawn in proportion to its weight.
+    public static func pick(_ pop: SMCPopulation, rng: inout Xoshiro256) -> [Double] {
+        let i = AnnealedSMC.pick(pop.weights, u: rng.uniform())
+        let p = pop.x.count / pop.weights.count
+        return Array(pop.x[(i * p)..<((i + 1) * p)])
+    }
+}
+
+extension StagedSMC where Model: CertifiedStagedModel {
+    /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
+    /// §19) at normalisation c: the upper ends from the model's `ceilings`; the lower ends from `draws`
+    /// uniform draws of θ (streams "BRKT", 0, k: per draw every first-stage unit's `log g_u` and each later
+    /// stage's `log G_m`, each mean bounded below by the empirical Bernstein inequality at δ/(2·L·E)) and
+    /// from Markov's inequality on `unbiasedLogZ` (δ/4 each on Z and Z_1, over E points).
+    public func certifiedBracket(eps: [Double], zeta: Double, scale c: Double, draws: Int = CertifiedBracket.defaultDraws,
+                                 delta: Double = CertifiedBracket.defaultDelta, threads: Int) async throws -> CertifiedBracket {
+        try ScaleParameters.checkZeta(zeta)
+        for e in eps { try ScaleParameters.checkEpsilon(e) }
+        guard c.isFinite, c >= 0 else { throw TwoScaleError.failure("bracket: the normalisation c = \(c) is not a finite number ≥ 0") }
+        let units = model.stageUnits
+        let L = units.count, n1 = units[0].count
+        let me = self
+        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        // Per draw and scale: every first-stage unit's log g_u, then each later stage's log G_m.
+        let samples: [[[Double]]] = try await Parallel.map(draws, threads: threads) { k in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.bracketStream, 0, UInt64(k)])
+            let state = me.model.uniformState(box: me.box, rng: &rng)
+            var roots: [[Double]] = []
+            let first = try me.model.stage(state, 0, box: me.box).unit
+            for u in 0..<n1 { roots.append(try first.roots(me.model.unitParameters(state, stage: 0, unit: u))) }
+            var later: [[[Double]]] = []
+            for m in 1..<Swift.max(1, L) {
+                let unit = try me.model.stage(state, m, box: me.box).unit
+                later.append(try (0..<units[m].count).map { u in try unit.roots(me.model.unitParameters(state, stage: m, unit: u)) })
+            }
+            return scales.map { s in
+                roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) }
+                    + later.map { stage in stage.reduce(0) { $0 + LogSpace.logDetSqrt(roots: $1, scale: s) } }
+            }
+        }
+        let level = delta / 2 / Double(L * Swift.max(1, eps.count))
+        let markovLevel = Foundation.log(delta / 4 / Double(Swift.max(1, eps.count)))
+        let markov = try await Self.unbiasedLogZ(model: model, box: box, seed: seed, scales: scales, threads: threads)
+        let d = model.parameterCount
+        let points = try eps.indices.map { ei -> CertifiedBracket.Point in
+            let s = scales[ei]
+            let ceil = try model.ceilings(box: box, scale: s)
+            let unitSamples = samples.flatMap { $0[ei][0..<n1] }
+            var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceil.unitRange, delta: level))]
+            for m in 1..<Swift.max(1, L) {
+                let xs = samples.map { $0[ei][n1 + m - 1] }
+                lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(xs, range: ceil.stageRange[m], delta: level)))
+            }
+            return CertifiedBracket.Point(eps: eps[ei], zeta: zeta, dimension: d, stageUpper: ceil.stage, stageLower: lower,
+                                          markov: markov.logZ[s].map { Swift.max(0, $0 + markovLevel) },
+                                          stageOneMarkov: Swift.max(0, markov.logZ1[s]! + markovLevel))
+        }
+        return CertifiedBracket(delta: delta, draws: draws, points: points)
+    }
+}
