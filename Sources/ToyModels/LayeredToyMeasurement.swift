@@ -46,6 +46,13 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var dZetaLowerBracket: ClosedRange<Double>
         public var bracketCovered: Int?
         public var bracketCoveredLower: Int?
+        /// With `--joint`: joint tempering's 2sED and interval (first trial), and its coverage over trials.
+        public var dZetaJointMc: Double?
+        public var ci95JointMc: ClosedRange<Double>?
+        public var errorJointMc: Double?
+        public var coveredJoint: Int?
+        public var mcBiasJoint: Double?
+        public var mcSdJoint: Double?
     }
 
     public struct MonteCarloSummary: Sendable, Encodable {
@@ -109,11 +116,12 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
 
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
-                                       threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       joint: Bool = false, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         var results: [StagedSMC<LayeredToy>.Result] = []
         var brackets: [CertifiedBracket] = []
+        var joints: [[SMCPoint]] = []
         for i in 0..<trials {
             if trials > 1 { progress("trial \(i + 1) of \(trials)") }
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
@@ -124,6 +132,21 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             results.append(r)
             // The bracket at the exact c, so that it brackets the exact values.
             brackets.append(try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads))
+            if joint {
+                // Joint tempering at the same ĉ, on streams of its own.
+                let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
+                let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+                let stops = Array(Set(sOf)).sorted()
+                let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths).run(stops: stops, threads: threads)
+                joints.append(eps.indices.map { k in
+                    let t = stops.firstIndex(of: sOf[k])!
+                    let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
+                    var est = j.estimates[t]
+                    est.variance += cv
+                    return SMCPoint(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
+                                    normalizationVariance: cv)
+                })
+            }
         }
         let first = results[0]
         for i in points.indices {
@@ -146,9 +169,21 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
                 let lows = results.compactMap { $0.points[i].dZetaLower }
                 q.mcBiasLower = lows.reduce(0, +) / Double(lows.count) - exact.dZetaLower
+                if joint {
+                    let js = joints.map { $0[i].dZeta }
+                    let jm = js.reduce(0, +) / n
+                    q.coveredJoint = joints.filter { $0[i].ci95.contains(exact.dZeta) }.count
+                    q.mcBiasJoint = jm - exact.dZeta
+                    q.mcSdJoint = (js.reduce(0) { $0 + ($1 - jm) * ($1 - jm) } / (n - 1)).squareRoot()
+                }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
                 q.maxStageEssFraction = results.compactMap { $0.points[i].stageESS.last }.max().map { $0 / Double(paths) }
+            }
+            if let j = joints.first?[i] {
+                q.dZetaJointMc = j.dZeta
+                q.ci95JointMc = j.ci95
+                q.errorJointMc = j.dZeta - exact.dZeta
             }
             points[i].monteCarlo = q
         }

@@ -79,6 +79,9 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "--family layered: b, the level above which a stage-1 coordinate is active (default: the box's midpoint).")
     var threshold: Double?
 
+    @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
+    var joint = false
+
     @Option(help: "--family layered: γ, stage 2's coupling to the share κ of active stage-1 coordinates (h = e^(γκ); default 0.12).")
     var coupling: Double?
 
@@ -111,7 +114,7 @@ struct ToyCommand: AsyncParsableCommand {
     /// The layered toy's flags given with another family, and the others' with layered.
     func checkFamilyFlags() throws {
         let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
-                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner")].filter(\.0).map(\.1)
+                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (joint, "--joint")].filter(\.0).map(\.1)
         if family != .layered, let flag = layeredOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
         }
@@ -160,13 +163,14 @@ struct ToyCommand: AsyncParsableCommand {
                                    coupling: coupling ?? LayeredToy.defaultCoupling)
         var result = try LayeredToyMeasurement.measure(model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
                                                        normalization: normalize)
+        if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
         if monteCarlo.mc {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
             try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: StagedSMC<LayeredToy>.defaultIslandSweeps, threads: o.threadCount) {
+                                           islandSweeps: StagedSMC<LayeredToy>.defaultIslandSweeps, joint: joint, threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }

@@ -1,0 +1,216 @@
+import Foundation
+import Sampling
+
+/// Joint tempering: one annealed SMC sampler on the whole θ of a `StagedModel`, for `log E_θ G_s` with
+/// `G_s = Π_m det(I + s F_m^{1/2})` (the 2sED's term), where the staged estimator's outer weights
+/// degenerate (docs/METHOD.md §21).
+///
+/// The targets `π_s ∝ G_s · U(box)` run from s = 0 to the largest stop as in `AnnealedSMC` (adaptive steps
+/// keeping the ESS ≥ τP, systematic resampling), but the moves are Metropolis-within-Gibbs over the
+/// stages' units: a reflected random walk in one unit's coordinates at a time, accepted with the ratio of
+/// the *whole* `G_s`, so a unit of stage m is moved under every later stage's factor as well (its change
+/// of θ_{≤m} changes the later stages' spectra, which are recomputed). Every move keeps `π_s` invariant,
+/// so `Ẑ(s) = Π_steps mean_i w_i` is unbiased for Z(s) whatever the mixing; how well it mixes shows in
+/// the spread of the replicates.
+public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
+    public var model: Model
+    public var box: ClosedRange<Double>
+    public var seed: UInt64
+    /// Particles per replicate sampler, replicates, Gibbs sweeps per step, the ESS fraction τ.
+    public var particles: Int
+    public var replicates: Int
+    public var sweeps: Int
+    public var essFraction: Double
+
+    static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
+
+    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int = 5,
+                essFraction: Double = 0.8) throws {
+        guard particles >= 4, particles <= 1_000_000, replicates >= 2, replicates <= 1_000, sweeps >= 1, sweeps <= 1_000,
+              essFraction > 0, essFraction < 1, essFraction * Double(particles) > 1 else {
+            throw TwoScaleError.failure("joint SMC: particles 4…10⁶, replicates 2…1000, sweeps 1…1000 and τP > 1 (got \(particles), \(replicates), \(sweeps), τ = \(essFraction))")
+        }
+        self.model = model
+        self.box = box
+        self.seed = seed
+        self.particles = particles
+        self.replicates = replicates
+        self.sweeps = sweeps
+        self.essFraction = essFraction
+    }
+
+    public struct Result: Sendable {
+        /// `logZ[t][r]`: replicate r's log Ẑ at stop t.
+        public var logZ: [[Double]]
+        /// The replicates combined at each stop (`log mean_r Ẑ_r`, bias-corrected, with its variance).
+        public var estimates: [LogEstimate]
+        /// `d log Z / d log s` at each stop (replicates pooled by Ẑ), for the normalisation's variance.
+        public var slope: [Double]
+        public var steps: Int
+        public var proposals: Int
+        public var accepted: Int
+    }
+
+    /// Runs the replicates (in parallel) through the ascending `stops`.
+    public func run(stops: [Double], threads: Int) async throws -> Result {
+        precondition(!stops.isEmpty && zip(stops, stops.dropFirst()).allSatisfy { $0 < $1 } && stops[0] >= 0)
+        let me = self
+        let reps = try await Parallel.map(replicates, threads: threads) { r in
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, UInt64(r)])
+            return try me.replicate(stops: stops, rng: &rng)
+        }
+        var logZ = [[Double]](repeating: [], count: stops.count)
+        for rep in reps { for t in stops.indices { logZ[t].append(rep.logZ[t]) } }
+        let estimates = logZ.map { l -> LogEstimate in
+            let c = SMCUnitEstimate.combine(l)
+            return LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar)
+        }
+        let slope = stops.indices.map { t -> Double in
+            let w = LogSpace.normalizedWeights(logWeights: logZ[t])
+            return zip(w, reps).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
+        }
+        return Result(logZ: logZ, estimates: estimates, slope: slope, steps: reps.reduce(0) { $0 + $1.steps },
+                      proposals: reps.reduce(0) { $0 + $1.proposals }, accepted: reps.reduce(0) { $0 + $1.accepted })
+    }
+
+    /// One particle: θ, its stages' units given θ_{<m}, and the roots of every unit.
+    struct Particle {
+        var state: Model.State
+        var stages: [StageUnit]
+        var roots: [[[Double]]]
+    }
+
+    func particle(_ state: Model.State) throws -> Particle {
+        let units = model.stageUnits
+        var stages: [StageUnit] = [], roots: [[[Double]]] = []
+        for m in units.indices {
+            let st = try model.stage(state, m, box: box)
+            stages.append(st)
+            roots.append(try (0..<units[m].count).map { u in try st.unit.roots(model.unitParameters(state, stage: m, unit: u)) })
+        }
+        return Particle(state: state, stages: stages, roots: roots)
+    }
+
+    static func ell(_ p: Particle, _ s: Double) -> Double {
+        p.roots.reduce(0) { $0 + $1.reduce(0) { $0 + LogSpace.logDetSqrt(roots: $1, scale: s) } }
+    }
+
+    static func slope(_ p: Particle, _ s: Double) -> Double {
+        p.roots.reduce(0) { $0 + $1.reduce(0) { $0 + LogSpace.logDetSqrtSlope(roots: $1, scale: s) } }
+    }
+
+    struct Replicate {
+        var logZ: [Double] = []
+        var slope: [Double] = []
+        var steps = 0, proposals = 0, accepted = 0
+    }
+
+    func replicate(stops: [Double], rng: inout Xoshiro256) throws -> Replicate {
+        let n = particles
+        var ps = try (0..<n).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
+        var ellNow = [Double](repeating: 0, count: n), lw = ellNow
+        var s = 0.0, logZacc = 0.0
+        let units = model.stageUnits
+        var h = units.map { 2.38 / Double($0.dimension).squareRoot() }
+        let threshold = essFraction * Double(n)
+        var out = Replicate()
+        for target in stops {
+            while s < target {
+                func essAt(_ s2: Double) -> Double {
+                    LogSpace.effectiveSampleSize(logWeights: (0..<n).map { lw[$0] + Self.ell(ps[$0], s2) - ellNow[$0] })
+                }
+                var next = target
+                if essAt(target) < threshold {
+                    var a = s, b = target
+                    for _ in 0..<40 {
+                        let mid = 0.5 * (a + b)
+                        if essAt(mid) >= threshold { a = mid } else { b = mid }
+                        if b - a <= 1e-3 * b { break }
+                    }
+                    next = a > s ? a : b
+                }
+                for i in 0..<n {
+                    let e = Self.ell(ps[i], next)
+                    lw[i] += e - ellNow[i]
+                    ellNow[i] = e
+                }
+                s = next
+                if s < target || LogSpace.effectiveSampleSize(logWeights: lw) < threshold {
+                    logZacc += LogSpace.logMeanExp(lw)
+                    let idx = AnnealedSMC.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
+                    ps = idx.map { ps[$0] }
+                    ellNow = idx.map { ellNow[$0] }
+                    lw = [Double](repeating: 0, count: n)
+                    try move(&ps, ell: &ellNow, s: s, h: &h, rng: &rng, out: &out)
+                    out.steps += 1
+                }
+            }
+            out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
+            let w = LogSpace.normalizedWeights(logWeights: lw)
+            out.slope.append((0..<n).reduce(0) { $0 + w[$1] * Self.slope(ps[$1], s) })
+        }
+        return out
+    }
+
+    /// `sweeps` Metropolis-within-Gibbs sweeps over every stage's units, each a reflected random walk in
+    /// the unit's coordinates (per-coordinate scale: the particles' spread, pooled over the stage's units)
+    /// accepted with `min(1, G_s(θ')/G_s(θ))`; later stages' units and roots are recomputed for θ'.
+    func move(_ ps: inout [Particle], ell: inout [Double], s: Double, h: inout [Double], rng: inout Xoshiro256,
+              out: inout Replicate) throws {
+        let units = model.stageUnits
+        let lo = box.lowerBound, hi = box.upperBound, width = hi - lo
+        let n = ps.count
+        for _ in 0..<sweeps {
+            for m in units.indices {
+                let p = units[m].dimension
+                // Per-coordinate spread over particles and the stage's exchangeable units.
+                var mean = [Double](repeating: 0, count: p), sq = mean
+                for i in 0..<n {
+                    for u in 0..<units[m].count {
+                        let x = model.unitParameters(ps[i].state, stage: m, unit: u)
+                        for j in 0..<p { mean[j] += x[j]; sq[j] += x[j] * x[j] }
+                    }
+                }
+                let cnt = Double(n * units[m].count)
+                let sd = (0..<p).map { j -> Double in
+                    let v = Swift.max(0, sq[j] / cnt - (mean[j] / cnt) * (mean[j] / cnt))
+                    return Swift.min(width, Swift.max(1e-3 * width, v.squareRoot()))
+                }
+                var acc = 0
+                for i in 0..<n {
+                    for u in 0..<units[m].count {
+                        let x = model.unitParameters(ps[i].state, stage: m, unit: u)
+                        let y = (0..<p).map { j in AnnealedSMC.reflect(x[j] + h[m] * sd[j] * rng.normal(), lo, hi) }
+                        var q = ps[i]
+                        model.setUnit(&q.state, stage: m, unit: u, parameters: y)
+                        q.roots[m][u] = try q.stages[m].unit.roots(y)
+                        for later in (m + 1)..<units.count {
+                            let st = try model.stage(q.state, later, box: box)
+                            q.stages[later] = st
+                            q.roots[later] = try (0..<units[later].count).map { v in
+                                try st.unit.roots(model.unitParameters(q.state, stage: later, unit: v))
+                            }
+                        }
+                        // Δ log G_s: the moved unit and every later stage.
+                        var logA = LogSpace.logDetSqrt(roots: q.roots[m][u], scale: s) - LogSpace.logDetSqrt(roots: ps[i].roots[m][u], scale: s)
+                        for later in (m + 1)..<units.count {
+                            for v in 0..<units[later].count {
+                                logA += LogSpace.logDetSqrt(roots: q.roots[later][v], scale: s)
+                                    - LogSpace.logDetSqrt(roots: ps[i].roots[later][v], scale: s)
+                            }
+                        }
+                        out.proposals += 1
+                        if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                            ps[i] = q
+                            ell[i] += logA
+                            acc += 1
+                            out.accepted += 1
+                        }
+                    }
+                }
+                let rate = Double(acc) / Double(n * units[m].count)
+                if rate < 0.15 { h[m] *= 0.6 } else if rate > 0.45 { h[m] = Swift.min(h[m] * 1.5, 4) }
+            }
+        }
+    }
+}
