@@ -117,8 +117,8 @@ public final class MPIWorld: @unchecked Sendable {
 
     /// Message tags: a path's header `[k, n]` and its `n` values (worker → rank 0); a worker's failure
     /// `[status]` and its last message `[status]` (worker → rank 0); rank 0's `[kind, status]` control
-    /// messages (stop computing; leave).
-    enum Tag: Int32 { case header = 11, data = 12, failed = 13, done = 14, control = 15 }
+    /// messages (stop computing; leave); a rank's share of a `MPISharing.map` (worker → rank 0).
+    enum Tag: Int32 { case header = 11, data = 12, failed = 13, done = 14, control = 15, share = 16 }
 
     /// Whether this process has started MPI (it can be initialised once only), and the world if so.
     private static let state = StartState()

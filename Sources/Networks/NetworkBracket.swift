@@ -37,7 +37,7 @@ extension MarkovFisher {
     /// each later block's `log G_m`, at every scale; each mean is bounded below at level δ/(L·E).
     public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, scale c: Double, seed: UInt64,
                                  draws: Int = CertifiedBracket.defaultDraws, delta: Double = CertifiedBracket.defaultDelta,
-                                 laterStages: Bool = true, threads: Int) async throws -> CertifiedBracket {
+                                 laterStages: Bool = true, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> CertifiedBracket {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
         guard c.isFinite, c >= 0 else { throw TwoScaleError.failure("bracket: the normalisation c = \(c) is not a finite number ≥ 0") }
@@ -48,7 +48,7 @@ extension MarkovFisher {
         let first = unitInputs(data, block: 0)
         // Per draw: the roots of every first-layer unit, then of every later block (streams "BRKT", 0, k: the
         // Markov end's samplers use "BRKT", 1… of their own).
-        let roots: [[[Double]]] = try await Parallel.map(draws, threads: threads) { k in
+        let roots: [[[Double]]] = try await sharing.map(draws, threads: threads) { k in
             var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 0, UInt64(k)])
             let net = Network.uniform(architecture: me.architecture, activation: me.activation, box: box, rng: &rng)
             var out = try (0..<n1).map { u in try me.unitRoots(me.unitParameters(net, block: 0, unit: u), inputs: first) }
@@ -64,7 +64,7 @@ extension MarkovFisher {
         let level = delta / 2 / Double(L * Swift.max(1, eps.count))
         let markovLevel = delta / 4 / Double(Swift.max(1, eps.count))
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
-        let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, threads: threads)
+        let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
@@ -86,10 +86,11 @@ extension MarkovFisher {
 
     /// An unbiased estimate of `Z(s)` and of stage 1's `Z_1` at every scale, as logarithms: the generic
     /// particle filter with frozen schedules on this network's layers (`StagedSMC.unbiasedLogZ`).
-    func unbiasedLogZ(box: ClosedRange<Double>, scales: [Double], seed: UInt64, laterStages: Bool = true, threads: Int) async throws
+    func unbiasedLogZ(box: ClosedRange<Double>, scales: [Double], seed: UInt64, laterStages: Bool = true,
+                      sharing: any WorkSharing = LocalSharing(), threads: Int) async throws
         -> (logZ: [Double: Double], logZ1: [Double: Double]) {
         try await NetworkSMC.Staged.unbiasedLogZ(model: self, box: box, seed: seed, scales: scales, laterStages: laterStages,
-                                                 threads: threads)
+                                                 sharing: sharing, threads: threads)
     }
 }
 

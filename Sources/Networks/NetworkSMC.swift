@@ -20,6 +20,8 @@ public struct NetworkSMC: Sendable {
     public var replicates: Int
     /// MH sweeps per island resample–move step (`--island-sweeps`; `defaultIslandSweeps` unless given).
     public var islandSweeps: Int
+    /// How the independent items are shared out (this process's threads, or also MPI ranks).
+    public var sharing: any WorkSharing = LocalSharing()
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -50,8 +52,10 @@ public struct NetworkSMC: Sendable {
     /// The generic estimator on this network's layers.
     public var staged: Staged {
         get throws {
-            try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
-                       replicates: replicates, islandSweeps: islandSweeps)
+            var s = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
+                               replicates: replicates, islandSweeps: islandSweeps)
+            s.sharing = sharing
+            return s
         }
     }
 
@@ -83,12 +87,14 @@ public struct NetworkSMC: Sendable {
     /// The Fisher rank per layer from `rankDraws` uniform networks (full block spectra, stream 8).
     public func rankEstimate(threads: Int) async throws -> FisherRank {
         let me = self
-        let perDraw: [[Spectrum]] = try await Parallel.map(Self.rankDraws, threads: threads) { k in
+        let raws: [[[Double]]] = try await sharing.map(Self.rankDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 8, UInt64(k)])
             let net = Network.uniform(architecture: me.model.architecture, activation: me.model.activation, box: me.box, rng: &rng)
-            let raw = try (0..<me.model.blockDimensions.count).map { m in
+            return try (0..<me.model.blockDimensions.count).map { m in
                 try me.model.blockEigenvalues(net, block: m, inputs: try me.model.blockInputs(net, block: m))
             }
+        }
+        let perDraw: [[Spectrum]] = try raws.map { raw in
             let scale = Spectrum.largestMagnitude(raw)
             return try raw.map { try Spectrum(eigenvalues: $0, scale: scale) }
         }
@@ -131,7 +137,8 @@ public struct NetworkSMC: Sendable {
         progress("generic Fisher rank: closed-form bound and witness")
         let generic = try GenericRank(model: model, box: box, seed: seed)
         progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
-        let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, scale: r.scale, seed: seed, threads: threads)
+        let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, scale: r.scale, seed: seed, sharing: sharing,
+                                                       threads: threads)
         return Result(points: r.points, scale: r.scale, trace: r.trace, stage1: r.stage1, islands: r.islands, rank: rank,
                       generic: generic, bracket: bracket)
     }

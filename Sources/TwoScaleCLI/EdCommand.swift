@@ -82,8 +82,7 @@ struct EdCommand: AsyncParsableCommand {
             request.threads = cpus  // a rank's default: the cores mpirun bound it to
         }
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
-                                               mpi: TwoScaleMain.launch.mpi != nil, abbas: !request.abbasN.isEmpty,
-                                               outputFisher: network.fisher == .output)
+                                               abbas: !request.abbasN.isEmpty, outputFisher: network.fisher == .output)
         let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
         if estimator == .plain, let flag = smcOnlyFlags.first {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
@@ -95,9 +94,6 @@ struct EdCommand: AsyncParsableCommand {
         let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
         let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
         if estimator == .smc {
-            if TwoScaleMain.launch.mpi != nil {
-                throw TwoScaleError.usage("--estimator smc does not run under mpirun yet (its later stages resample across outer particles); run it as one process, or use --estimator plain under MPI")
-            }
             if let flag = plainOnly.first {
                 throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
             }
@@ -106,11 +102,25 @@ struct EdCommand: AsyncParsableCommand {
                 throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
             }
             let sweeps = islands.sweeps
-            let smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
+            var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
                                      traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
                                      islandSweeps: sweeps)
+            // Under mpirun the ranks share every sampler and island (`MPISharing`); rank 0 reports.
+            var world: MPIWorld?
+            if let env = TwoScaleMain.launch.mpi {
+                do {
+                    world = try MPIWorld.start()
+                } catch let e as TwoScaleError {
+                    Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
+                    throw ExitCode(e.exitCode)
+                }
+                smc.sharing = MPISharing(world: world!)
+            }
+            let lead = smc.sharing.isLead
             let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
-                                           lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
+                                           lower: request.lower, threads: request.threads) { if lead { Console.progress("ed: " + $0) } }
+            defer { world?.finalize() }
+            guard lead else { return }
             var measurement = NetworkSMCMeasurement(
                 result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
                 zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
@@ -190,8 +200,8 @@ struct EdCommand: AsyncParsableCommand {
     /// spectra store holds, what shards and MPI ranks split, and what the Abbas ED and the output FIM are
     /// computed from), named as the user gave them. Without `--estimator`, any of them selects plain (with
     /// a note); with `--estimator smc`, any of them is an error.
-    static func plainOnlyFeatures(store: Bool, shard: Bool, resume: Bool, mpi: Bool, abbas: Bool, outputFisher: Bool) -> [String] {
-        [(store, "--store"), (shard, "--shard"), (resume, "--resume"), (mpi, "mpirun"), (abbas, "--abbas-n"),
+    static func plainOnlyFeatures(store: Bool, shard: Bool, resume: Bool, abbas: Bool, outputFisher: Bool) -> [String] {
+        [(store, "--store"), (shard, "--shard"), (resume, "--resume"), (abbas, "--abbas-n"),
          (outputFisher, "--fisher output")].filter(\.0).map(\.1)
     }
 

@@ -65,7 +65,7 @@ public struct SMCUnit: Sendable {
 }
 
 /// The weighted particles of one replicate at one stop: an approximation of `π_s ∝ g_s · U(box)`.
-public struct SMCPopulation: Sendable {
+public struct SMCPopulation: Sendable, Codable {
     /// Particle positions, row-major `particles × dimension`.
     public var x: [Double]
     /// Normalised weights.
@@ -73,7 +73,7 @@ public struct SMCPopulation: Sendable {
 }
 
 /// What a unit's sampler returns at each stop.
-public struct SMCUnitEstimate: Sendable {
+public struct SMCUnitEstimate: Sendable, Codable {
     /// `logZ[t][r]`: log Ẑ(s_t) of replicate r (each an unbiased estimate of Z on the natural scale).
     public var logZ: [[Double]]
     /// `d log Z / d log s` at each stop, `E_{π_s}[Σ_i s r_i / (1 + s r_i)]` (replicates pooled by Ẑ).

@@ -46,7 +46,8 @@ extension StagedSMC {
     /// This is a particle filter with unbiased weights (random-weight resampling, Fearnhead et al. 2008),
     /// so `Ẑ = Ẑ_1 Π_{m≥2} mean_k Ẑ_m^k` is unbiased for Z. Without `laterStages` only stage 1 runs.
     public static func unbiasedLogZ(model: Model, box: ClosedRange<Double>, seed: UInt64, scales: [Double], laterStages: Bool = true,
-                                    threads: Int) async throws -> (logZ: [Double: Double], logZ1: [Double: Double]) {
+                                    sharing: any WorkSharing = LocalSharing(), threads: Int) async throws
+        -> (logZ: [Double: Double], logZ1: [Double: Double]) {
         let stops = Array(Set(scales)).sorted()
         let units = model.stageUnits
         let L = units.count
@@ -56,8 +57,9 @@ extension StagedSMC {
         let stageOne = try SMCSettings(particles: B.unitParticles, replicates: 2, essFraction: 0.8, moves: B.unitSweeps)
         let schedule1 = try FrozenSchedule.pilot(first, stops: stops, settings: stageOne, seed: seed, stream: [stream, 1])
         let n1 = units[0].count
-        let stage1: [(logZ: [Double], populations: [SMCPopulation])] = try await Parallel.map(n1, threads: threads) { u in
-            try schedule1.replayKeeping(first, stops: stops, particles: B.unitParticles, seed: seed, stream: [stream, 2, UInt64(u)])
+        let stage1: [Replay] = try await sharing.map(n1, threads: threads) { u in
+            let r = try schedule1.replayKeeping(first, stops: stops, particles: B.unitParticles, seed: seed, stream: [stream, 2, UInt64(u)])
+            return Replay(logZ: r.logZ, populations: r.populations)
         }
         var out: [Double: Double] = [:], outStage1: [Double: Double] = [:]
         for (t, s) in stops.enumerated() {
@@ -80,31 +82,48 @@ extension StagedSMC {
                     let schedule = try FrozenSchedule.pilot(pilotUnit, stops: [s], settings: islandSettings, seed: seed,
                                                             stream: [stream, 4, UInt64(t), UInt64(m)])
                     let current = states
-                    let islands: [(logZ: Double, state: Model.State)] = try await Parallel.map(current.count, threads: threads) { k in
-                        var state = current[k]
-                        let unit = try model.stage(state, m, box: box).unit
+                    let islands: [FrozenIsland] = try await sharing.map(current.count, threads: threads) { k in
+                        let unit = try model.stage(current[k], m, box: box).unit
                         var rng = Xoshiro256(seed: seed, stream: [stream, 6, UInt64(t), UInt64(m), UInt64(k)])
                         var lz = 0.0
+                        var drawn: [[Double]] = []
                         for u in 0..<n {
                             let r = try schedule.replayKeeping(unit, stops: [s], particles: B.islandParticles, seed: seed,
                                                                stream: [stream, 5, UInt64(t), UInt64(m), UInt64(k), UInt64(u)])
                             lz += r.logZ[0]
-                            if !last { model.setUnit(&state, stage: m, unit: u, parameters: Self.pick(r.populations[0], rng: &rng)) }
+                            if !last { drawn.append(Self.pick(r.populations[0], rng: &rng)) }
                         }
-                        return (lz, state)
+                        return FrozenIsland(logZ: lz, units: drawn)
                     }
                     let lz = islands.map(\.logZ)
                     logZ += LogSpace.logMeanExp(lz)
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [stream, 7, UInt64(t), UInt64(m)])
                         let w = LogSpace.normalizedWeights(logWeights: lz)
-                        states = (0..<islands.count).map { _ in islands[AnnealedSMC.pick(w, u: rng.uniform())].state }
+                        states = (0..<islands.count).map { _ in
+                            let k = AnnealedSMC.pick(w, u: rng.uniform())
+                            var state = current[k]
+                            for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }
+                            return state
+                        }
                     }
                 }
             }
             out[s] = logZ
         }
         return (out, outStage1)
+    }
+
+    /// A frozen-schedule replay of a first-stage unit: log Ẑ per stop and the weighted populations.
+    struct Replay: Codable, Sendable {
+        var logZ: [Double]
+        var populations: [SMCPopulation]
+    }
+
+    /// A frozen-schedule island: its stage factor and the draws of the stage's units it passes on.
+    struct FrozenIsland: Codable, Sendable {
+        var logZ: Double
+        var units: [[Double]]
     }
 
     /// One particle of a weighted population, drawn in proportion to its weight.
@@ -131,7 +150,7 @@ extension StagedSMC where Model: CertifiedStagedModel {
         let me = self
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
         // Per draw and scale: every first-stage unit's log g_u, then each later stage's log G_m.
-        let samples: [[[Double]]] = try await Parallel.map(draws, threads: threads) { k in
+        let samples: [[[Double]]] = try await sharing.map(draws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.bracketStream, 0, UInt64(k)])
             let state = me.model.uniformState(box: me.box, rng: &rng)
             var roots: [[Double]] = []
@@ -149,7 +168,7 @@ extension StagedSMC where Model: CertifiedStagedModel {
         }
         let level = delta / 2 / Double(L * Swift.max(1, eps.count))
         let markovLevel = Foundation.log(delta / 4 / Double(Swift.max(1, eps.count)))
-        let markov = try await Self.unbiasedLogZ(model: model, box: box, seed: seed, scales: scales, threads: threads)
+        let markov = try await Self.unbiasedLogZ(model: model, box: box, seed: seed, scales: scales, sharing: sharing, threads: threads)
         let d = model.parameterCount
         let points = try eps.indices.map { ei -> CertifiedBracket.Point in
             let s = scales[ei]

@@ -34,6 +34,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public var replicates: Int
     /// MH sweeps per island resample–move step.
     public var islandSweeps: Int
+    /// How the independent items (trace draws, stage-1 samplers, islands) are shared out.
+    public var sharing: any WorkSharing = LocalSharing()
 
     static var stream: UInt64 { 0x534D_434E }  // "SMCN"
 
@@ -97,7 +99,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// ĉ from `traceDraws` uniform draws of θ (`Tr F` needs no eigenproblem).
     public func traceEstimate(threads: Int) async throws -> TraceEstimate {
         let me = self
-        let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
+        let traces: [Double] = try await sharing.map(traceDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
             let t = try me.model.uniformTrace(box: me.box, rng: &rng)
             guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller --box") }
@@ -156,6 +158,16 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         return try AnnealedSMC.run(unit, stops: stops, settings: pooled, seed: seed, stream: stream + [0], keepPopulations: keep)
     }
 
+    /// One island's results: its stage factor (`block`), the draws of the stage's units it passes on (before
+    /// the last stage), its diagnostics and, at the last stage, the supremum's log and slope.
+    struct Island: Codable, Sendable {
+        var logZ, lower, noise, slope: Double
+        var units: [[Double]]
+        var diag: SMCDiagnostics
+        var boundLog: Double?
+        var boundSlope: Double?
+    }
+
     /// `Σ_i log(1 + s r̄_i)` and its slope in log s for a stage's supremum roots r̄.
     static func supremum(_ roots: [Double], scale s: Double) -> (log: Double, slope: Double) {
         (LogSpace.logDetSqrt(roots: roots, scale: s), LogSpace.logDetSqrtSlope(roots: roots, scale: s))
@@ -182,7 +194,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         let me = self
         let firstStage = try model.stage(model.emptyState(), 0, box: box)
         let firstUnit = firstStage.unit
-        let stage1: [SMCUnitEstimate] = try await Parallel.map(tasks, threads: threads) { k in
+        let stage1: [SMCUnitEstimate] = try await sharing.map(tasks, threads: threads) { k in
             try AnnealedSMC.run(firstUnit, stops: stops, settings: unitSettings, seed: me.seed,
                                 stream: [Self.stream, 1, UInt64(k)], keepPopulations: L > 1)
         }
@@ -230,29 +242,28 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     let last = m == L - 1
                     let current = particles
                     let n = units[m].count
-                    let islands: [(logZ: Double, lower: Double, noise: Double, slope: Double, state: Model.State, diag: SMCDiagnostics,
-                                   bound: (log: Double, slope: Double)?)] =
-                        try await Parallel.map(paths, threads: threads) { k in
-                            var state = current[k]
-                            let stage = try me.model.stage(state, m, box: me.box)
+                    let islands: [Island] = try await sharing.map(paths, threads: threads) { k in
+                            let stage = try me.model.stage(current[k], m, box: me.box)
                             let est = try me.runBlock(stage.unit, units: n, stops: [s], settings: settingsPerBlock[m],
                                                       stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
                             let b = Self.block(est, units: n, stop: 0)
+                            var drawn: [[Double]] = []
                             if !last {
                                 var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
-                                for u in 0..<n { me.model.setUnit(&state, stage: m, unit: u, parameters: est.draw(stop: 0, rng: &rng)) }
+                                drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
                             }
                             // The last stage's supremum at the same outer particle (no random numbers).
                             let bound = last ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
-                            return (b.logZ, b.log.value, b.noise, b.slope, state, est.diagnostics, bound)
+                            return Island(logZ: b.logZ, lower: b.log.value, noise: b.noise, slope: b.slope, units: drawn,
+                                          diag: est.diagnostics, boundLog: bound?.log, boundSlope: bound?.slope)
                         }
-                    if last, islands.allSatisfy({ $0.bound != nil }) {
-                        let lb = islands.map { $0.bound!.log }
+                    if last, islands.allSatisfy({ $0.boundLog != nil }) {
+                        let lb = islands.map { $0.boundLog! }
                         (boundStage, boundShortfall) = LogEstimate.logMeanAndShortfall(lb)
                         boundLogVariance = LogEstimate.sampleVariance(lb)
                         boundStageLower = LogEstimate.mean(lb)
                         let wb = LogSpace.normalizedWeights(logWeights: lb)
-                        boundSlope = slope + zip(wb, islands).reduce(0) { $0 + $1.0 * $1.1.bound!.slope }
+                        boundSlope = slope + zip(wb, islands).reduce(0) { $0 + $1.0 * $1.1.boundSlope! }
                         boundJoint = joint + boundStage
                         boundLow = low + boundStageLower
                         hasBound = true
@@ -272,7 +283,11 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
-                        particles = idx.map { islands[$0].state }
+                        particles = idx.map { k in
+                            var state = current[k]
+                            for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }
+                            return state
+                        }
                     }
                 }
             }

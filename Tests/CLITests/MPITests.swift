@@ -149,8 +149,9 @@ final class MPITests: ScratchDirectoryTestCase {
             XCTAssertEqual(try numbers(r.out, "np \(np)"), refJSON, "np \(np): JSON (timing keys removed)")
             XCTAssertFalse(r.err.contains("rank"), "np \(np): no rank messages: \(r.err)")
         }
-        // Without a store: the same numbers. A shard under MPI: the one-process shard store.
-        let bare = try run(ranks: 3, small)
+        // Without a store (plain by name; smc is the default under mpirun too): the same numbers. A shard
+        // under MPI: the one-process shard store.
+        let bare = try run(ranks: 3, small + ["--estimator", "plain"])
         XCTAssertEqual(bare.status, 0, bare.err)
         XCTAssertEqual(try numbers(bare.out, "no store"), refJSON)
         let shard = small.filter { $0 != "--json" } + ["--shard", "2/2"]
@@ -165,6 +166,30 @@ final class MPITests: ScratchDirectoryTestCase {
         XCTAssertEqual(wide.status, 0, wide.err)
         XCTAssertEqual(narrow.status, 0, narrow.err)
         XCTAssertEqual(files(dir + "/wide"), files(dir + "/narrow"), "4 ranks, 3 paths")
+    }
+
+    /// smc under mpirun: the ranks share the trace draws, the first layer's samplers, the islands, the rank
+    /// draws and the bracket's draws and samplers (`MPISharing`); the JSON equals the one-process run's
+    /// (timing keys aside) at 2 and 3 ranks, on a network with two later stages (so that island draws
+    /// travel between ranks and are resampled), and only rank 0 prints.
+    func testSmcEqualsTheOneProcessRunAtTwoAndThreeRanks() throws {
+        _ = try Self.mpirun()
+        let args = ["ed", "--arch", "8-4-3-3", "--data", "synthetic:gaussian", "--samples", "10", "--eps", "1e-3,0.1", "--lower",
+                    "--seed", "2", "--paths", "16", "--inner", "8", "--threads", "1", "--json"]
+        let ref = try run(ranks: nil, args)
+        XCTAssertEqual(ref.status, 0, ref.err)
+        let refJSON = try numbers(ref.out, "one process")
+        XCTAssertEqual(refJSON["estimator"]?.stringValue, "smc")
+        for np in [2, 3] {
+            let r = try run(ranks: np, args)
+            XCTAssertEqual(r.status, 0, "np \(np): \(r.err)")
+            XCTAssertEqual(try numbers(r.out, "np \(np)"), refJSON, "np \(np): JSON (timing keys removed)")
+            XCTAssertFalse(r.err.contains("rank"), "np \(np): \(r.err)")
+        }
+        // An error that every rank meets alike is printed once, and the job fails.
+        let bad = try run(ranks: 2, args.map { $0 == "16" ? "3" : $0 })
+        XCTAssertEqual(bad.status, 2, bad.err)
+        XCTAssertEqual(bad.err.components(separatedBy: "--paths").count - 1, 1, bad.err)
     }
 
     // 20-30-10 Markov FIM, K = 12 paths, one thread per rank: a few seconds in a debug build.
