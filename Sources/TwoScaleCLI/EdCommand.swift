@@ -47,9 +47,6 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var islands: IslandOptions
 
-    static let smcDefaultPaths = NetworkSMC.defaultPaths
-    static let smcDefaultInner = NetworkSMC.defaultInner
-
     @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval). Default: one per two parameters, at least 1000.")
     var traceDraws: Int?
 
@@ -65,8 +62,9 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
-    /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    var smcOnlyFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
+    /// The estimator settings given (`--trace-draws`, the island flags): each is some estimator's own
+    /// (`NetworkEstimator.flags`), an error with another, not ignored.
+    var estimatorFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -84,45 +82,21 @@ struct EdCommand: AsyncParsableCommand {
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
                                                mpi: TwoScaleMain.launch.mpi != nil, abbas: !request.abbasN.isEmpty,
                                                outputFisher: network.fisher == .output)
-        let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
-        if estimator == .plain, let flag = smcOnlyFlags.first {
+        let kind = self.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
+        let estimator = try EstimatorRegistry.estimator(kind)
+        if let (flag, owner) = EstimatorRegistry.foreignFlag(estimatorFlags, for: kind) {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
-            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this run uses plain\(why): drop \(flag), or run smc without the plain-only flags")
+            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)\(why): drop \(flag), or run \(owner) without the plain-only flags")
         }
         if self.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
-            Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the plain estimator produces: using --estimator plain (smc is the default otherwise; give --estimator to choose)")
+            Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
         }
-        let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
-        let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
-        if estimator == .smc {
-            if TwoScaleMain.launch.mpi != nil {
-                throw TwoScaleError.usage("--estimator smc does not run under mpirun yet (its later stages resample across outer particles); run it as one process, or use --estimator plain under MPI")
-            }
-            if let flag = plainOnly.first {
-                throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
-            }
-            let model = try network.makeModel(architecture: architecture)
-            guard let markov = model as? MarkovFisher else {
-                throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
-            }
-            let sweeps = islands.sweeps
-            let smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
-                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: sweeps)
-            let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
-                                           lower: request.lower, threads: request.threads) { Console.progress("ed: " + $0) }
-            var measurement = NetworkSMCMeasurement(
-                result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
-                zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
-                islandSweeps: sweeps)
-            measurement.seconds = Date().timeIntervalSince(start)
-            if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
-            if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
-            if let w = NetworkReport.tailWarning(measurement.tailShortfall) { Console.warn(w) }
-            if let w = NetworkReport.boundWarning(measurement.aboveBound) { Console.warn(w) }
-            if let w = NetworkReport.boundShortfallWarning(measurement.boundShortfall, paths: measurement.paths) { Console.warn(w) }
-            if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
-            try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
+        let defaults = estimator.defaultBudget(.ed)
+        let paths = self.paths ?? defaults.paths
+        let inner = self.inner ?? defaults.inner
+        if !estimator.storesSpectra {
+            try await runEndToEnd(estimator, architecture: architecture, box: lo...hi, request: request, paths: paths, inner: inner,
+                                  plainOnly: plainOnly, start: start)
             return
         }
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
@@ -184,6 +158,31 @@ struct EdCommand: AsyncParsableCommand {
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }
+    }
+
+    /// A run of an estimator whose samples depend on ε (smc): end to end in this process, no store.
+    func runEndToEnd(_ estimator: any NetworkEstimator.Type, architecture: Architecture, box: ClosedRange<Double>,
+                     request: MeasurementRequest, paths: Int, inner: Int, plainOnly: [String], start: Date) async throws {
+        let kind = estimator.kind
+        if TwoScaleMain.launch.mpi != nil {
+            throw TwoScaleError.usage("--estimator \(kind) does not run under mpirun yet (its samples depend on ε, and only uniform-path spectra are shared over ranks); run it as one process, or use --estimator \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)) under MPI")
+        }
+        if let flag = plainOnly.first {
+            throw TwoScaleError.usage("\(flag) works with the \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)) estimator (uniform-path spectra); use --estimator \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)), or drop \(flag) (the \(kind) estimator's samples depend on ε, see docs/ESTIMATORS.md)")
+        }
+        let model = try network.makeModel(architecture: architecture)
+        guard let markov = model as? MarkovFisher else {
+            throw TwoScaleError.usage("--estimator \(kind) needs the Markov FIM (--fisher markov)")
+        }
+        let budget = EstimatorBudget(paths: paths, inner: inner,
+                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
+                                     islandSweeps: islands.sweeps)
+        let problem = EstimatorProblem(model: markov, box: box, seed: UInt64(network.seed), budget: budget,
+                                       configuration: network.configuration(architecture: architecture, box: box))
+        var estimate = try await estimator.estimate(problem, request: request) { Console.progress("ed: " + $0) }
+        estimate.seconds = Date().timeIntervalSince(start)
+        for w in NetworkReport.warnings(estimate) { Console.warn(w) }
+        try output.emit(estimate) { NetworkReport.text(estimate, architecture: architecture) }
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

@@ -1,14 +1,6 @@
 import Foundation
 import Sampling
 
-/// Which Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` to run (docs/ESTIMATORS.md).
-public enum EstimatorKind: String, Sendable, CaseIterable, Codable {
-    /// Uniform draws of the whole θ, averaged in log space (the first version's estimator).
-    case plain
-    /// Factorised over independent blocks, each by an adaptive SMC sampler annealed in the scale.
-    case smc
-}
-
 
 /// A Monte Carlo estimate of `log E_θ det(…)` with its variance, in nats. Independent parts add.
 public struct LogEstimate: Sendable, Equatable {
