@@ -92,7 +92,7 @@ public enum ReferenceWorkloads {
             name: c.name, description: c.description, dimension: spectra.dimension, paths: c.paths, inner: meta.inner, seconds: wall,
             phases: .init(setup: setup, spectra: spectraSeconds, estimators: estimatorSeconds), targetSeconds: c.targetSeconds,
             memory: .init(peak: peak, target: c.targetMemoryBytes), pass: wall <= c.targetSeconds && memOK,
-            check: .plain(mid))
+            check: .measurement(mid))
     }
 
     /// The P1 setting with the smc estimator at its default budget: 2sED and lower 2sED with intervals at
@@ -115,7 +115,7 @@ public enum ReferenceWorkloads {
             description: "MLP 54-16-7, Markov FIM (σ² = 0.1), N = 100 Gaussian, smc K = \(smcPaths), J = \(smcInner), ε = 10⁻³ and 0.1, 2sED + lower with intervals",
             dimension: architecture.parameterCount, paths: nil, inner: nil, seconds: wall, phases: nil, targetSeconds: 30, memory: nil,
             pass: wall <= 30,
-            check: .smc(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower)))
+            check: .sampler(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower)))
     }
 
     public struct SMCCheck: Sendable, Encodable {
@@ -184,17 +184,17 @@ public struct BenchmarkResult: Sendable, Encodable {
     /// A value the workload computed, to check a faster build still computes the same thing: a point of
     /// the plain estimator, or of the smc estimator with its interval.
     public enum Check: Sendable {
-        case plain(NetworkMeasurement.Point)
-        case smc(ReferenceWorkloads.SMCCheck)
+        case measurement(NetworkMeasurement.Point)
+        case sampler(ReferenceWorkloads.SMCCheck)
 
         public var eps: Double {
-            switch self { case let .plain(p): p.eps; case let .smc(p): p.eps }
+            switch self { case let .measurement(p): p.eps; case let .sampler(p): p.eps }
         }
         public var dZeta: Double {
-            switch self { case let .plain(p): p.dZeta; case let .smc(p): p.dZeta }
+            switch self { case let .measurement(p): p.dZeta; case let .sampler(p): p.dZeta }
         }
         public var interval: ClosedRange<Double>? {
-            switch self { case .plain: nil; case let .smc(p): p.ci95 }
+            switch self { case .measurement: nil; case let .sampler(p): p.ci95 }
         }
     }
 
@@ -235,8 +235,8 @@ public struct BenchmarkResult: Sendable, Encodable {
         }
         try c.encode(pass, forKey: .pass)
         switch check {
-        case let .plain(p)?: try c.encode(p, forKey: .checkPoint)
-        case let .smc(p)?: try c.encode(p, forKey: .checkPoint)
+        case let .measurement(p)?: try c.encode(p, forKey: .checkPoint)
+        case let .sampler(p)?: try c.encode(p, forKey: .checkPoint)
         case nil: break
         }
     }

@@ -201,7 +201,7 @@ public struct ToyMeasurement: Sendable, Encodable {
         guard let first = trials.first, trials.allSatisfy({ $0.points.count == points.count }) else {
             throw TwoScaleError.failure("toy --mc: every trial needs one estimate per ε")
         }
-        let smc = estimator == .smc
+        let smc = try ToyMonteCarlo.method(estimator).separateTrace  // smc: standard errors, ĉ from its own draws
         for i in points.indices {
             let mc = first.points[i], exact = points[i].dZeta
             var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.ci95, errorMc: mc.dZeta - exact,

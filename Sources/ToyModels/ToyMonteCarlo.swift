@@ -42,6 +42,7 @@ public struct ToyMonteCarlo: Sendable {
         guard !o, work <= 1 << 31 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K·d = \(paths)·\(model.dimension) exceeds 2³¹ draws; use fewer paths")
         }
+        _ = try Self.method(estimator)
         self.model = model
         self.estimator = estimator
         self.paths = paths
@@ -72,10 +73,30 @@ public struct ToyMonteCarlo: Sendable {
     public func run(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
-        switch estimator {
-        case .plain: return try await runPlain(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
-        case .smc: return try await runSMC(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
+        return try await Self.method(estimator).run(self, eps, zeta, normalization, threads)
+    }
+
+    /// One toy estimator: how it runs, and whether it reports a standard error, the normalisation's share
+    /// and its own trace draws (`ToyMeasurement.addMonteCarlo`).
+    public struct Method: Sendable {
+        public var run: @Sendable (ToyMonteCarlo, [Double], Double, Normalization, Int) async throws -> Result
+        public var separateTrace: Bool
+    }
+
+    /// The toy estimators by name: the toy models' counterpart of the networks' `EstimatorRegistry` (which
+    /// this module does not see), and the one place here that maps a name to an implementation.
+    public static let methods: [EstimatorKind: Method] = [
+        .plain: Method(run: { try await $0.runPlain(eps: $1, zeta: $2, normalization: $3, threads: $4) }, separateTrace: false),
+        .smc: Method(run: { try await $0.runSMC(eps: $1, zeta: $2, normalization: $3, threads: $4) }, separateTrace: true),
+    ]
+
+    /// The toy estimator of that name.
+    public static func method(_ kind: EstimatorKind) throws -> Method {
+        guard let m = methods[kind] else {
+            let names = methods.keys.map(\.rawValue).sorted().joined(separator: ", ")
+            throw TwoScaleError.invalid("--estimator", kind.rawValue, allowed: "a toy model is estimated by one of " + names)
         }
+        return m
     }
 
     func checkFinite(_ v: Double, _ what: String) throws {

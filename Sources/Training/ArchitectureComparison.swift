@@ -197,31 +197,23 @@ public struct ArchitectureComparison: Sendable {
         var bracket: CertifiedBracket.Point
     }
 
-    /// The 2sED, lower and joint 2sED at ε with the chosen estimator (trace normalisation), and for smc
-    /// the half-widths of their 95% intervals. smc estimates the nested and joint 2sED as one quantity.
+    /// The 2sED, lower and joint 2sED at ε with the chosen estimator (`EstimatorRegistry`; trace
+    /// normalisation), and the half-widths of their 95% intervals where it gives them.
     func twoScale(_ model: MarkovFisher, seed: UInt64) async throws -> TwoScaleMeasure {
         let s = settings
-        switch s.estimator {
-        case .plain:
-            let design = try MonteCarloDesign(paths: s.paths, inner: s.inner, box: s.box, seed: seed, activation: s.activation)
-            let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<s.paths), threads: s.threads)
-            let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
-            let estimator = try LayeredEstimator(spectra: spectra, normalization: .trace)
-            let p = try estimator.points(eps: [s.eps], zeta: s.zeta)[0]
-            return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower, joint: p.dZetaJoint, halfWidth: nil, halfWidthLower: nil,
-                                   ess: p.ess, noise: [], tail: nil,
-                                   bracket: try await model.certifiedBracket(box: s.box, eps: [s.eps], zeta: s.zeta, scale: estimator.scale,
-                                                                             seed: seed, laterStages: false, threads: s.threads).points[0])
-        case .smc:
-            let smc = try NetworkSMC(model: model, box: s.box, seed: seed, paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
-                                     islandSweeps: s.islandSweeps)
-            let r = try await smc.run(eps: [s.eps], zeta: s.zeta, normalization: .trace, lower: true, threads: s.threads)
-            let p = r.points[0]
-            let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
-            return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZeta, halfWidth: half(p.ci95),
-                                   halfWidthLower: half(p.ci95Lower), ess: p.stageESS, noise: p.stageIslandNoise,
-                                   tail: TailShortfall.check([TailShortfall(point: p, paths: s.paths)]), upper: p.bound, bracket: r.bracket.points[0])
+        let estimator = try EstimatorRegistry.estimator(s.estimator)
+        let problem = EstimatorProblem(model: model, box: s.box, seed: seed,
+                                       budget: EstimatorBudget(paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
+                                                               islandSweeps: s.islandSweeps))
+        let request = MeasurementRequest(eps: [s.eps], zeta: s.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: s.threads)
+        let e = try await estimator.estimate(problem, request: request, progress: { _ in })
+        guard let p = e.points.first, let bracket = e.bracket?.points.first else {
+            throw TwoScaleError.failure("the \(s.estimator) estimator gave no estimate or no certified bracket at ε = \(s.eps)")
         }
+        let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
+        return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZetaJoint, halfWidth: half(p.ci95),
+                               halfWidthLower: half(p.ci95Lower), ess: p.ess, noise: p.islandNoise, tail: e.diagnostics.tailShortfall,
+                               upper: p.bound, bracket: bracket)
     }
 
     /// `‖W‖₂` over every weight matrix (biases left out).

@@ -127,10 +127,9 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(settings.estimator.rawValue, forKey: Key("estimator"))
         try c.encode(settings.paths, forKey: Key("paths"))
         try c.encode(settings.inner, forKey: Key("inner"))
-        if settings.estimator == .smc {
-            try c.encode(settings.traceDraws, forKey: Key("trace_draws"))
-            try NetworkSMC.encodeIslandKeys(sweeps: settings.islandSweeps, into: &c)
-        }
+        try EstimatorRegistry.estimator(settings.estimator).encodeSettings(
+            EstimatorBudget(paths: settings.paths, inner: settings.inner, traceDraws: settings.traceDraws, islandSweeps: settings.islandSweeps),
+            into: &c)
         try c.encode(settings.sigma2, forKey: Key("sigma2"))
         try c.encode(settings.training.epochs, forKey: Key("epochs"))
         try c.encode(summaries.first?.entries.count ?? 0, forKey: Key("seeds"))

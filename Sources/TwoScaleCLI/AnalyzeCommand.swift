@@ -30,8 +30,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let request = try analysis.request()
-        if estimator == .smc {
-            throw TwoScaleError.usage("--estimator smc: a spectra store holds uniform-path spectra, and the smc estimator's samples depend on ε, ζ and the normalisation — this needs a new run: twoscale ed --estimator smc with the same model flags and the ε grid you want")
+        if !(try EstimatorRegistry.estimator(estimator)).storesSpectra {
+            throw TwoScaleError.usage("--estimator \(estimator): a spectra store holds uniform-path spectra, and the \(estimator) estimator's samples depend on ε, ζ and the normalisation — this needs a new run: twoscale ed --estimator \(estimator) with the same model flags and the ε grid you want")
         }
         let start = Date()
         let store = try SpectraStore.open(directory: directory)

@@ -49,7 +49,9 @@ struct CompareCommand: AsyncParsableCommand {
     var fisherSamples: Int = 100
 
     @Option(help: "Estimator of the 2sEDs: plain (uniform paths; biased low in high d, docs/ESTIMATORS.md) or smc (annealed SMC, factorised over neurons, with 95% intervals whose mean half-width is reported).")
-    var estimator: EstimatorKind = .plain
+    var estimator: EstimatorKind = Self.defaultEstimator
+
+    static let defaultEstimator = PlainNetworkEstimator.kind
 
     @Option(help: "K (default 50 for plain, 64 for smc): plain: Monte Carlo paths θ^k ~ U(box); smc: outer particles of later layers and 2K particles per first-layer neuron.")
     var paths: Int?
@@ -70,7 +72,8 @@ struct CompareCommand: AsyncParsableCommand {
 
     /// K and J with the estimator's defaults.
     var budget: (paths: Int, inner: Int) {
-        estimator == .smc ? (paths ?? NetworkSMC.defaultPaths, inner ?? NetworkSMC.defaultInner) : (paths ?? 50, inner ?? 50)
+        let d: (paths: Int, inner: Int) = (try? EstimatorRegistry.estimator(estimator))?.defaultBudget(.compare) ?? (50, 50)
+        return (paths ?? d.paths, inner ?? d.inner)
     }
 
     @Option(help: "σ² of the Gaussian hidden layers (> 0).")
@@ -140,15 +143,16 @@ struct CompareCommand: AsyncParsableCommand {
     /// Every check that needs no file: before any data is read.
     func validate() throws {
         let list = try architectures()
-        if estimator == .smc {
-            let draws = traceDraws(list)
-            for a in list {
-                try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws,
-                                           layers: a.parametricLayers.count, islandSweeps: islands.sweeps)
-            }
-        } else if let flag = ((traceDrawsOption != nil ? ["--trace-draws"] : []) + islands.given).first {
-            // smc-only settings with plain: an error, not ignored.
-            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this comparison uses plain (compare's default): add --estimator smc, or drop \(flag)")
+        let chosen = try EstimatorRegistry.estimator(estimator)
+        let draws = traceDraws(list)
+        for a in list {
+            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: islands.sweeps),
+                                   layers: a.parametricLayers.count)
+        }
+        if let (flag, owner) = EstimatorRegistry.foreignFlag((traceDrawsOption != nil ? ["--trace-draws"] : []) + islands.given, for: estimator) {
+            // Another estimator's settings: an error, not ignored.
+            let why = estimator == Self.defaultEstimator ? " (compare's default)" : ""
+            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this comparison uses \(estimator)\(why): add --estimator \(owner), or drop \(flag)")
         }
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
@@ -213,9 +217,7 @@ struct CompareCommand: AsyncParsableCommand {
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator, traceDraws: traceDraws(architectures))
-        if estimator == .smc {
-            settings.islandSweeps = islands.sweeps
-        }
+        settings.islandSweeps = islands.sweeps  // the default unless given, and given only to an estimator that reads it
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()
@@ -251,8 +253,8 @@ struct CompareCommand: AsyncParsableCommand {
              "\(Fmt.num(m.mean(\.dZetaLower))) ± \(Fmt.num(m.sd(\.dZetaLower), 3))", "\(Fmt.num(m.mean(\.dZeta))) ± \(Fmt.num(m.sd(\.dZeta), 3))",
              "\(Fmt.num(m.mean(\.trainLoss))) ± \(Fmt.num(m.sd(\.trainLoss), 3))", m.flat(tolerance: flatTolerance) ? "yes" : "no"]
         })
-        if settings.estimator == .smc {
-            human += "\nsmc: mean half-width of the 95% intervals over the seeds (lower 2sED; 2sED): "
+        if (try? EstimatorRegistry.estimator(settings.estimator))?.reportsIntervals == true {
+            human += "\n\(settings.estimator): mean half-width of the 95% intervals over the seeds (lower 2sED; 2sED): "
             human += summaries.map { m in
                 "\(m.architecture.notation) \(m.meanHalfWidth(\.ci95HalfWidthLower).map { Fmt.num($0, 3) } ?? "—"); \(m.meanHalfWidth(\.ci95HalfWidth).map { Fmt.num($0, 3) } ?? "—")"
             }.joined(separator: ", ") + "\n"

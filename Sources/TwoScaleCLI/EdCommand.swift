@@ -12,23 +12,14 @@ struct EdCommand: AsyncParsableCommand {
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
         By default the smc estimator (docs/ESTIMATORS.md): the first layer by annealed SMC samplers over its neurons, \
-        each later layer by K islands of J particles per unit, with 95% intervals and diagnostics. \
-        With --estimator plain (chosen without the flag for --store, --resume, --shard, mpirun, --abbas-n and --fisher output): \
-        K paths θ^k ~ U(box^d); for each layer m ≥ 2 and path k, J inner draws of θ_m with θ_<m fixed (docs/METHOD.md §13). \
-        The eigenvalues per (path, layer, draw) go to the spectra store (--store DIR), written path by path: \
-        a run stopped at any moment continues with --resume (same settings required), and \
-        twoscale analyze DIR recomputes any ε grid, ζ, normalisation or Abbas ED from it. \
-        --shard i/n computes only the paths k ≡ i−1 (mod n) (k = 0…K−1) into a shard store; \
-        twoscale merge joins the shards into the store of the unsharded run, byte for byte; \
-        --shard auto takes i and n from a SLURM job array (scripts/slurm-array.sh submits one with its merge job). \
-        Under MPI (mpirun -np P twoscale ed … --store DIR, Open MPI) the ranks share the paths and rank 0 writes \
-        the store and the result of the same run in one process, byte for byte; --resume continues it with any number of ranks. \
-        Every path and inner draw has its own random stream, so results do not depend on --threads. \
-        The "ess" list gives, per stage m ≥ 2, the smallest effective sample size of the stage weights over the ε grid; \
-        with smc, "stage_island_noise" gives the share of those weights' spread that is the islands' own noise \
-        (near 1: raise --inner; near 0: raise --paths); "d_zeta_upper" gives, per ε, an estimate of an upper bound \
-        on the 2sED (and the lower 2sED): the softmax stage at uniform probabilities, where its determinant is \
-        largest (docs/METHOD.md §11, docs/ESTIMATORS.md §6).
+        each later layer by K islands of J particles per unit, with 95% intervals, diagnostics and a certified bracket. \
+        With --estimator plain (chosen without the flag for --store, --resume, --shard, --abbas-n and --fisher output): \
+        K uniform paths, J inner draws per later layer (docs/METHOD.md §13), the eigenvalues going to the spectra \
+        store (--store DIR) path by path: --resume continues a stopped run, twoscale analyze DIR recomputes any ε, ζ \
+        or normalisation, --shard i/n (or auto, from a SLURM array) computes a share that twoscale merge joins. \
+        Under mpirun (Open MPI) the ranks share the work of either estimator and rank 0 prints the result of the \
+        same run in one process, byte for byte. Results do not depend on --threads or the number of ranks. \
+        The JSON keys are listed in docs/COMMANDS.md.
         """)
 
     @OptionGroup var network: NetworkModelOptions
@@ -36,7 +27,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "Estimator: smc (the default: factorised over neurons, annealed SMC samplers with 95% intervals; Markov FIM) or plain (uniform paths, the spectra store; biased low in high d, see docs/ESTIMATORS.md). Without this flag a run that needs uniform-path spectra (--store, --resume, --shard, mpirun, --abbas-n, --fisher output) uses plain and says so.")
+    @Option(help: "Estimator: smc (the default; intervals and a certified bracket) or plain (uniform paths, the spectra store). Plain-only flags (--store, --resume, --shard, --abbas-n, --fisher output) select plain.")
     var estimator: EstimatorKind?
 
     @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 2K particles per first-layer neuron (20 sweeps per step).")
@@ -46,9 +37,6 @@ struct EdCommand: AsyncParsableCommand {
     var inner: Int?
 
     @OptionGroup var islands: IslandOptions
-
-    static let smcDefaultPaths = NetworkSMC.defaultPaths
-    static let smcDefaultInner = NetworkSMC.defaultInner
 
     @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval). Default: one per two parameters, at least 1000.")
     var traceDraws: Int?
@@ -65,8 +53,9 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
-    /// The flags that only the smc estimator reads, among those given (an error with plain, not ignored).
-    var smcOnlyFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
+    /// The estimator settings given (`--trace-draws`, the island flags): each is some estimator's own
+    /// (`NetworkEstimator.flags`), an error with another, not ignored.
+    var estimatorFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -83,56 +72,21 @@ struct EdCommand: AsyncParsableCommand {
         }
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
                                                abbas: !request.abbasN.isEmpty, outputFisher: network.fisher == .output)
-        let estimator = self.estimator ?? (plainOnly.isEmpty ? .smc : .plain)
-        if estimator == .plain, let flag = smcOnlyFlags.first {
+        let kind = self.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
+        let estimator = try EstimatorRegistry.estimator(kind)
+        if let (flag, owner) = EstimatorRegistry.foreignFlag(estimatorFlags, for: kind) {
             let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
-            throw TwoScaleError.usage("\(flag) is a setting of the smc estimator, and this run uses plain\(why): drop \(flag), or run smc without the plain-only flags")
+            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)\(why): drop \(flag), or run \(owner) without the plain-only flags")
         }
         if self.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
-            Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the plain estimator produces: using --estimator plain (smc is the default otherwise; give --estimator to choose)")
+            Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
         }
-        let paths = self.paths ?? (estimator == .smc ? Self.smcDefaultPaths : 100)
-        let inner = self.inner ?? (estimator == .smc ? Self.smcDefaultInner : 100)
-        if estimator == .smc {
-            if let flag = plainOnly.first {
-                throw TwoScaleError.usage("\(flag) works with the plain estimator (uniform-path spectra); use --estimator plain, or drop \(flag) (the smc estimator's samples depend on ε, see docs/ESTIMATORS.md)")
-            }
-            let model = try network.makeModel(architecture: architecture)
-            guard let markov = model as? MarkovFisher else {
-                throw TwoScaleError.usage("--estimator smc needs the Markov FIM (--fisher markov)")
-            }
-            let sweeps = islands.sweeps
-            var smc = try NetworkSMC(model: markov, box: lo...hi, seed: UInt64(network.seed), paths: paths, inner: inner,
-                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: sweeps)
-            // Under mpirun the ranks share every sampler and island (`MPISharing`); rank 0 reports.
-            var world: MPIWorld?
-            if let env = TwoScaleMain.launch.mpi {
-                do {
-                    world = try MPIWorld.start()
-                } catch let e as TwoScaleError {
-                    Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
-                    throw ExitCode(e.exitCode)
-                }
-                smc.sharing = MPISharing(world: world!)
-            }
-            let lead = smc.sharing.isLead
-            let result = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization,
-                                           lower: request.lower, threads: request.threads) { if lead { Console.progress("ed: " + $0) } }
-            defer { world?.finalize() }
-            guard lead else { return }
-            var measurement = NetworkSMCMeasurement(
-                result: result, architecture: architecture, settings: network.configuration(architecture: architecture, box: lo...hi),
-                zeta: request.zeta, normalization: request.normalization, lower: request.lower, paths: paths, inner: inner,
-                islandSweeps: sweeps)
-            measurement.seconds = Date().timeIntervalSince(start)
-            if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
-            if let w = NetworkReport.orderWarning(measurement.lowerAboveNested) { Console.warn(w) }
-            if let w = NetworkReport.tailWarning(measurement.tailShortfall) { Console.warn(w) }
-            if let w = NetworkReport.boundWarning(measurement.aboveBound) { Console.warn(w) }
-            if let w = NetworkReport.boundShortfallWarning(measurement.boundShortfall, paths: measurement.paths) { Console.warn(w) }
-            if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
-            try output.emit(measurement) { NetworkReport.text(measurement, architecture: architecture) }
+        let defaults = estimator.defaultBudget(.ed)
+        let paths = self.paths ?? defaults.paths
+        let inner = self.inner ?? defaults.inner
+        if !estimator.storesSpectra {
+            try await runEndToEnd(estimator, architecture: architecture, box: lo...hi, request: request, paths: paths, inner: inner,
+                                  plainOnly: plainOnly, start: start)
             return
         }
         let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
@@ -194,6 +148,42 @@ struct EdCommand: AsyncParsableCommand {
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
         try output.emit(measurement) { NetworkReport.text(measurement) }
+    }
+
+    /// A run of an estimator whose samples depend on ε (smc): end to end in this process, no store.
+    func runEndToEnd(_ estimator: any NetworkEstimator.Type, architecture: Architecture, box: ClosedRange<Double>,
+                     request: MeasurementRequest, paths: Int, inner: Int, plainOnly: [String], start: Date) async throws {
+        let kind = estimator.kind
+        if let flag = plainOnly.first {
+            throw TwoScaleError.usage("\(flag) works with the \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)) estimator (uniform-path spectra); use --estimator \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)), or drop \(flag) (the \(kind) estimator's samples depend on ε, see docs/ESTIMATORS.md)")
+        }
+        let model = try network.makeModel(architecture: architecture)
+        guard let markov = model as? MarkovFisher else {
+            throw TwoScaleError.usage("--estimator \(kind) needs the Markov FIM (--fisher markov)")
+        }
+        let budget = EstimatorBudget(paths: paths, inner: inner,
+                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
+                                     islandSweeps: islands.sweeps)
+        var problem = EstimatorProblem(model: markov, box: box, seed: UInt64(network.seed), budget: budget,
+                                       configuration: network.configuration(architecture: architecture, box: box))
+        // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.
+        var world: MPIWorld?
+        if let env = TwoScaleMain.launch.mpi {
+            do {
+                world = try MPIWorld.start()
+            } catch let e as TwoScaleError {
+                Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
+                throw ExitCode(e.exitCode)
+            }
+            problem.sharing = MPISharing(world: world!)
+        }
+        let lead = problem.sharing.isLead
+        var estimate = try await estimator.estimate(problem, request: request) { if lead { Console.progress("ed: " + $0) } }
+        defer { world?.finalize() }
+        guard lead else { return }
+        estimate.seconds = Date().timeIntervalSince(start)
+        for w in NetworkReport.warnings(estimate) { Console.warn(w) }
+        try output.emit(estimate) { NetworkReport.text(estimate, architecture: architecture) }
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

@@ -107,7 +107,7 @@ enum NetworkReport {
 
     /// The warning text for an upper bound whose own estimate is expected to fall short by more than its
     /// interval reaches (`NetworkSMCMeasurement.boundShortfall`): the ceiling is then higher than printed.
-    static func boundShortfallWarning(_ p: NetworkSMCMeasurement.Point?, paths: Int) -> String? {
+    static func boundShortfallWarning(at p: NetworkEstimate.Point?, paths: Int) -> String? {
         guard let p, let u = p.bound else { return nil }
         return "at ε = \(Fmt.num(p.eps, 6)) the upper bound's last term, a mean of B over K = \(paths) outer particles whose log B "
             + "spreads over \(Fmt.num(u.stageLogVariance, 4)) nats², falls short of its limit by about \(Fmt.num(u.shortfall(eps: p.eps), 3)) "
@@ -160,6 +160,33 @@ enum NetworkReport {
 
     static func interval(_ c: ClosedRange<Double>?) -> String {
         c.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "—"
+    }
+
+    /// `boundShortfallWarning` of a point of the smc report.
+    static func boundShortfallWarning(_ p: NetworkSMCMeasurement.Point?, paths: Int) -> String? {
+        boundShortfallWarning(at: p.map { NetworkEstimate.Point(eps: $0.eps, dZeta: $0.dZeta, dZetaJoint: $0.dZeta, bound: $0.bound) }, paths: paths)
+    }
+
+    /// Every warning an estimate's checks call for, in the order `ed` prints them.
+    static func warnings(_ e: NetworkEstimate) -> [String] {
+        let d = e.diagnostics
+        return [essWarning(d.degeneracy), orderWarning(d.lowerAboveNested), tailWarning(d.tailShortfall), boundWarning(d.aboveBound),
+                boundShortfallWarning(at: d.boundShortfall, paths: e.paths), bracketWarning(d.bracketCheck)].compactMap { $0 }
+    }
+
+    /// The readable report of an estimate: its report's own where the CLI words it, else a table of
+    /// the common points.
+    static func text(_ e: NetworkEstimate, architecture: Architecture) -> String {
+        if let m = e.report as? NetworkSMCMeasurement { return text(m, architecture: architecture) }
+        if let m = e.report as? NetworkMeasurement { return text(m) }
+        let lower = e.points.contains { $0.dZetaLower != nil }
+        var header = ["eps", "d_zeta", "ci95"]
+        if lower { header += ["lower", "ci95 lower"] }
+        let rows = e.points.map { p -> [String] in
+            [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95)] + (lower ? [Fmt.num(p.dZetaLower), interval(p.ci95Lower)] : [])
+        }
+        return "2sED of \(architecture) (Markov FIM, \(e.kind) estimator): K = \(e.paths), c = \(Fmt.num(e.scale)), \(Fmt.num(e.seconds, 3)) s\n\n"
+            + Fmt.table(header, rows)
     }
 
     /// The readable report of the plain estimator.

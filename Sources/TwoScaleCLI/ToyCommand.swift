@@ -1,11 +1,20 @@
 import ArgumentParser
 import Foundation
+import Networks
 import ToyModels
 import TwoScaleCore
 import TwoScaleFormats
 
 extension Family: ExpressibleByArgument {}
-extension EstimatorKind: ExpressibleByArgument {}
+/// `--estimator NAME`: a name in `EstimatorRegistry` (the parser lists them on an unknown one).
+extension EstimatorKind: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let kind = EstimatorRegistry.kinds.first(where: { $0.rawValue == argument }) else { return nil }
+        self = kind
+    }
+
+    public static var allValueStrings: [String] { EstimatorRegistry.kinds.map(\.rawValue) }
+}
 
 /// `toy --family`: the per-axis families of `ToyModel`, or the two-stage `LayeredToy`.
 enum ToyFamily: String, CaseIterable, ExpressibleByArgument {
@@ -124,8 +133,8 @@ struct ToyCommand: AsyncParsableCommand {
             if let flag = others.first {
                 throw TwoScaleError.usage("\(flag) does not apply to --family layered (its dimension comes from --units and --unit-size); drop it")
             }
-            if monteCarlo.estimator != .smc {
-                throw TwoScaleError.usage("--family layered is estimated by smc only (the estimator it exists to test); drop --estimator plain")
+            if monteCarlo.estimator != SMCNetworkEstimator.kind {
+                throw TwoScaleError.usage("--family layered is estimated by \(SMCNetworkEstimator.kind) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
             }
         }
     }

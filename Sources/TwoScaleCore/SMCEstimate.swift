@@ -1,14 +1,6 @@
 import Foundation
 import Sampling
 
-/// Which Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` to run (docs/ESTIMATORS.md).
-public enum EstimatorKind: String, Sendable, CaseIterable, Codable {
-    /// Uniform draws of the whole θ, averaged in log space (the first version's estimator).
-    case plain
-    /// Factorised over independent blocks, each by an adaptive SMC sampler annealed in the scale.
-    case smc
-}
-
 
 /// A Monte Carlo estimate of `log E_θ det(…)` with its variance, in nats. Independent parts add.
 public struct LogEstimate: Sendable, Equatable {
@@ -161,12 +153,10 @@ public struct TraceEstimate: Sendable, Equatable {
 
     /// The default number of uniform draws for ĉ (`--trace-draws`) of a model of d parameters: one per two
     /// parameters, at least 1 000 (networks and toys alike). An error δ in `log ĉ` shifts every scale
-    /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with d (≈ 750 on
-    /// 54-16-7 at ε = 10⁻³, ≈ 3 000 on 784-32-10, ≈ 7 000 on the Poisson toy at d = 10⁴) while the trace's
-    /// relative spread per draw does not shrink, so a fixed count lets ĉ take over the interval: with
-    /// 1 000 draws it carried 1.6% of 54-16-7's variance (d = 976, which keeps 1 000), 51% of 784-32-10's
-    /// (now 12 704 draws, about 3 s there) and 12% of the d = 10⁴ toys' (3% with this rule; the interval
-    /// accounts for it either way); docs/ESTIMATORS.md §4. `ed`, `compare` (the largest architecture's d)
+    /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with d while the
+    /// trace's relative spread per draw does not shrink, so a fixed count would let ĉ take over the
+    /// interval (the interval accounts for it either way; docs/ESTIMATORS.md §4, and the shares measured
+    /// in docs/lab/ESTIMATORS-LOG.md, §4 "Normalisation"). `ed`, `compare` (the largest architecture's d)
     /// and `toy --mc` use it when `--trace-draws` is not given.
     public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 

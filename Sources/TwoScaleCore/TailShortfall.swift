@@ -2,13 +2,12 @@ import Foundation
 
 /// The check that a later stage's 2sED term is not expected to sit further below its limit than the
 /// interval reaches. That term is the log of a mean of K outer weights `Ẑ_m^k` (docs/ESTIMATORS.md §3);
-/// when their logs spread over many nats² (outer ESS ≈ 1: 784-32-10 at ε = 10⁻³, s² ≈ 170), the mean has
-/// rarely seen the tail that carries the expectation, and under a lognormal model of that spread it falls
-/// short by `LogNormalSpread.shortfall(s², K)` nats — tens of nats there, while the interval (whose width
-/// the same model sets, §5) is centred on the estimate and does not include that bias. Raising K shrinks
-/// it only like `s√(2 log K)`; where most of the spread is the islands' own noise, larger islands shrink
-/// the spread itself (784-32-10, ε = 10⁻³, the same 16 outer particles: J = 512 took s² (`stage_log_var`)
-/// from 251 to 94 nats² and the softmax term up by 19 nats; docs/lab/ESTIMATORS-LOG.md, "Larger islands"). The
+/// when their logs spread over many nats² (outer ESS ≈ 1), the mean has rarely seen the tail that carries
+/// the expectation, and under a lognormal model of that spread it falls short by
+/// `LogNormalSpread.shortfall(s², K)` nats, while the interval (whose width the same model sets, §5) is
+/// centred on the estimate and does not include that bias. Raising K shrinks it only like `s√(2 log K)`;
+/// where most of the spread is the islands' own noise, larger islands shrink the spread itself (measured
+/// in docs/lab/ESTIMATORS-LOG.md, "Larger islands"). The
 /// model's tail is an assumption (the islands' own noise need not be lognormal), so this is a warning
 /// with a size, not a correction of the estimate.
 public struct TailShortfall: Sendable, Equatable {

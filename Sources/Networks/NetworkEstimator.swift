@@ -1,0 +1,182 @@
+import Foundation
+import TwoScaleCore
+
+/// The budget of one estimator run: K, J, the uniform draws for ĉ and the islands' sweeps. Each estimator
+/// reads what it uses (plain: K and J; smc: all four).
+public struct EstimatorBudget: Sendable, Equatable {
+    public var paths: Int
+    public var inner: Int
+    public var traceDraws: Int
+    public var islandSweeps: Int
+
+    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
+        self.paths = paths
+        self.inner = inner
+        self.traceDraws = traceDraws
+        self.islandSweeps = islandSweeps
+    }
+}
+
+/// The command an estimator runs under, which sets its default K and J.
+public enum EstimatorUse: Sendable {
+    case ed, compare
+}
+
+/// What an estimator measures: the model (Markov FIM), the parameter box and seed of its draws, the budget,
+/// and the run's settings as a report records them (`ed`; nil where only the common result is wanted,
+/// as in `compare`).
+public struct EstimatorProblem: Sendable {
+    public var model: MarkovFisher
+    public var box: ClosedRange<Double>
+    public var seed: UInt64
+    public var budget: EstimatorBudget
+    public var configuration: NetworkRunConfiguration?
+    /// How the independent items are shared out (this process, or also the ranks of an MPI job).
+    public var sharing: any WorkSharing = LocalSharing()
+
+    public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, budget: EstimatorBudget,
+                configuration: NetworkRunConfiguration? = nil) {
+        self.model = model
+        self.box = box
+        self.seed = seed
+        self.budget = budget
+        self.configuration = configuration
+    }
+}
+
+/// An estimator of a network's 2sED: the seam every network estimator implements (docs/ARCHITECTURE.md,
+/// "An estimator"). It is found by its name (`EstimatorKind`) in `EstimatorRegistry`, and the commands
+/// (`ed`, `analyze`, `compare`) and `ArchitectureComparison` ask it, never the name, what it needs and does.
+public protocol NetworkEstimator: Sendable {
+    /// Its name, as `--estimator` and the results' `estimator` key spell it.
+    static var kind: EstimatorKind { get }
+    /// The flags only this estimator reads (smc: `--trace-draws`, `--island-sweeps`): given to a run of
+    /// another estimator they are an error, not ignored (`EstimatorRegistry.foreignFlag`).
+    static var flags: [String] { get }
+    /// Whether its samples are uniform-path spectra, which a spectra store holds: such an estimator runs
+    /// `ed`'s store route (`SpectraRun`: `--store`, `--resume`, `--shard`, MPI ranks, `--abbas-n`, `--fisher
+    /// output`) and `analyze`; any other runs end to end through `estimate`.
+    static var storesSpectra: Bool { get }
+    /// Whether its 95% intervals cover (a comparison reports their mean half-width).
+    static var reportsIntervals: Bool { get }
+    /// K and J where the user gives none.
+    static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int)
+    /// Checks a budget for a network of `layers` parametric layers, before any data is read.
+    static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws
+    /// The settings keys a result records for this estimator (`compare`'s JSON).
+    static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws
+    /// The 2sED (nested, joint, with `request.lower` the lower 2sED) at every ε of the request, with the
+    /// estimator's diagnostics and, where the problem has a configuration, its full typed report.
+    static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
+                         progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate
+}
+
+extension NetworkEstimator {
+    public static var flags: [String] { [] }
+    public static var storesSpectra: Bool { false }
+    public static var reportsIntervals: Bool { false }
+    public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {}
+    public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {}
+}
+
+/// An estimator's own typed result (`NetworkMeasurement`, `NetworkSMCMeasurement`): what `ed --json` prints.
+public protocol NetworkEstimateReport: Encodable, Sendable {
+    var seconds: Double { get set }
+}
+
+extension NetworkMeasurement: NetworkEstimateReport {}
+extension NetworkSMCMeasurement: NetworkEstimateReport {}
+
+/// The one result every network estimator returns: per ε the 2sEDs and what a caller compares or warns
+/// about, the certified bracket, the checks behind `ed`'s warnings, and the estimator's own report.
+/// Its JSON is the report's (an estimator without one: `estimator` and `points`).
+public struct NetworkEstimate: Sendable, Encodable {
+    public struct Point: Sendable, Equatable, Encodable {
+        public var eps: Double
+        public var dZeta: Double
+        /// The joint 2sED (smc estimates the nested and the joint 2sED as one quantity: equal to `dZeta`).
+        public var dZetaJoint: Double
+        /// With `lower`: the lower 2sED.
+        public var dZetaLower: Double?
+        /// The 95% intervals, where the estimator gives them.
+        public var ci95: ClosedRange<Double>?
+        public var ci95Lower: ClosedRange<Double>?
+        /// Per stage m ≥ 2: the ESS of the stage weights (smc: of the outer particles).
+        public var ess: [Double]
+        /// smc: per stage m ≥ 2, the share of the outer weights' spread that is the islands' own noise.
+        public var islandNoise: [Double]
+        /// smc: the upper bound's estimate (`UpperBound`).
+        public var bound: UpperBound?
+
+        public init(eps: Double, dZeta: Double, dZetaJoint: Double, dZetaLower: Double? = nil, ci95: ClosedRange<Double>? = nil,
+                    ci95Lower: ClosedRange<Double>? = nil, ess: [Double] = [], islandNoise: [Double] = [], bound: UpperBound? = nil) {
+            self.eps = eps
+            self.dZeta = dZeta
+            self.dZetaJoint = dZetaJoint
+            self.dZetaLower = dZetaLower
+            self.ci95 = ci95
+            self.ci95Lower = ci95Lower
+            self.ess = ess
+            self.islandNoise = islandNoise
+            self.bound = bound
+        }
+
+        enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaJoint, dZetaLower, ci95, ci95Lower }
+    }
+
+    /// What `ed` warns about, where the estimator checks it (nil: nothing found, or not checked).
+    public struct Diagnostics: Sendable {
+        public var degeneracy: WeightDegeneracy?
+        public var lowerAboveNested: LowerAboveNested?
+        public var tailShortfall: TailShortfall?
+        public var aboveBound: EstimateAboveBound?
+        /// The point whose upper bound is expected to fall short by more than its interval reaches.
+        public var boundShortfall: Point?
+        public var bracketCheck: BracketCheck?
+
+        public init(degeneracy: WeightDegeneracy? = nil, lowerAboveNested: LowerAboveNested? = nil, tailShortfall: TailShortfall? = nil,
+                    aboveBound: EstimateAboveBound? = nil, boundShortfall: Point? = nil, bracketCheck: BracketCheck? = nil) {
+            self.degeneracy = degeneracy
+            self.lowerAboveNested = lowerAboveNested
+            self.tailShortfall = tailShortfall
+            self.aboveBound = aboveBound
+            self.boundShortfall = boundShortfall
+            self.bracketCheck = bracketCheck
+        }
+    }
+
+    public var kind: EstimatorKind
+    public var points: [Point]
+    /// K, as the warnings quote it.
+    public var paths: Int
+    /// The normalisation c used.
+    public var scale: Double
+    public var bracket: CertifiedBracket?
+    public var diagnostics: Diagnostics
+    /// The estimator's own typed result (nil where the problem had no configuration).
+    public var report: (any NetworkEstimateReport)?
+
+    public init(kind: EstimatorKind, points: [Point], paths: Int, scale: Double, bracket: CertifiedBracket?,
+                diagnostics: Diagnostics = Diagnostics(), report: (any NetworkEstimateReport)? = nil) {
+        self.kind = kind
+        self.points = points
+        self.paths = paths
+        self.scale = scale
+        self.bracket = bracket
+        self.diagnostics = diagnostics
+        self.report = report
+    }
+
+    /// The run's wall time, kept in the report.
+    public var seconds: Double {
+        get { report?.seconds ?? 0 }
+        set { report?.seconds = newValue }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        if let report { return try report.encode(to: encoder) }
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(kind, forKey: ResultKey("estimator"))
+        try c.encode(points, forKey: ResultKey("points"))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import TwoScaleCore
+
+/// The plain estimator (docs/METHOD.md §13): K uniform paths θ^k ~ U(box), J inner draws of each later
+/// layer per path, the layered estimator over their spectra. Its samples do not depend on ε, so they are
+/// what the spectra store holds: `ed` runs it through `SpectraRun` (store, shards, MPI ranks) and
+/// `analyze` re-reads them; `estimate` is the in-memory route (`compare`, a program using the library).
+public enum PlainNetworkEstimator: NetworkEstimator {
+    public static let kind = EstimatorKind.plain
+    public static var storesSpectra: Bool { true }
+
+    public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
+        switch use {
+        case .ed: (100, 100)
+        case .compare: (50, 50)
+        }
+    }
+
+    /// With a configuration: `NetworkMeasurement.measure` over the paths' spectra (as `ed` without a store,
+    /// and its bootstrap intervals). Without: the layered estimator's points (no bootstrap) and the
+    /// certified bracket at their c, stage 1 only.
+    public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
+                                progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
+        let model = problem.model, b = problem.budget
+        let design = try MonteCarloDesign(paths: b.paths, inner: b.inner, box: problem.box, seed: problem.seed,
+                                          activation: model.activation)
+        let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<b.paths), threads: request.threads)
+        let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
+        if let configuration = problem.configuration {
+            let layers = model.blockDimensions
+            let meta = try StoreMeta(layers: layers, paths: b.paths, inner: layers.count > 1 ? b.inner : 0, configuration: configuration)
+            let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: model)
+            let points = m.points.map { p in
+                NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: p.dZetaLower, ci95: p.ci95,
+                                      ci95Lower: p.ci95Lower, ess: p.ess)
+            }
+            return NetworkEstimate(kind: kind, points: points, paths: m.paths, scale: m.scale, bracket: m.bracket,
+                                   diagnostics: .init(degeneracy: m.degeneracy, bracketCheck: m.bracketCheck), report: m)
+        }
+        let estimator = try LayeredEstimator(spectra: spectra, normalization: request.normalization)
+        let points = try estimator.points(eps: request.eps, zeta: request.zeta).map { p in
+            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: request.lower ? p.dZetaLower : nil,
+                                  ess: p.ess)
+        }
+        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: estimator.scale,
+                                                       seed: problem.seed, laterStages: false, threads: request.threads)
+        return NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: estimator.scale, bracket: bracket)
+    }
+}
+
+/// The smc estimator (docs/ESTIMATORS.md): annealed SMC samplers over the first layer's neurons, islands of
+/// J particles per unit under K outer particles for each later layer, with 95% intervals and diagnostics.
+/// Its samples depend on ε, so it runs end to end (no store).
+public enum SMCNetworkEstimator: NetworkEstimator {
+    public static let kind = EstimatorKind.smc
+    public static var flags: [String] { ["--trace-draws", "--island-sweeps"] }
+    public static var reportsIntervals: Bool { true }
+
+    public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
+        (NetworkSMC.defaultPaths, NetworkSMC.defaultInner)
+    }
+
+    public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
+        try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
+                                   islandSweeps: budget.islandSweeps)
+    }
+
+    public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
+        try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
+        try NetworkSMC.encodeIslandKeys(sweeps: budget.islandSweeps, into: &c)
+    }
+
+    public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
+                                progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
+        let b = problem.budget
+        var smc = try NetworkSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
+                                 traceDraws: b.traceDraws, islandSweeps: b.islandSweeps)
+        smc.sharing = problem.sharing
+        let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
+                                  threads: request.threads, progress: progress)
+        let points = r.points.map { p in
+            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZeta, dZetaLower: p.dZetaLower, ci95: p.ci95,
+                                  ci95Lower: p.ci95Lower, ess: p.stageESS, islandNoise: p.stageIslandNoise, bound: p.bound)
+        }
+        let tail = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: b.paths) })
+        var estimate = NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: r.scale, bracket: r.bracket,
+                                       diagnostics: .init(tailShortfall: tail))
+        if let configuration = problem.configuration {
+            let m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
+                                          normalization: request.normalization, lower: request.lower, paths: b.paths, inner: b.inner,
+                                          islandSweeps: b.islandSweeps)
+            let shortfall = m.boundShortfall.flatMap { s in m.points.firstIndex(of: s) }.map { points[$0] }
+            estimate.diagnostics = .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested, tailShortfall: m.tailShortfall,
+                                         aboveBound: m.aboveBound, boundShortfall: shortfall, bracketCheck: m.bracketCheck)
+            estimate.report = m
+        }
+        return estimate
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The name of a Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` (docs/ESTIMATORS.md), as `--estimator`
+/// and the results' `estimator` key spell it.
+///
+/// An open set of names, not an enum: what an estimator does is its implementation's, found by name in
+/// a registry (`EstimatorRegistry` in Networks for networks, `ToyMonteCarlo.methods` for the toy models),
+/// so a new estimator adds a name and an implementation and no code elsewhere tests for a name.
+public struct EstimatorKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+
+    /// Uniform draws of the whole θ, averaged in log space (the first version's estimator).
+    public static let plain = EstimatorKind(rawValue: "plain")
+    /// Factorised over independent blocks, each by an adaptive SMC sampler annealed in the scale.
+    public static let smc = EstimatorKind(rawValue: "smc")
+}
