@@ -9,15 +9,21 @@
 #
 # Default workload (about 20 s in one process on one thread on the 2-core machine of docs/PERFORMANCE.md): MLP 54-16-7, Markov FIM, σ² = 0.1,
 # N = 100 Gaussian inputs, K = 400 paths, J = 100 inner draws, lower + nested + joint 2sED over a 30-point
-# ε grid with 200 bootstrap resamples, spectra store on. Needs Open MPI (scripts/deps.sh installs it).
+# ε grid with 200 bootstrap resamples, spectra store on. With ESTIMATOR=smc: the smc estimator at its default
+# budget on 54-16-7 (ε = 10⁻³ and 0.1, lower 2sED), no store, each run's JSON checked against the
+# one-process JSON (timing keys aside). Needs Open MPI (scripts/deps.sh installs it).
 # MPIRUN_FLAGS overrides the mpirun flags (default: --allow-run-as-root --oversubscribe --bind-to none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=3
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then repeats=$1; shift; fi
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
+smc=0
+[ "${ESTIMATOR:-plain}" = smc ] && smc=1
 if [ $# -gt 0 ]; then
     args=("$@")
+elif [ $smc = 1 ]; then
+    args=(--arch 54-16-7 --data synthetic:gaussian --samples 100 --sigma2 0.1 --eps 0.001,0.1 --lower --seed 1)
 else
     args=(--arch 54-16-7 --data synthetic:gaussian --samples 100 --sigma2 0.1 --paths 400 --inner 100
           --eps 1e-3:0.5:30 --lower --bootstrap 200 --seed 1)
@@ -37,7 +43,9 @@ best_of() {
     for _ in $(seq 1 "$repeats"); do
         rm -rf "${work:?}/$label"
         t0=$(date +%s.%N)
-        "$@" "${args[@]}" --threads "$threads" --store "$work/$label" --json > "$work/$label.json" 2> "$work/$label.err" \
+        store=(--store "$work/$label")
+        [ $smc = 1 ] && store=()
+        "$@" "${args[@]}" --threads "$threads" "${store[@]}" --json > "$work/$label.json" 2> "$work/$label.err" \
             || { echo "bench-mpi.sh: $label failed:" >&2; cat "$work/$label.err" >&2; exit 1; }
         t1=$(date +%s.%N)
         t=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
@@ -52,12 +60,23 @@ two=$(best_of threads2 2 "$bin" ed)
 declare -A secs
 for p in 1 2 4; do
     secs[$p]=$(best_of "np$p" 1 mpirun "${flags[@]}" -np "$p" "$bin" ed)
-    if ! diff -r "$work/single" "$work/np$p" >/dev/null; then
+    if [ $smc = 1 ]; then
+        strip='import json,sys; d=json.load(open(sys.argv[1]))
+def s(v):
+    if isinstance(v, dict): return {k: s(x) for k, x in v.items() if "second" not in k}
+    if isinstance(v, list): return [s(x) for x in v]
+    return v
+print(json.dumps(s(d), sort_keys=True))'
+        if [ "$(python3 -c "$strip" "$work/single.json")" != "$(python3 -c "$strip" "$work/np$p.json")" ]; then
+            echo "bench-mpi.sh: the JSON of $p ranks differs from the one-process JSON" >&2
+            exit 1
+        fi
+    elif ! diff -r "$work/single" "$work/np$p" >/dev/null; then
         echo "bench-mpi.sh: the store of $p ranks differs from the one-process store" >&2
         exit 1
     fi
 done
-echo "bench-mpi.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) after; every store equals the one-process store" >&2
+echo "bench-mpi.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) after; every run equals the one-process run" >&2
 printf '| run | seconds (best of %s) | speed-up over 1 rank | efficiency |\n|---|---|---|---|\n' "$repeats"
 printf '| one process, `--threads 1` | %.2f | | |\n' "$one"
 printf '| one process, `--threads 2` | %.2f | | |\n' "$two"
