@@ -181,9 +181,9 @@ public enum DataSource {
     /// The exact label distribution `p*(y|x)` is the teacher's softmax, so population risks can be
     /// computed exactly. Preconditions: `samples ≥ 1`, `temperature > 0` (finite).
     public static func teacher(architecture: Architecture, activation: Activation, samples: Int, seed: UInt64,
-                               temperature: Double = 1) -> (Dataset, MLP) {
+                               temperature: Double = 1) -> (Dataset, Network) {
         precondition(samples >= 1 && temperature > 0 && temperature.isFinite, "teacher: samples ≥ 1 and temperature > 0")
-        let net = MLP.teacher(architecture: architecture, activation: activation, seed: seed)
+        let net = Network.teacher(architecture: architecture, activation: activation, seed: seed)
         let x = gaussianInputs(samples: samples, features: architecture.inputSize, seed: seed)
         var logits = net.forward(x).logits
         if temperature != 1 { for i in logits.data.indices { logits.data[i] /= temperature } }

@@ -30,7 +30,7 @@ public struct FisherMeasurement: Sendable, Encodable {
     public var blocks: [Block]
 
     /// The spectra of every block of `model` at `net` (blocks computed concurrently), assembled.
-    public static func measure(_ model: any FisherModel, at net: MLP, samples: Int, sigma2: Double?, noiseSamples: Int) async throws -> FisherMeasurement {
+    public static func measure(_ model: any FisherModel, at net: Network, samples: Int, sigma2: Double?, noiseSamples: Int) async throws -> FisherMeasurement {
         let count = model.blockDimensions.count
         let spectra = try await Parallel.map(count, threads: count) { m in
             let x = try model.blockInputs(net, block: m)

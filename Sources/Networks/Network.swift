@@ -143,6 +143,3 @@ public struct Network: Sendable, Equatable {
         return (inputs, pre, stack[stack.count - 1].forward(a, parameters: blocks[stack.count - 1]))
     }
 }
-
-/// The network type's earlier name, kept while callers move to `Network`.
-public typealias MLP = Network

@@ -37,7 +37,7 @@ import TwoScaleNumerics
 /// tensor of neither form (a BatchNorm's running mean, say), is an error that names the tensor.
 extension WeightsFile {
     public static func network(from tensors: [NamedTensor], path: String, architecture a: Architecture,
-                               activation: Activation) throws -> MLP {
+                               activation: Activation) throws -> Network {
         let L = a.parametricLayers.count
         func fail(_ message: String) -> TwoScaleError { TwoScaleError.mismatch(path, message) }
         guard !tensors.isEmpty else { throw fail("holds no tensors; the architecture \(a) needs \(L) weight matrices") }
@@ -108,7 +108,7 @@ extension WeightsFile {
                 biases.append(bt.values)
             }
         }
-        return try MLP(architecture: a, activation: activation, weights: weights, biases: biases.isEmpty ? nil : biases)
+        return try Network(architecture: a, activation: activation, weights: weights, biases: biases.isEmpty ? nil : biases)
     }
 
     /// PyTorch's (F, C, k, k) kernels in twoscale's (F, k, k, C) order.

@@ -22,7 +22,7 @@ public enum WeightsFile {
         case json, npz, safetensors
     }
 
-    public static func load(path: String, architecture: Architecture, activation: Activation) throws -> MLP {
+    public static func load(path: String, architecture: Architecture, activation: Activation) throws -> Network {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw TwoScaleError.file(path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")
@@ -32,7 +32,7 @@ public enum WeightsFile {
 
     /// The network in `data`, the bytes of the weights file `path` (which names it in errors), in
     /// whichever format `format(of:path:)` finds.
-    public static func decode(_ data: Data, path: String, architecture: Architecture, activation: Activation) throws -> MLP {
+    public static func decode(_ data: Data, path: String, architecture: Architecture, activation: Activation) throws -> Network {
         switch try format(of: data, path: path) {
         case .json:
             return try parse(try JSONValue.parse(data, source: path), path: path, architecture: architecture, activation: activation)
@@ -63,7 +63,7 @@ public enum WeightsFile {
         }
     }
 
-    public static func parse(_ json: JSONValue, path: String, architecture a: Architecture, activation: Activation) throws -> MLP {
+    public static func parse(_ json: JSONValue, path: String, architecture a: Architecture, activation: Activation) throws -> Network {
         guard case .object = json, let ws = json["weights"]?.arrayValue else {
             throw TwoScaleError.file(path, "expected an object {\"weights\": [W_1, …, W_\(a.parametricLayers.count)]}")
         }
@@ -97,7 +97,7 @@ public enum WeightsFile {
                 try numbers(pair.0, count: a.structure(layer: pair.1).units, path: path, what: "b_\(b + 1)")
             }
         }
-        return try MLP(architecture: a, activation: activation, weights: weights, biases: biases)
+        return try Network(architecture: a, activation: activation, weights: weights, biases: biases)
     }
 
     static func numbers(_ v: JSONValue, count: Int, path: String, what: String) throws -> [Double] {
@@ -112,7 +112,7 @@ public enum WeightsFile {
     }
 
     /// The JSON form of a network's parameters (the inverse of `parse`).
-    public static func json(_ net: MLP) -> JSONValue {
+    public static func json(_ net: Network) -> JSONValue {
         var kv: [(String, JSONValue)] = [("weights", .array(net.weights.map { w in .array(w.rowArrays.map(JSONValue.numbers)) }))]
         if net.architecture.bias { kv.append(("biases", .array(net.biases.map(JSONValue.numbers)))) }
         return .object(kv)

@@ -154,7 +154,7 @@ public struct ArchitectureComparison: Sendable {
                                     batchSize: config.batchSize, epochs: config.epochs,
                                     seed: r == 0 ? config.seed : seed &+ 0x9E37_79B9_7F4A_7C15,
                                     initialization: config.initialization, evaluateEpochs: true)
-        var initial: MLP?
+        var initial: Network?
         let result = try Trainer(config: config).train(data: train, holdout: holdout) { cp in
             if initial == nil { initial = cp.network }
         }
@@ -217,7 +217,7 @@ public struct ArchitectureComparison: Sendable {
     }
 
     /// `‖W‖₂` over every weight matrix (biases left out).
-    public static func weightNorm(_ net: MLP) -> Double {
+    public static func weightNorm(_ net: Network) -> Double {
         net.weights.reduce(0) { acc, m in m.data.reduce(acc) { $0 + $1 * $1 } }.squareRoot()
     }
 
@@ -225,7 +225,7 @@ public struct ArchitectureComparison: Sendable {
     /// stack: the network with every weight squared, no biases and no activation, applied to the all-ones
     /// input, its outputs summed. A pooling window is one path per input it reads: a max pool passes each
     /// (weight 1, so its windows are summed), an average pool weights each by 1/k² (squared: 1/k⁴).
-    public static func pathNorm(_ net: MLP) -> Double {
+    public static func pathNorm(_ net: Network) -> Double {
         let a = net.architecture
         var v = Matrix(rows: 1, cols: a.inputSize, data: [Double](repeating: 1, count: a.inputSize))
         for (m, layer) in a.stack.enumerated() {
@@ -247,7 +247,7 @@ public struct ArchitectureComparison: Sendable {
 
     /// Mean increase of the training loss under `sharpnessDraws` Gaussian perturbations of every
     /// parameter with standard deviation `sharpnessScale·rms(θ)` (seeded stream "SHRP").
-    public static func sharpness(_ net: MLP, inputs: Matrix, labels: [Int], base: Double, seed: UInt64) -> Double {
+    public static func sharpness(_ net: Network, inputs: Matrix, labels: [Int], base: Double, seed: UInt64) -> Double {
         let w = net.parameters
         let rms = (w.reduce(0) { $0 + $1 * $1 } / Double(Swift.max(1, w.count))).squareRoot()
         var rng = Xoshiro256(seed: seed, stream: [0x5348_5250])

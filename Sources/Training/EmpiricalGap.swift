@@ -128,7 +128,7 @@ public enum EmpiricalGap {
         var g = TrialGaps(n: n, trial: trial, finalGap: 0, finalGap01: 0, supGap: 0, supGap01: 0,
                           riskError: 0, riskError01: 0, checkpoints: 0, checkpointsOutsideBox: 0,
                           finalTrainLoss: 0, finalPopulationRisk: 0)
-        func measure(_ net: MLP, inBox: Bool) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
+        func measure(_ net: Network, inBox: Bool) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
             let r = population.risk(of: net)
             let rn = EmpiricalRisk.of(net, on: data)
             let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
@@ -158,7 +158,7 @@ public enum EmpiricalGap {
         }
         for j in 0..<e.randomDraws {
             var r = Xoshiro256(seed: e.seed, stream: [201, UInt64(n), UInt64(trial), UInt64(j)])
-            let net = MLP.uniform(architecture: e.student, activation: e.studentActivation, box: e.box, rng: &r)
+            let net = Network.uniform(architecture: e.student, activation: e.studentActivation, box: e.box, rng: &r)
             _ = try measure(net, inBox: true)
         }
         return g

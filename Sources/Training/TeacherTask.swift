@@ -14,10 +14,10 @@ import TwoScaleNumerics
 /// T > 0. Because `p*(y|x)` is known, the population risk of any θ is an average over inputs alone (see
 /// `PopulationSample`).
 public struct TeacherTask: Sendable {
-    public let teacher: MLP
+    public let teacher: Network
     public let temperature: Double
 
-    public init(teacher: MLP, temperature: Double = 1) throws {
+    public init(teacher: Network, temperature: Double = 1) throws {
         guard temperature.isFinite, temperature > 0 else {
             throw TwoScaleError.invalid("--temperature", "\(temperature)", allowed: "the teacher's temperature must be a finite number > 0")
         }
@@ -29,7 +29,7 @@ public struct TeacherTask: Sendable {
     /// the teacher `synthetic:teacher:ARCH` uses for the same seed).
     public static func random(architecture: Architecture, activation: Activation, temperature: Double = 1,
                               seed: UInt64) throws -> TeacherTask {
-        try TeacherTask(teacher: MLP.teacher(architecture: architecture, activation: activation, seed: seed),
+        try TeacherTask(teacher: Network.teacher(architecture: architecture, activation: activation, seed: seed),
                         temperature: temperature)
     }
 
@@ -103,7 +103,7 @@ public struct PopulationSample: Sendable {
         self.labelProbabilities = labelProbabilities
     }
 
-    public func risk(of net: MLP, chunk: Int = 4096) -> RiskEstimate {
+    public func risk(of net: Network, chunk: Int = 4096) -> RiskEstimate {
         let k = labelProbabilities.cols
         let m = inputs.rows
         var ce = [Double](repeating: 0, count: m)
@@ -151,7 +151,7 @@ public struct PopulationSample: Sendable {
 
 /// Training risks `R_n(θ)` on a labelled sample: mean cross-entropy and the misclassified fraction.
 public enum EmpiricalRisk {
-    public static func of(_ net: MLP, on data: Dataset) -> (crossEntropy: Double, zeroOne: Double) {
+    public static func of(_ net: Network, on data: Dataset) -> (crossEntropy: Double, zeroOne: Double) {
         let e = net.crossEntropy(inputs: data.inputs, labels: data.labels ?? [])
         return (e.loss, 1 - e.accuracy)
     }

@@ -65,11 +65,11 @@ public struct Checkpoint: Sendable {
     public var step: Int
     /// True for θ₀ and the end of an epoch, false for a mid-epoch (every-k-steps) checkpoint.
     public var endOfEpoch: Bool
-    public var network: MLP
+    public var network: Network
 }
 
 public struct TrainingResult: Sendable {
-    public var network: MLP
+    public var network: Network
     /// Epoch 0 (θ₀) then 1…E.
     public var epochs: [EpochRecord]
     public var steps: Int

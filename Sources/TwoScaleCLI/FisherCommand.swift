@@ -108,13 +108,13 @@ struct FisherCommand: AsyncParsableCommand {
     func run() async throws {
         let (kind, act, labelColumn) = try choices()
         let architecture = try Architecture(parsing: arch, bias: bias)
-        let net: MLP
+        let net: Network
         if let weights {
             net = try WeightsFile.load(path: weights, architecture: architecture, activation: act)
         } else {
             let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
             var rng = Xoshiro256(seed: seed, stream: [0x5745_4947])  // "WEIG"
-            net = MLP.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
+            net = Network.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
         }
         let dataset = try DataSource.load(data, samples: samples, labels: labelColumn, standardize: standardize,
                                           seed: seed, inputSize: architecture.inputSize, inputShape: architecture.inputShape,
@@ -129,7 +129,7 @@ struct FisherCommand: AsyncParsableCommand {
     }
 
     /// Seconds per `blockEigenvalues` call, per block, over `draws` fresh U(−1,1) draws of θ_m (one thread).
-    static func time(_ model: any FisherModel, _ net: MLP, draws: Int, seed: UInt64) throws {
+    static func time(_ model: any FisherModel, _ net: Network, draws: Int, seed: UInt64) throws {
         var rng = Xoshiro256(seed: seed, stream: [0x5449_4D45])  // "TIME"
         for m in model.blockDimensions.indices {
             let layer = model.kind == .markov ? net.architecture.parametricLayers[m] : net.architecture.layers - 1

@@ -117,7 +117,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     func testFisher() async throws {
         let arch = try Architecture(parsing: "4-3-2")
         var rng = Xoshiro256(seed: 7, stream: [0x5745_4947])  // fisher's stream for a random θ
-        let net = MLP.uniform(architecture: arch, activation: .tanh, box: -1...1, rng: &rng)
+        let net = Network.uniform(architecture: arch, activation: .tanh, box: -1...1, rng: &rng)
         let data = try DataSource.load("synthetic:gaussian", samples: 9, labels: .none, standardize: false, seed: 7,
                                        inputSize: 4, inputShape: nil)
         let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data.inputs, sigma2: 0.2, noiseSamples: 2, noiseSeed: 7)

@@ -27,21 +27,21 @@ struct WeightFisher: FisherModel {
         self.constantLater = constantLater
     }
 
-    func blockInputs(_ net: MLP, block m: Int) throws -> Matrix {
+    func blockInputs(_ net: Network, block m: Int) throws -> Matrix {
         var s = 0.0
         for j in 0..<m { for w in net.weights[j].data { s += w * w } }
         return Matrix(rows: 1, cols: 1, data: [s])
     }
 
     /// The exact nonzero eigenvalues (no round-off term), for direct computations.
-    func exactEigenvalues(_ net: MLP, block m: Int) -> [Double] {
+    func exactEigenvalues(_ net: Network, block m: Int) -> [Double] {
         if constantLater && m >= 1 { return (1...blockDimensions[m]).map { 0.05 * Double($0) } }
         var s = 0.0
         for j in 0..<m { for w in net.weights[j].data { s += w * w } }
         return net.weights[m].data.filter { abs($0) >= cutoff }.map { $0 * $0 * (1 + coupling * s) }.sorted()
     }
 
-    func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double] {
+    func blockEigenvalues(_ net: Network, block m: Int, inputs: Matrix) throws -> [Double] {
         let exact = exactEigenvalues(net, block: m)
         precondition(inputs.rows == 1 && inputs.cols == 1)
         // A round-off negative where there is room for one (at most d_m values).
@@ -57,9 +57,9 @@ struct WholeFisher: FisherModel {
 
     init(_ sizes: [Int]) { architecture = try! Architecture(sizes: sizes) }
 
-    func blockInputs(_ net: MLP, block m: Int) throws -> Matrix { Matrix(rows: 1, cols: 1) }
+    func blockInputs(_ net: Network, block m: Int) throws -> Matrix { Matrix(rows: 1, cols: 1) }
 
-    func blockEigenvalues(_ net: MLP, block m: Int, inputs: Matrix) throws -> [Double] {
+    func blockEigenvalues(_ net: Network, block m: Int, inputs: Matrix) throws -> [Double] {
         net.parameters.filter { abs($0) >= 0.2 }.map { $0 * $0 }.sorted()
     }
 }

@@ -11,9 +11,9 @@ enum FisherReference {
     static let h = 1e-5
 
     /// A network with weights (and biases) U(−1, 1) from `seed`.
-    static func net(_ sizes: [Int], bias: Bool, _ act: Activation, seed: UInt64) throws -> MLP {
+    static func net(_ sizes: [Int], bias: Bool, _ act: Activation, seed: UInt64) throws -> Network {
         var rng = Xoshiro256(seed: seed, stream: [7])
-        return MLP.uniform(architecture: try Architecture(sizes: sizes, bias: bias), activation: act, box: -1...1, rng: &rng)
+        return Network.uniform(architecture: try Architecture(sizes: sizes, bias: bias), activation: act, box: -1...1, rng: &rng)
     }
 
     static func gaussianData(_ n: Int, _ d: Int, seed: UInt64) -> Matrix {
@@ -28,7 +28,7 @@ enum FisherReference {
     }
 
     /// Central differences of `f(θ)` (a vector) w.r.t. the parameters in `r`: rows = outputs of f.
-    static func jacobian(_ net: MLP, _ r: Range<Int>, _ f: (MLP) -> [Double]) -> [[Double]] {
+    static func jacobian(_ net: Network, _ r: Range<Int>, _ f: (Network) -> [Double]) -> [[Double]] {
         let theta = net.parameters
         var cols: [[Double]] = []
         for i in r {
@@ -48,7 +48,7 @@ enum FisherReference {
     /// Gaussian hidden layer m (0-based): F = avg over inputs x_s and sigma points y of s(y) s(y)ᵀ, with
     /// s = ∂/∂θ_m log N(y; act(W_m x_s + b_m), σ²I) by finite differences. Since s is affine in y, the
     /// sigma points y = μ ± σ√n e_i (same mean and covariance as N(μ, σ²I)) give the exact expectation.
-    static func gaussianLayerFisher(_ net: MLP, layer m: Int, inputs x: Matrix, sigma2: Double) -> Matrix {
+    static func gaussianLayerFisher(_ net: Network, layer m: Int, inputs x: Matrix, sigma2: Double) -> Matrix {
         let r = range(net.architecture, layer: m)
         let dm = r.count
         var f = Matrix(rows: dm, cols: dm)
@@ -77,7 +77,7 @@ enum FisherReference {
     }
 
     /// Softmax layer: F = avg_x Σ_y p_y s_y s_yᵀ, s_y = ∂/∂θ_L log softmax(W_L x + b_L)_y by finite differences.
-    static func softmaxLayerFisher(_ net: MLP, inputs x: Matrix) -> Matrix {
+    static func softmaxLayerFisher(_ net: Network, inputs x: Matrix) -> Matrix {
         let last = net.architecture.layers - 1
         let r = range(net.architecture, layer: last)
         var f = Matrix(rows: r.count, cols: r.count)
@@ -91,7 +91,7 @@ enum FisherReference {
     }
 
     /// Output FIM: F = avg_n J_nᵀ (diag p − p pᵀ) J_n with J_n = ∂logits/∂θ by finite differences.
-    static func outputFisher(_ net: MLP, inputs x: Matrix) -> Matrix {
+    static func outputFisher(_ net: Network, inputs x: Matrix) -> Matrix {
         let d = net.architecture.parameterCount
         let k = net.architecture.classes
         var f = Matrix(rows: d, cols: d)

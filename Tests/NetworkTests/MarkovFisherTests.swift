@@ -65,7 +65,7 @@ final class MarkovFisherTests: XCTestCase {
         let model = try MarkovFisher(architecture: arch, activation: .linear, data: data, sigma2: 0.25, noiseSamples: 3, noiseSeed: 42)
         let a = try R.net([3, 4, 2, 3], bias: false, .linear, seed: 1)
         let b = try R.net([3, 4, 2, 3], bias: false, .linear, seed: 2)
-        func noise(_ net: MLP) throws -> [Double] {
+        func noise(_ net: Network) throws -> [Double] {
             let x1 = try model.blockInputs(net, block: 1)
             let mean = net.preActivation(layer: 0, input: data)  // linear activation
             var v: [Double] = []

@@ -16,7 +16,7 @@ final class WeightsFormatStateDictTests: XCTestCase {
 
     static let cnn = "6x6x2-conv3k2-conv2k2-maxpool2-3-2"
 
-    func load(_ name: String, _ arch: String, bias: Bool = true) throws -> MLP {
+    func load(_ name: String, _ arch: String, bias: Bool = true) throws -> Network {
         try WeightsFile.load(path: Self.fixture(name), architecture: try Architecture(parsing: arch, bias: bias), activation: .tanh)
     }
 
@@ -25,7 +25,7 @@ final class WeightsFormatStateDictTests: XCTestCase {
     }
 
     /// The output FIM's spectrum and every Markov block's, on fixed Gaussian inputs.
-    func spectra(_ net: MLP) throws -> [[Double]] {
+    func spectra(_ net: Network) throws -> [[Double]] {
         let x = FisherReference.gaussianData(5, net.architecture.inputSize, seed: 40)
         let output = try OutputFisher(architecture: net.architecture, activation: net.activation, data: x)
         let markov = try MarkovFisher(architecture: net.architecture, activation: net.activation, data: x, sigma2: 0.2,
@@ -36,7 +36,7 @@ final class WeightsFormatStateDictTests: XCTestCase {
         return [try output.blockEigenvalues(net, block: 0, inputs: x)] + blocks
     }
 
-    func assertSame(_ net: MLP, as reference: MLP, _ name: String) throws {
+    func assertSame(_ net: Network, as reference: Network, _ name: String) throws {
         XCTAssertEqual(net.blocks, reference.blocks, "\(name): parameters")
         XCTAssertEqual(try spectra(net), try spectra(reference), "\(name): spectra")
     }
@@ -83,14 +83,14 @@ final class WeightsFormatStateDictTests: XCTestCase {
 
     /// In-memory state dicts: the rule itself.
     func testOrderRule() throws {
-        func net(_ ts: [NamedTensor], _ arch: String, bias: Bool = false) throws -> MLP {
+        func net(_ ts: [NamedTensor], _ arch: String, bias: Bool = false) throws -> Network {
             try WeightsFile.network(from: ts, path: "m", architecture: try Architecture(parsing: arch, bias: bias), activation: .relu)
         }
         /// A weight whose first entry tells which it is.
         func w(_ name: String, _ rows: Int, _ cols: Int, tag: Double) -> NamedTensor {
             NamedTensor(name: name, dtype: "float64", shape: [rows, cols], values: [tag] + [Double](repeating: 0.5, count: rows * cols - 1))
         }
-        func tags(_ n: MLP) -> [Double] { n.weights.map { $0.data[0] } }
+        func tags(_ n: Network) -> [Double] { n.weights.map { $0.data[0] } }
         // Equal shapes, so only the names order: indices numerically at every level (10 after 2, 0.10 before 1).
         let nested = [w("1.weight", 3, 3, tag: 4), w("0.10.weight", 3, 3, tag: 3), w("0.2.weight", 3, 3, tag: 2), w("0.0.weight", 3, 3, tag: 1)]
         XCTAssertEqual(tags(try net(nested, "3-3-3-3-3")), [1, 2, 3, 4])

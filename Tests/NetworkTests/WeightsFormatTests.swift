@@ -31,7 +31,7 @@ final class WeightsFormatTests: XCTestCase {
 
     static func f32(_ xs: [Double]) -> [Double] { xs.map { Double(Float($0)) } }
 
-    func load(_ name: String, bias: Bool) throws -> MLP {
+    func load(_ name: String, bias: Bool) throws -> Network {
         try WeightsFile.load(path: Self.fixture(name), architecture: bias ? biased : plain, activation: .relu)
     }
 

@@ -12,7 +12,7 @@ final class ComparisonMeasureTests: XCTestCase {
     /// ‖W‖² = 1 + 4 + 9 + 16 + 1 + 1 + 0 + 4 = 36. Path norm² = Σ_{paths j→i→k} (W_1[i][j]·W_2[k][i])²
     /// = Σ_i (Σ_j W_1[i][j]²)(Σ_k W_2[k][i]²) = 5·(1 + 0) + 25·(1 + 4) = 130.
     func testWeightAndPathNormClosedForms() throws {
-        let net = try MLP(architecture: Architecture(sizes: [2, 2, 2]), activation: .relu,
+        let net = try Network(architecture: Architecture(sizes: [2, 2, 2]), activation: .relu,
                           weights: [Matrix(rows: 2, cols: 2, data: [1, 2, 3, 4]), Matrix(rows: 2, cols: 2, data: [1, 1, 0, 2])])
         XCTAssertEqual(ArchitectureComparison.weightNorm(net), 6, accuracy: 1e-15)
         XCTAssertEqual(ArchitectureComparison.pathNorm(net), 130.0.squareRoot(), accuracy: 1e-13)
@@ -28,7 +28,7 @@ final class ComparisonMeasureTests: XCTestCase {
         let k0 = 1 + 4 + 0.25 + 9.0, k1 = 4 + 0 + 1 + 1.0
         for (pool, positions) in [("maxpool2", 4.0), ("avgpool2", 4.0 / 16)] {
             let a = try Architecture(parsing: "3x3x1-conv2k2-\(pool)-2")
-            let net = try MLP(architecture: a, activation: .relu,
+            let net = try Network(architecture: a, activation: .relu,
                               weights: [Matrix(rows: 2, cols: 4, data: w1), Matrix(rows: 2, cols: 2, data: w2)])
             let expected = (1 * k0 + 4 * k1 + 9 * k0 + 0.25 * k1) * positions
             XCTAssertEqual(ArchitectureComparison.pathNorm(net), expected.squareRoot(), accuracy: 1e-13, pool)
@@ -43,7 +43,7 @@ final class ComparisonMeasureTests: XCTestCase {
     func testSharpnessMatchesItsDefinition() throws {
         var rng = Xoshiro256(seed: 4)
         let a = try Architecture(sizes: [3, 4, 2])
-        let net = MLP.uniform(architecture: a, activation: .relu, box: -1...1, rng: &rng)
+        let net = Network.uniform(architecture: a, activation: .relu, box: -1...1, rng: &rng)
         let x = Matrix(rows: 5, cols: 3, data: (0..<15).map { _ in rng.uniform(-1, 1) })
         let y = [0, 1, 1, 0, 1]
         let base = net.crossEntropy(inputs: x, labels: y).loss

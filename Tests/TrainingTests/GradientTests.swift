@@ -8,7 +8,7 @@ import XCTest
 
 /// Backpropagation against central finite differences of the mean cross-entropy.
 final class GradientTests: XCTestCase {
-    func loss(_ net: MLP, _ x: Matrix, _ y: [Int]) -> Double {
+    func loss(_ net: Network, _ x: Matrix, _ y: [Int]) -> Double {
         // Independent of the gradient code: log-softmax of the forward pass.
         let lp = Softmax.logProbabilities(net.forward(x).logits)
         return -(0..<x.rows).reduce(0) { $0 + lp[$1, y[$1]] } / Double(x.rows)
@@ -17,7 +17,7 @@ final class GradientTests: XCTestCase {
     func check(sizes: [Int], bias: Bool, activation: Activation, seed: UInt64) throws {
         let arch = try Architecture(sizes: sizes, bias: bias)
         var rng = Xoshiro256(seed: seed, stream: [9])
-        var net = MLP.uniform(architecture: arch, activation: activation, box: -1...1, rng: &rng)
+        var net = Network.uniform(architecture: arch, activation: activation, box: -1...1, rng: &rng)
         let b = 7
         var x = Matrix(rows: b, cols: arch.inputSize)
         for i in x.data.indices { x.data[i] = rng.normal() }
@@ -60,7 +60,7 @@ final class GradientTests: XCTestCase {
     func testAccuracyCountAndChunkedLoss() throws {
         let arch = try Architecture(sizes: [3, 4, 3])
         var rng = Xoshiro256(seed: 5)
-        let net = MLP.uniform(architecture: arch, activation: .tanh, box: -1...1, rng: &rng)
+        let net = Network.uniform(architecture: arch, activation: .tanh, box: -1...1, rng: &rng)
         var x = Matrix(rows: 50, cols: 3)
         for i in x.data.indices { x.data[i] = rng.normal() }
         let y = (0..<50).map { _ in rng.index(3) }

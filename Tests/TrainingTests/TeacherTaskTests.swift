@@ -12,7 +12,7 @@ final class TeacherTaskTests: XCTestCase {
     func testExactLabelRiskMatchesLargeSampleEstimate() throws {
         let task = try TeacherTask.random(architecture: Architecture(sizes: [5, 6, 3]), activation: .tanh, temperature: 0.7, seed: 11)
         var rng = Xoshiro256(seed: 12)
-        let student = MLP.uniform(architecture: try Architecture(sizes: [5, 4, 3]), activation: .relu, box: -1...1, rng: &rng)
+        let student = Network.uniform(architecture: try Architecture(sizes: [5, 4, 3]), activation: .relu, box: -1...1, rng: &rng)
         var prng = Xoshiro256(seed: 13)
         let pop = task.population(count: 20_000, rng: &prng)
         let r = pop.risk(of: student)
@@ -44,9 +44,9 @@ final class TeacherTaskTests: XCTestCase {
 
     /// Per-input risk by hand: −Σ_y p*(y|x) log p_θ(y|x) and 1 − p*(argmax_θ|x).
     func testRiskOfOneInputByHand() throws {
-        let teacher = try MLP(architecture: Architecture(sizes: [2, 3]), activation: .relu, weights: [Matrix([[1, 0], [0, 1], [1, 1]])])
+        let teacher = try Network(architecture: Architecture(sizes: [2, 3]), activation: .relu, weights: [Matrix([[1, 0], [0, 1], [1, 1]])])
         let task = try TeacherTask(teacher: teacher, temperature: 2)
-        let student = try MLP(architecture: Architecture(sizes: [2, 3]), activation: .relu, weights: [Matrix([[0, 1], [2, 0], [0, 0]])])
+        let student = try Network(architecture: Architecture(sizes: [2, 3]), activation: .relu, weights: [Matrix([[0, 1], [2, 0], [0, 0]])])
         let x = Matrix([[0.3, -0.8]])
         let pop = PopulationSample(inputs: x, labelProbabilities: task.labelProbabilities(x))
         let zt: [Double] = [0.15, -0.4, -0.25]  // teacher logits (0.3, −0.8, −0.5) / T

@@ -57,7 +57,7 @@ final class TrainerTests: XCTestCase {
     /// One Adam step moves each coordinate by lr·g/(|g| + ϵ) ≈ lr·sign(g); one SGD step by lr·g.
     func testOptimizerFirstSteps() throws {
         let arch = try Architecture(sizes: [2, 2])
-        let net0 = try MLP(architecture: arch, activation: .linear, weights: [Matrix([[0.5, -0.25], [1, 2]])])
+        let net0 = try Network(architecture: arch, activation: .linear, weights: [Matrix([[0.5, -0.25], [1, 2]])])
         let g = [0.3, -2.0, 1e-3, 0]
         var adam = Optimizer(settings: try OptimizerSettings(kind: .adam, learningRate: 0.1), parameterCount: 4)
         var net = net0
@@ -132,7 +132,7 @@ final class TrainerTests: XCTestCase {
     func testWeightsFileFormat() throws {
         let arch = try Architecture(sizes: [3, 2, 2], bias: true)
         var rng = Xoshiro256(seed: 1)
-        let net = MLP.uniform(architecture: arch, activation: .relu, box: -1...1, rng: &rng)
+        let net = Network.uniform(architecture: arch, activation: .relu, box: -1...1, rng: &rng)
         let json = try JSONValue.parse(Data(try WeightsFile.json(net).serialized().utf8), source: "w.json")
         let w = try XCTUnwrap(json["weights"]?.arrayValue)
         XCTAssertEqual(w.count, 2)
@@ -142,7 +142,7 @@ final class TrainerTests: XCTestCase {
         XCTAssertEqual(json["biases"]?.arrayValue?[1].arrayValue?.map { $0.doubleValue! }, net.biases[1])
         // Round trip through the reader of `fisher --weights`.
         XCTAssertEqual(try WeightsFile.parse(json, path: "w.json", architecture: arch, activation: .relu), net)
-        let noBias = MLP.uniform(architecture: try Architecture(sizes: [3, 2]), activation: .relu, box: -1...1, rng: &rng)
+        let noBias = Network.uniform(architecture: try Architecture(sizes: [3, 2]), activation: .relu, box: -1...1, rng: &rng)
         XCTAssertNil(WeightsFile.json(noBias)["biases"])
     }
 
@@ -172,7 +172,7 @@ final class TrainerTests: XCTestCase {
         let cfg = try TrainingConfig(architecture: arch, activation: .relu,
                                      optimizer: OptimizerSettings(kind: .adam, learningRate: 0.01, momentum: 0.9),
                                      batchSize: 16, epochs: 8, seed: 2)
-        var written: [MLP] = []
+        var written: [Network] = []
         let r = try Trainer(config: cfg).train(data: data) { cp in
             let text = try WeightsFile.json(cp.network).serialized()
             written.append(try WeightsFile.decode(Data(text.utf8), path: "cp.json", architecture: arch, activation: .relu))
