@@ -175,7 +175,7 @@ public enum DataSource {
         return x
     }
 
-    /// A teacher task: inputs `x ~ N(0, I)` (as `gaussianInputs`), the teacher MLP of `seed` (`MLP.teacher`:
+    /// A teacher task: inputs `x ~ N(0, I)` (as `gaussianInputs`), the teacher MLP of `seed` (`Network.teacher`:
     /// Sampling's one teacher generator, every weight and bias U(−1, 1) from the stream `(seed, TEAW)`), and
     /// labels `y_n ~ softmax(logits(x_n) / temperature)` drawn from `Xoshiro256(seed:, stream: [TEAL, n])`.
     /// The exact label distribution `p*(y|x)` is the teacher's softmax, so population risks can be

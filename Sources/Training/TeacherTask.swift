@@ -9,7 +9,7 @@ import TwoScaleNumerics
 ///
 ///     x ~ N(0, I_{n_0}),   y | x ~ p*(·|x) = softmax(f_teacher(x) / T)
 ///
-/// with a random teacher MLP (weights, and biases if any, i.i.d. U(−1, 1): `MLP.teacher`, Sampling's one
+/// with a random teacher MLP (weights, and biases if any, i.i.d. U(−1, 1): `Network.teacher`, Sampling's one
 /// teacher generator, the same teacher as `synthetic:teacher:ARCH` for the same seed) and temperature
 /// T > 0. Because `p*(y|x)` is known, the population risk of any θ is an average over inputs alone (see
 /// `PopulationSample`).
@@ -25,7 +25,7 @@ public struct TeacherTask: Sendable {
         self.temperature = temperature
     }
 
-    /// The random teacher of `seed` (`MLP.teacher`: every parameter U(−1, 1) from the stream `(seed, TEAW)`,
+    /// The random teacher of `seed` (`Network.teacher`: every parameter U(−1, 1) from the stream `(seed, TEAW)`,
     /// the teacher `synthetic:teacher:ARCH` uses for the same seed).
     public static func random(architecture: Architecture, activation: Activation, temperature: Double = 1,
                               seed: UInt64) throws -> TeacherTask {
