@@ -25,51 +25,52 @@ let package = Package(
         // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, SMC for one factor, typed errors,
         // the bounded-concurrency helper. No file I/O.
         .target(name: "TwoScaleCore", dependencies: ["Sampling"], exclude: ["README.md"]),
+        .target(name: "Samplers", dependencies: ["Sampling", "TwoScaleCore"], exclude: ["README.md"]),
         // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers.
         .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "TwoScaleCore"], exclude: ["README.md"]),
         // File and text formats: atomic writes, gzip, CSV, IDX, NPY/NPZ, zip, safetensors, value grids.
         .target(name: "TwoScaleFormats", dependencies: ["CZlib", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
-        .target(name: "ToyModels", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
+        .target(name: "ToyModels", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Stochastic MLPs, data sources, Fisher estimators, Monte Carlo design, spectra store.
-        .target(name: "Networks", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats"],
+        .target(name: "Networks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats"],
                 exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
         .target(name: "Bounds", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
-        .target(name: "Cluster", dependencies: ["TwoScaleCore", "Networks"], exclude: ["README.md"]),
+        .target(name: "Cluster", dependencies: ["TwoScaleCore", "Samplers", "Networks"], exclude: ["README.md"]),
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
-        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Bounds"],
+        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Bounds"],
                 exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
-        .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
+        .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
                                                    "Networks", "Training"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
-            "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
+            "Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
             "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
 
-        .testTarget(name: "CoreTests", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
+        .testTarget(name: "CoreTests", dependencies: ["Samplers", "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "ToyModelTests", dependencies: ["ToyModels", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "ToyModelTests", dependencies: ["Samplers", "ToyModels", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         // Fixtures/ (weights files written by scripts/make-weight-fixtures.py) is read from the source tree
         // through #filePath, by NetworkTests and CLITests alike.
-        .testTarget(name: "NetworkTests", dependencies: ["Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
+        .testTarget(name: "NetworkTests", dependencies: ["Samplers", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")], exclude: ["Fixtures"]),
         .testTarget(name: "FormatsTests", dependencies: ["TwoScaleFormats", "TwoScaleCore", "TwoScaleNumerics"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "Networks", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
-        .testTarget(name: "TrainingTests", dependencies: ["Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "CLITests", dependencies: ["TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
+        .testTarget(name: "CLITests", dependencies: ["Samplers", "TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
                                                  "ToyModels", "Networks", "Bounds", "Training", "Benchmarks",
             .product(name: "PropertyBased", package: "swift-property-based")]),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import Samplers
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,4 +1,5 @@
 import Foundation
+import Samplers
 import TwoScaleCore
 
 /// The 2sED of a network by the smc estimator: `ed --estimator smc`'s result (docs/ESTIMATORS.md). For

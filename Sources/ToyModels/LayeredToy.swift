@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import Samplers
 import TwoScaleCore
 
 /// The layered toy model: two stages whose coupling makes Monte Carlo hard and the 2sED exact

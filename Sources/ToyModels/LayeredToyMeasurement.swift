@@ -1,4 +1,5 @@
 import Foundation
+import Samplers
 import TwoScaleCore
 
 /// `toy --family layered`: the exact 2sED and lower 2sED of a `LayeredToy` at each ε, the limit outer

@@ -1,4 +1,5 @@
 import Foundation
+import Samplers
 import TwoScaleCore
 
 /// Everything `toy` reports of an exact toy model on a grid of ε (docs/METHOD.md §8–9): the exact 2sED

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import Samplers
 import TwoScaleCore
 
 /// The Monte Carlo estimators run on a separable toy model, where the exact answer is known: the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Networks
+import Samplers
 import TwoScaleCore
 import TwoScaleFormats
 

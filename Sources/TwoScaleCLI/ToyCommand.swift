@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Networks
 import ToyModels
+import Samplers
 import TwoScaleCore
 import TwoScaleFormats
 

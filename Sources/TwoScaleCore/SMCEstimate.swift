@@ -39,10 +39,20 @@ public struct LogEstimate: Sendable, Equatable {
     /// and through the lognormal model it says how large the mean's scatter is (docs/ESTIMATORS.md §5).
     public static func logMean(_ l: [Double]) -> LogEstimate { logMeanAndShortfall(l).estimate }
 
+    /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
+    public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) {
+        let r = Double(l.count)
+        let m = LogSpace.logMeanExp(l)
+        guard l.count >= 2, m.isFinite else { return (m, 0) }
+        var ss = 0.0
+        for v in l { let d = Foundation.exp(v - m) - 1; ss += d * d }
+        return (m, ss / (r - 1) / r)
+    }
+
     /// `logMean`, and the shortfall the same lognormal model gives it (`LogNormalSpread.shortfall`, nats;
     /// 0 for fewer than two values): both from one simulation.
     public static func logMeanAndShortfall(_ l: [Double]) -> (estimate: LogEstimate, shortfall: Double) {
-        let c = SMCUnitEstimate.combine(l)
+        let c = LogEstimate.combine(l)
         var e = corrected(logZ: c.logZ, relVar: c.relVar)
         guard l.count >= 2, e.value.isFinite else { return (e, 0) }
         let model = LogNormalSpread.moments(logVariance: sampleVariance(l), count: l.count)
@@ -122,7 +132,7 @@ public enum LogNormalSpread {
         var x = [Double](repeating: 0, count: draws)
         for j in 0..<draws {
             for i in 0..<k { z[i] = s * rng.normal() }
-            let c = SMCUnitEstimate.combine(z)
+            let c = LogEstimate.combine(z)
             x[j] = c.logZ + c.relVar / 2
         }
         let m = LogEstimate.mean(x)

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+@testable import Samplers
 @testable import TwoScaleCore
 import XCTest
 

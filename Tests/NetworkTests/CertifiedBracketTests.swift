@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Networks
 import Sampling
+import Samplers
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Networks
 import Sampling
+import Samplers
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

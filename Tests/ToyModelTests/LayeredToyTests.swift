@@ -1,6 +1,7 @@
 import Foundation
 import Sampling
 import ToyModels
+import Samplers
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

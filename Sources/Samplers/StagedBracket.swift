@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// A `StagedModel` that can be bracketed (docs/METHOD.md §19): it draws θ uniformly, hands out a unit's
 /// coordinates, and knows deterministic ceilings of its stages.

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// The `smc` estimator of the 2sED and the lower 2sED of any `StagedModel` (docs/ESTIMATORS.md).
 ///

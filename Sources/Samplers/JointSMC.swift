@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// Joint tempering: one annealed SMC sampler on the whole θ of a `StagedModel`, for `log E_θ G_s` with
 /// `G_s = Π_m det(I + s F_m^{1/2})` (the 2sED's term), where the staged estimator's outer weights

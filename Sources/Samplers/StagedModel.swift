@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// A model whose Fisher matrix is block diagonal over stages m = 1…L, where stage m's block depends on
 /// θ_{≤m} only and, given θ_{<m}, is a product of `count` exchangeable units: each the same function of

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.
 public struct SMCSettings: Sendable, Equatable, Codable {
@@ -97,14 +98,7 @@ public struct SMCUnitEstimate: Sendable, Codable {
     }
 
     /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
-    public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) {
-        let r = Double(l.count)
-        let m = LogSpace.logMeanExp(l)
-        guard l.count >= 2, m.isFinite else { return (m, 0) }
-        var ss = 0.0
-        for v in l { let d = Foundation.exp(v - m) - 1; ss += d * d }
-        return (m, ss / (r - 1) / r)
-    }
+    public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) { LogEstimate.combine(l) }
 
     /// The replicates of several runs of one and the same unit (independent streams) as one estimate.
     ///

@@ -1,5 +1,6 @@
 import Foundation
 import Sampling
+import TwoScaleCore
 
 /// One Metropolis–Hastings move of the random-walk kernel with every tuning fixed: the proposal's
 /// per-coordinate spread, the screen's slope b, and the step h of each sweep.
