@@ -8,7 +8,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "twoscale", targets: ["twoscale"]),
-        .library(name: "TwoScaleCore", targets: ["TwoScaleCore", "Sampling"]),
+        .library(name: "TwoScaleCore", targets: ["TwoScaleCore", "Sampling", "Samplers"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
