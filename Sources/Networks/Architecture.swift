@@ -145,9 +145,12 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     public func parameters(layer m: Int) -> Int { stack[m].parameterCount }
 
     /// The unit structure of parametric layer m.
-    public func structure(layer m: Int) -> LayerStructure {
-        guard let s = stack[m].structure else { preconditionFailure("layer \(m + 1) (\(stack[m])) has no parameters") }
-        return s
+    public func structure(layer m: Int) -> LayerStructure { parametric(layer: m).parameterStructure }
+
+    /// Layer m, which must be parametric (a dense or convolution layer).
+    public func parametric(layer m: Int) -> any ParametricLayer {
+        guard let p = stack[m].parametric else { preconditionFailure("layer \(m + 1) (\(stack[m])) has no parameters") }
+        return p
     }
 
     /// Whether the hidden activation (and, in the stochastic network, the Gaussian noise) follows layer m.

@@ -47,7 +47,7 @@ public protocol ImageLayer: Layer {
 ///
 /// Batch operations go through im2col: the `(N·P) × k²C_in` patch matrix, one BLAS `gemm` for the
 /// forward pass and one for each vector–Jacobian product.
-public struct ConvolutionLayer: ImageLayer, Equatable {
+public struct ConvolutionLayer: ImageLayer, ParametricLayer, Equatable {
     public let input: ImageShape
     public let filters: Int
     public let kernel: Int
@@ -81,7 +81,7 @@ public struct ConvolutionLayer: ImageLayer, Equatable {
     public var outputSize: Int { output.size }
     var positions: Int { output.height * output.width }
     var patchSize: Int { kernel * kernel * input.channels }
-    public var structure: LayerStructure? {
+    public var parameterStructure: LayerStructure {
         LayerStructure(units: filters, positions: positions, patchSize: patchSize, bias: bias)
     }
     /// PyTorch's convention: fan-in `k²C_in`, fan-out `k²C_out`.

@@ -5,7 +5,7 @@ import TwoScaleNumerics
 /// A fully connected layer `z = W x (+ b)`, `W ∈ R^(n_out × n_in)`: one position, whose patch is the
 /// whole input, and `n_out` units (neurons). Parameter block: `vec(W)` row by row, then `b`.
 /// Every batch operation is one BLAS `gemm`.
-public struct DenseLayer: Layer, Equatable {
+public struct DenseLayer: ParametricLayer, Equatable {
     public let inputSize: Int
     public let outputSize: Int
     public let bias: Bool
@@ -17,7 +17,7 @@ public struct DenseLayer: Layer, Equatable {
         self.bias = bias
     }
 
-    public var structure: LayerStructure? {
+    public var parameterStructure: LayerStructure {
         LayerStructure(units: outputSize, positions: 1, patchSize: inputSize, bias: bias)
     }
     public var fans: (fanIn: Int, fanOut: Int) { (inputSize, outputSize) }

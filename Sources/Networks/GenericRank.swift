@@ -114,16 +114,16 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         let a = model.architecture
         let layers = a.parametricLayers
         let zero = Network.zeros(architecture: a, activation: model.activation)
-        let dataRank = try patchRank(a.stack[layers[0]].patches(try model.blockInputs(zero, block: 0)))
+        let dataRank = try patchRank(a.parametric(layer: layers[0]).patches(try model.blockInputs(zero, block: 0)))
         let samples = model.data.rows * model.noiseSamples
         return layers.enumerated().map { b, l in
-            b == 0 ? dataRank : Swift.min(samples * a.structure(layer: l).positions, structuralPatchLength(a.stack[l]))
+            b == 0 ? dataRank : Swift.min(samples * a.structure(layer: l).positions, structuralPatchLength(a.parametric(layer: l)))
         }
     }
 
     /// The patch entries that can be nonzero: q less the entries that are padding at every position (a
     /// convolution's kernel reaching past a small image), which are 0 in every patch of every input.
-    static func structuralPatchLength(_ layer: any Layer) -> Int {
+    static func structuralPatchLength(_ layer: any ParametricLayer) -> Int {
         let p = layer.patches(Matrix(rows: 1, cols: layer.inputSize, repeating: 1))
         return (0..<p.cols).filter { j in (0..<p.rows).contains { p.data[$0 * p.cols + j] != 0 } }.count
     }
@@ -162,7 +162,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
                 net.blocks[l] = [Double](repeating: nearZero, count: s.parameterCount)
                 continue
             }
-            let patches = a.stack[l].patches(try model.blockInputs(net, block: b))
+            let patches = a.parametric(layer: l).patches(try model.blockInputs(net, block: b))
             var units = (0..<s.units).map { unitVector(net.blocks[l], structure: s, unit: $0) }
             switch model.activation {
             case .relu:

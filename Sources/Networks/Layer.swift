@@ -47,46 +47,46 @@ public struct LayerStructure: Sendable, Equatable {
     }
 }
 
-/// One layer of a network: what the model, the trainer and both Fisher routes need of it
-/// (docs/ARCHITECTURE.md, "Where to add things"). Batches are matrices with one sample per row;
-/// a layer's input and output rows are flat (an image is stored height × width × channels, channels
-/// fastest).
-///
-/// A layer is a description (sizes, shapes); its parameters live in the network as one flat block per
-/// layer, laid out as `structure` says. Parameter-free layers (pooling, flattening) have
-/// `structure == nil` and an empty block.
+/// One layer of a network: what the model and the trainer need of every layer (docs/ARCHITECTURE.md,
+/// "Where to add things"). Batches are matrices with one sample per row; a layer's input and output rows
+/// are flat (an image is stored height × width × channels, channels fastest). A layer with parameters
+/// is a `ParametricLayer` as well; a parameter-free one (pooling) is only this.
 public protocol Layer: Sendable, CustomStringConvertible {
     /// Values per input sample.
     var inputSize: Int { get }
     /// Values per output sample.
     var outputSize: Int { get }
-    /// The unit-shared affine structure of a parametric layer; nil for a parameter-free one.
-    var structure: LayerStructure? { get }
-    /// Fan-in and fan-out of a weight (Glorot initialisation): `n_in`, `n_out` for a dense layer.
-    var fans: (fanIn: Int, fanOut: Int) { get }
     /// The layer's term in the `--arch` notation (`16` for a dense layer, `conv8k3p1`, `maxpool2`).
     var notationTerm: String { get }
     /// The input's term when this layer comes first (`28x28x1` for an image; default: the input size).
     var inputNotation: String { get }
 
     /// The layer's output (pre-activation) for a batch `x` (rows × inputSize) and the layer's parameter
-    /// block θ: rows × outputSize. For a parametric layer, row s read as `positions × units` is the
-    /// matrix `Z[p, c] = w_c · x_p (+ b_c)`.
+    /// block θ (empty for a parameter-free layer): rows × outputSize. For a parametric layer, row s read
+    /// as `positions × units` is the matrix `Z[p, c] = w_c · x_p (+ b_c)`.
     func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix
     /// The vector–Jacobian product with respect to the input: for `g` (rows × outputSize, the gradient
     /// of a scalar with respect to the output), `gᵀ ∂out/∂x` (rows × inputSize). `x` is the input the
     /// output came from (pooling needs it).
     func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix
+}
+
+/// A layer with parameters: what the Fisher routes need besides (a dense or convolution layer). Its
+/// parameters live in the network as one flat block, laid out as `parameterStructure` says.
+public protocol ParametricLayer: Layer {
+    /// The unit-shared affine structure: units, positions, patch size, bias.
+    var parameterStructure: LayerStructure { get }
+    /// Fan-in and fan-out of a weight (Glorot initialisation): `n_in`, `n_out` for a dense layer.
+    var fans: (fanIn: Int, fanOut: Int) { get }
     /// `Σ_rows` of the vector–Jacobian product with respect to θ, written to `grad` (the layer's
     /// `parameterCount` values, overwritten).
     func parameterGradient(_ g: Matrix, input x: Matrix, into grad: UnsafeMutableBufferPointer<Double>)
     /// The patches of a batch with the bias input appended: `(rows · positions) × unitDimension`,
-    /// row `s·positions + p` = `x̃_p` of sample s. Parametric layers only.
+    /// row `s·positions + p` = `x̃_p` of sample s.
     func patches(_ x: Matrix) -> Matrix
-
     /// What the output-FIM Gram needs of the layer's input and is worth computing once per input
     /// (the first layer's input is the data, the same for every θ): `A Aᵀ` (+ 1 with a bias) for a
-    /// dense layer. Parametric layers only.
+    /// dense layer.
     func inputGram(_ x: Matrix) -> Matrix
     /// Adds the layer's share of the output-FIM Gram: with `B` the `(N·q) × outputSize` backward
     /// signals (row `n·q + a` = `β_{n,a}`, the output gradient of logit direction a of sample n) and
@@ -113,12 +113,20 @@ extension Layer {
     /// The input as the first term of the `--arch` notation: its size for a flat input.
     public var inputNotation: String { "\(inputSize)" }
 
+    /// The layer as a `ParametricLayer`, nil for a parameter-free one.
+    public var parametric: (any ParametricLayer)? { self as? any ParametricLayer }
+
+    /// The unit-shared affine structure of a parametric layer; nil for a parameter-free one.
+    public var structure: LayerStructure? { parametric?.parameterStructure }
+
     /// Parameters of the layer (0 for a parameter-free one).
     public var parameterCount: Int { structure?.parameterCount ?? 0 }
+}
 
+extension ParametricLayer {
     /// Whether the layer's output-FIM Gram share comes from its backward Gram alone
     /// (`addGradientGram`'s Hadamard product, exact when each unit reads one position), rather than
     /// from its per-sample gradient rows (`writeGradientRows`, needed when weights are shared over
-    /// positions). Parametric layers only.
-    public var gramFromBackward: Bool { structure?.positions == 1 }
+    /// positions).
+    public var gramFromBackward: Bool { parameterStructure.positions == 1 }
 }

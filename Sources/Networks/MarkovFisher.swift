@@ -145,7 +145,7 @@ public struct MarkovFisher: FisherModel {
     /// unit shared over P positions has S·P rows, one per (sample, position) patch.
     func gaussianEigenvalues(_ net: Network, layer m: Int, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
         let z = net.preActivation(layer: m, input: x)
-        let xa = architecture.stack[m].patches(x)
+        let xa = architecture.parametric(layer: m).patches(x)
         let units = architecture.structure(layer: m).units
         let s = xa.rows, p = xa.cols, width = units
         let scale = 1 / (sigma2 * Double(x.rows))
@@ -187,7 +187,7 @@ public struct MarkovFisher: FisherModel {
     func softmaxEigenvalues(_ net: Network, inputs x: Matrix, route: Route = .automatic) throws -> [Double] {
         let last = architecture.layers - 1
         let probs = Softmax.probabilities(net.preActivation(layer: last, input: x))
-        let xa = architecture.stack[last].patches(x)
+        let xa = architecture.parametric(layer: last).patches(x)
         let s = x.rows, p = xa.cols, k = architecture.classes
         let useGram = route == .gram || (route == .automatic && s < p)
         // A Gram larger than F' (forced route) carries extra zeros: keep the (K−1)p largest.

@@ -25,7 +25,7 @@ extension MarkovFisher {
     /// the two routes).
     func unitInputs(_ x: Matrix, block m: Int, gram: Bool?) -> UnitInputs {
         let layer = architecture.parametricLayers[m]
-        let xa = architecture.stack[layer].patches(x)
+        let xa = architecture.parametric(layer: layer).patches(x)
         let samples = xa.rows / architecture.structure(layer: layer).positions
         let softmax = m == blockDimensions.count - 1
         // The Gram route needs the active rows to be fewer than the columns, so the Gram can only pay
@@ -197,7 +197,7 @@ extension MarkovFisher {
     public func blockTrace(_ net: Network, block m: Int, inputs x: Matrix) throws -> Double {
         try check(net, block: m)
         let layer = architecture.parametricLayers[m]
-        let xa = architecture.stack[layer].patches(x)
+        let xa = architecture.parametric(layer: layer).patches(x)
         let norms = Self.rowSquaredNorms(xa)
         let z = net.preActivation(layer: layer, input: x)
         if m == blockDimensions.count - 1 {

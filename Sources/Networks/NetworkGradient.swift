@@ -60,9 +60,9 @@ extension Network {
 
         for m in stride(from: L - 1, through: 0, by: -1) {
             let layer = stack[m]
-            if layer.parameterCount > 0 {
+            if let parametric = layer.parametric, layer.parameterCount > 0 {
                 grad.withUnsafeMutableBufferPointer { gp in
-                    layer.parameterGradient(g, input: inputs[m],
+                    parametric.parameterGradient(g, input: inputs[m],
                                             into: UnsafeMutableBufferPointer(rebasing: gp[offsets[m]..<(offsets[m] + layer.parameterCount)]))
                 }
             }

@@ -63,23 +63,22 @@ public struct OutputFisher: FisherModel {
         }
         // What the first layer needs of the data, the same for every θ: its Gram (N × N) on the Gram route
         // when its share comes from the backward Gram, otherwise its patches.
-        let first = architecture.stack[0]
-        if first.structure == nil {
-            dataGram = Matrix(rows: 0, cols: 0)
-            dataPatches = Matrix(rows: 0, cols: 0)
-        } else if n * q < d && first.gramFromBackward {
+        if let first = architecture.stack[0].parametric, n * q < d && first.gramFromBackward {
             dataGram = first.inputGram(data)
             dataPatches = Matrix(rows: 0, cols: 0)
-        } else {
+        } else if let first = architecture.stack[0].parametric {
             dataGram = Matrix(rows: 0, cols: 0)
             dataPatches = first.patches(data)
+        } else {
+            dataGram = Matrix(rows: 0, cols: 0)
+            dataPatches = Matrix(rows: 0, cols: 0)
         }
     }
 
     /// The parametric layers whose Gram share is taken from their per-sample gradient rows: every one on
     /// the direct route, the weight-shared ones (`gramFromBackward` false) on the Gram route.
     static func rowLayers(_ architecture: Architecture, gram: Bool) -> [Int] {
-        architecture.parametricLayers.filter { !gram || !architecture.stack[$0].gramFromBackward }
+        architecture.parametricLayers.filter { !gram || !architecture.parametric(layer: $0).gramFromBackward }
     }
 
     /// The largest matrix side the spectrum may need: 2²⁹ doubles (4 GiB) at most.
@@ -165,10 +164,11 @@ public struct OutputFisher: FisherModel {
                 }
                 if byRows.contains(m) {
                     let fromData = m == 0 && onData && dataPatches.rows > 0
-                    let xp = fromData ? dataPatches : stack[m].patches(fwd.inputs[m].rows(samples))
+                    let layer = architecture.parametric(layer: m)
+                    let xp = fromData ? dataPatches : layer.patches(fwd.inputs[m].rows(samples))
                     let rowOffset = useGram ? rows.lowerBound : 0
                     mat.withUnsafeMutableBufferPointer { pm in
-                        stack[m].writeGradientRows(backward: b, patches: xp, first: fromData ? first : 0, q: q,
+                        layer.writeGradientRows(backward: b, patches: xp, first: fromData ? first : 0, q: q,
                                                    into: pm.baseAddress! + rowOffset * width, stride: width, offset: columns[m])
                     }
                 }
@@ -194,8 +194,9 @@ public struct OutputFisher: FisherModel {
                 }
             }
             for m in byBackward {
-                let gramA = m == 0 && onData && dataGram.rows > 0 ? dataGram : stack[m].inputGram(fwd.inputs[m])
-                stack[m].addGradientGram(into: &g, backward: gathered[m]!, inputGram: gramA, q: q, alpha: alpha)
+                let layer = architecture.parametric(layer: m)
+                let gramA = m == 0 && onData && dataGram.rows > 0 ? dataGram : layer.inputGram(fwd.inputs[m])
+                layer.addGradientGram(into: &g, backward: gathered[m]!, inputGram: gramA, q: q, alpha: alpha)
             }
             let eig = try SymmetricEigen.eigenvalues(g)
             return eig.count > d ? Array(eig.suffix(d)) : eig

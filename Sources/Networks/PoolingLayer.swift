@@ -27,8 +27,6 @@ public struct PoolingLayer: ImageLayer, Equatable {
 
     public var inputSize: Int { input.size }
     public var outputSize: Int { output.size }
-    public var structure: LayerStructure? { nil }
-    public var fans: (fanIn: Int, fanOut: Int) { (0, 0) }
     public var notationTerm: String { "\(kind.rawValue)pool\(size)" }
     public var inputNotation: String { "\(input.height)x\(input.width)x\(input.channels)" }
     public var description: String { "\(kind.rawValue)pool \(input)→\(output)" }
@@ -119,10 +117,4 @@ public struct PoolingLayer: ImageLayer, Equatable {
         return out
     }
 
-    public func parameterGradient(_ g: Matrix, input x: Matrix, into grad: UnsafeMutableBufferPointer<Double>) {}
-    public func patches(_ x: Matrix) -> Matrix { preconditionFailure("pooling has no parameters") }
-    public func inputGram(_ x: Matrix) -> Matrix { preconditionFailure("pooling has no parameters") }
-    public func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double) {}
-    public func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
-                                  into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {}
 }

@@ -61,14 +61,14 @@ extension MarkovFisher {
         var hidden = 0
         var bounds: [(lower: Matrix, upper: Matrix)] = []
         for (index, layer) in architecture.stack.enumerated() {
-            if layer.structure != nil { bounds.append((lower, upper)) }
+            if layer.parametric != nil { bounds.append((lower, upper)) }
             if index == architecture.layers - 1 { break }
-            guard layer.structure != nil else {
+            guard let parametric = layer.parametric else {
                 lower = layer.forward(lower, parameters: [])
                 upper = layer.forward(upper, parameters: [])
                 continue
             }
-            var (zl, zu) = Self.affineRange(layer, lower: lower, upper: upper, box: box)
+            var (zl, zu) = Self.affineRange(parametric, lower: lower, upper: upper, box: box)
             guard architecture.isActivated(layer: index) else { (lower, upper) = (zl, zu); continue }
             let act = activation
             for i in zl.data.indices { zl.data[i] = act.apply(zl.data[i]); zu.data[i] = act.apply(zu.data[i]) }
@@ -94,8 +94,8 @@ extension MarkovFisher {
 
     /// The range of a parametric layer's outputs over weights (and biases) in `box`, for inputs between
     /// `lower` and `upper`: rows × outputSize, the same range for every unit at a patch.
-    static func affineRange(_ layer: any Layer, lower: Matrix, upper: Matrix, box: ClosedRange<Double>) -> (Matrix, Matrix) {
-        let st = layer.structure!
+    static func affineRange(_ layer: any ParametricLayer, lower: Matrix, upper: Matrix, box: ClosedRange<Double>) -> (Matrix, Matrix) {
+        let st = layer.parameterStructure
         let pl = layer.patches(lower), pu = layer.patches(upper)
         let a = box.lowerBound, b = box.upperBound
         var zl = Matrix(rows: lower.rows, cols: layer.outputSize), zu = zl
@@ -121,8 +121,8 @@ extension MarkovFisher {
         let last = blockDimensions.count - 1
         let k = Double(architecture.classes)
         return try bounds.enumerated().map { m, xb in
-            let layer = architecture.stack[architecture.parametricLayers[m]]
-            let st = layer.structure!
+            let layer = architecture.parametric(layer: architecture.parametricLayers[m])
+            let st = layer.parameterStructure
             let samples = Double(xb.lower.rows)
             // The factor on Π's eigenvalues: σ⁻² a² for a Gaussian unit, 1/K for the softmax block.
             let factor = m == last ? 1 / k : derivativeBound * derivativeBound / sigma2
@@ -158,8 +158,9 @@ extension MarkovFisher {
         var traceX = data.data.reduce(0) { $0 + $1 * $1 } / Double(data.rows)  // mean |x|² of the current input
         var bounds: [Double] = []
         var hidden = 0
-        for (index, layer) in architecture.stack.enumerated() {
-            guard let st = layer.structure else { continue }  // pooling and flattening do not increase it
+        for (index, any) in architecture.stack.enumerated() {
+            guard let layer = any.parametric else { continue }  // pooling and flattening do not increase it
+            let st = layer.parameterStructure
             let patchTrace = Double(Self.patchOverlap(layer)) * traceX + (st.bias ? Double(st.positions) : 0)
             bounds.append(patchTrace)
             if index == architecture.layers - 1 { break }
@@ -182,8 +183,8 @@ extension MarkovFisher {
 
     /// The largest number of patches of `layer` that read one input value (1 for a dense layer), found by
     /// extracting the patches of one input whose values are distinct.
-    static func patchOverlap(_ layer: any Layer) -> Int {
-        guard let st = layer.structure, st.positions > 1 else { return 1 }
+    static func patchOverlap(_ any: any Layer) -> Int {
+        guard let layer = any.parametric, layer.parameterStructure.positions > 1 else { return 1 }
         // Values 2, 3, …: neither the padding's 0 nor the bias input's 1.
         let x = Matrix(rows: 1, cols: layer.inputSize, data: (0..<layer.inputSize).map { Double($0 + 2) })
         var count = [Int](repeating: 0, count: layer.inputSize)

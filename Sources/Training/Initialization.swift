@@ -20,7 +20,7 @@ public enum Initialization: Sendable, Equatable {
         case .glorot:
             var net = Network.uniform(architecture: architecture, activation: activation, box: -1...1, rng: &rng)
             for m in architecture.parametricLayers {
-                let st = architecture.structure(layer: m), fans = architecture.stack[m].fans
+                let st = architecture.structure(layer: m), fans = architecture.parametric(layer: m).fans
                 let a = (6.0 / Double(fans.fanIn + fans.fanOut)).squareRoot()
                 for i in 0..<st.weightCount { net.blocks[m][i] *= a }
                 for i in st.weightCount..<st.parameterCount { net.blocks[m][i] = 0 }

@@ -50,7 +50,7 @@ final class CertifiedBracketTests: XCTestCase {
                         XCTAssertGreaterThanOrEqual(x.data[i], bounds[b].lower.data[i] - 1e-9, "\(m.architecture) block \(b)")
                         XCTAssertLessThanOrEqual(x.data[i], bounds[b].upper.data[i] + 1e-9, "\(m.architecture) block \(b)")
                     }
-                    let xa = m.architecture.stack[m.architecture.parametricLayers[b]].patches(x)
+                    let xa = m.architecture.parametric(layer: m.architecture.parametricLayers[b]).patches(x)
                     let trace = xa.data.reduce(0) { $0 + $1 * $1 } / Double(x.rows)
                     XCTAssertLessThanOrEqual(trace, traces[b] * (1 + 1e-12), "\(m.architecture) block \(b): Π's trace")
                     let roots = try Spectrum(eigenvalues: try m.blockEigenvalues(net, block: b, inputs: x)).roots

@@ -6,26 +6,19 @@ import TwoScaleNumerics
 import XCTest
 
 /// A parameter-free layer defined only here, `y = c·x`: it exercises the model seam the way a new layer
-/// type would (the network, the trainer and both Fisher routes must take it without any change).
+/// type would (the network, the trainer and both Fisher routes must take it without any change). A
+/// parameter-free layer implements `Layer` alone: sizes, notation, forward and the input's gradient.
 struct ScaleLayer: Layer {
     let size: Int
     let c: Double
     var inputSize: Int { size }
     var outputSize: Int { size }
-    var structure: LayerStructure? { nil }
-    var fans: (fanIn: Int, fanOut: Int) { (size, size) }
     var description: String { "scale \(c)" }
     var notationTerm: String { "scale" }
     func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix { Matrix(rows: x.rows, cols: x.cols, data: x.data.map { c * $0 }) }
     func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix {
         Matrix(rows: g.rows, cols: g.cols, data: g.data.map { c * $0 })
     }
-    func parameterGradient(_ g: Matrix, input x: Matrix, into grad: UnsafeMutableBufferPointer<Double>) {}
-    func patches(_ x: Matrix) -> Matrix { preconditionFailure("no parameters") }
-    func inputGram(_ x: Matrix) -> Matrix { preconditionFailure("no parameters") }
-    func addGradientGram(into g: inout Matrix, backward b: Matrix, inputGram: Matrix, q: Int, alpha: Double) {}
-    func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
-                           into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int) {}
 }
 
 final class LayerSeamTests: XCTestCase {
