@@ -26,8 +26,8 @@ public enum ReferenceWorkloads {
     }
 
     /// The benchmark CNN: about 6 000 parameters, the size the CNN work compares against a peer. The
-    /// targets are a tenth of the JAX peer's idle times (benchmarks/cnn_fisher_jax.py: 46.9 s for the
-    /// output route, ≈ 3 400 s for the Markov route extrapolated from 6 paths).
+    /// targets are a tenth of the JAX peer's idle times (benchmarks/cnn_fisher_jax.py; its measured times
+    /// are in docs/PERFORMANCE.md, the cnn-output and cnn-markov rows).
     public static let cnnArch = "28x28x1-conv8k5-maxpool2-conv16k5-maxpool2-10"
 
     public static let cases: [Case] = [

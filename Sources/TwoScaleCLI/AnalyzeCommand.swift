@@ -18,7 +18,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The spectra store folder.", valueName: "DIR"))
     var directory: String
 
-    @Option(help: "Estimator: plain (the store's uniform paths). smc needs samples drawn for each ε, which a store does not hold: run twoscale ed --estimator smc instead.")
+    @Option(help: "plain only; for smc run twoscale ed --estimator smc.")
     var estimator: EstimatorKind = .plain
 
     @OptionGroup var analysis: AnalysisOptions

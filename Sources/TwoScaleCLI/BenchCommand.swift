@@ -33,7 +33,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     typealias Workload = ReferenceWorkloads.Workload
 
-    @Argument(help: "Which workload: toy, p1, p2, p1-smc, cnn (both CNN routes and their floor: cnn-markov, cnn-output, cnn-floor) or all.")
+    @Argument(help: "Workload.")
     var workload: Workload = .all
 
     @Option(help: "Parallel tasks (default: the active cores).")

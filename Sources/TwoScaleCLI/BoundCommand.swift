@@ -27,14 +27,14 @@ struct BoundCommand: AsyncParsableCommand {
         """)
 
     @Option(name: .customLong("n"), help: ArgumentHelp(
-        "Sample sizes: a value, a list a,b,c or a log grid lo:hi:k (rounded to integers, duplicates removed); n ≥ 2.",
+        "Sample sizes n ≥ 2: a value, a list a,b,c or a log grid lo:hi:k (rounded, duplicates removed).",
         valueName: "grid"))
     var nText: String
 
     @Option(help: "γ ∈ (0, 1] in ε_n = (log n/(γn))^(3/8).")
     var gamma: Double = 1
 
-    @Option(help: "Meso-scale exponent ζ ∈ [0, 1); the theorem needs ζ ≥ 2/3 (a smaller ζ gives a warning).")
+    @Option(help: "Meso-scale exponent ζ ∈ [0, 1) (the theorem needs ζ ≥ 2/3).")
     var zeta: Double = 2.0 / 3.0
 
     @Option(name: .customLong("C"), help: "The theorem's constant C in the deviation C·ε_n (user-set, > 0).")
@@ -53,7 +53,7 @@ struct BoundCommand: AsyncParsableCommand {
     var deltaRange: String = "2:1e12"
 
     // Toy model flags (as `twoscale toy`).
-    @Option(help: "Toy model family for d_ζ: constant, bernoulli, poisson, exponential.")
+    @Option(help: "Toy model family for d_ζ.")
     var family: Family?
 
     @Option(help: ArgumentHelp("λ per axis for --family constant (comma-separated, each ≥ 0); d = count.", valueName: "list"))
@@ -71,10 +71,10 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Spectra store (from `twoscale ed --store DIR`) giving d_ζ(ε_n) instead of a toy model.", valueName: "DIR"))
     var store: String?
 
-    @Option(help: "With --store: which 2sED estimator gives d_ζ(ε_n): nested (the 2sED), lower, or joint.")
+    @Option(help: "With --store: the estimator giving d_ζ(ε_n).")
     var estimator: StoreEstimator = .nested
 
-    @Option(help: "With --store and no certified upper end (output FIM, or data moved): bootstrap resamples for the one-sided 95% upper value of d_ζ (seeded by the store's run seed).")
+    @Option(help: "With --store and no certified bracket: resamples for the one-sided 95% upper value of d_ζ.")
     var bootstrap: Int = 200
 
     @OptionGroup var output: OutputOptions

@@ -24,10 +24,10 @@ struct CompareCommand: AsyncParsableCommand {
         more than 3%).
         """)
 
-    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 or 28x28x1-conv8k5-maxpool2-10,28x28x1-conv4k3-maxpool2-10 (docs/GUIDE.md, Architectures).", valueName: "list"))
+    @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 (docs/GUIDE.md, Architectures).", valueName: "list"))
     var archs: String
 
-    @Option(help: ArgumentHelp("Training data with labels: \(TrainingData.allowed).", valueName: "source"))
+    @Option(help: ArgumentHelp("csv:PATH, idx:IMAGES,LABELS, fashion-mnist[:test], synthetic:teacher:ARCH (docs/FORMATS.md).", valueName: "source"))
     var data: String
 
     @Option(help: "Training-set size n (the first n samples; required for synthetic sources).")
@@ -39,7 +39,7 @@ struct CompareCommand: AsyncParsableCommand {
     @Flag(help: "Z-score every input feature.")
     var standardize = false
 
-    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
     var shape: String?
 
     @Option(help: "Fraction of the loaded data held out (seeded) for holdout loss and accuracy, in (0, 1).")
@@ -48,18 +48,18 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(name: .customLong("fisher-samples"), help: "N: the first N training inputs average the Fisher matrix.")
     var fisherSamples: Int = 100
 
-    @Option(help: "Estimator of the 2sEDs: plain (uniform paths; biased low in high d, docs/ESTIMATORS.md) or smc (annealed SMC, factorised over neurons, with 95% intervals whose mean half-width is reported).")
+    @Option(help: "plain (uniform paths) or smc (with intervals).")
     var estimator: EstimatorKind = Self.defaultEstimator
 
     static let defaultEstimator = PlainNetworkEstimator.kind
 
-    @Option(help: "K (default 50 for plain, 64 for smc): plain: Monte Carlo paths θ^k ~ U(box); smc: outer particles of later layers and 2K particles per first-layer neuron.")
+    @Option(help: "K: plain: paths θ^k ~ U(box) (default 50); smc: outer particles, 2K per first-layer neuron (64).")
     var paths: Int?
 
-    @Option(help: "J (default 50 for plain, 32 for smc): plain: inner draws per path and later layer; smc: particles per island unit, at least 8.")
+    @Option(help: "J: plain: inner draws per path and later layer (default 50); smc: island size, ≥ 8 (32).")
     var inner: Int?
 
-    @Option(name: .customLong("trace-draws"), help: "smc: uniform draws of θ for the trace normalisation ĉ. Default: one per two parameters of the largest architecture, at least 1000.")
+    @Option(name: .customLong("trace-draws"), help: "smc: draws of θ for the trace normalisation (default: one per two parameters of the largest, ≥ 1000).")
     var traceDrawsOption: Int?
 
     @OptionGroup var islands: IslandOptions
@@ -115,10 +115,10 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "Seed of every random draw (data, paths, noise, initialisation, shuffling).")
     var seed: UInt64 = 1
 
-    @Option(help: "Replicate seeds per architecture (≥ 1): each redraws the Monte Carlo paths, the noise, the initialisation and the shuffling (the first uses --seed itself); measures are averaged over them and their spread reported.")
+    @Option(help: "Replicate seeds per architecture (≥ 1, from --seed).")
     var seeds: Int = 3
 
-    @Option(name: .customLong("flat-tolerance"), help: "Training counts as flattened when the last epoch brought less than this fraction of the whole decrease of the training loss since initialisation, for every seed (reported per architecture, not used to stop).")
+    @Option(name: .customLong("flat-tolerance"), help: "Training counts as flat if the last epoch gave < this share of the loss decrease.")
     var flatTolerance: Double = 0.05
 
     @Option(help: "Parallel Monte Carlo tasks (default: active cores); results do not depend on it.")

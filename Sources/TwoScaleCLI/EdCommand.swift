@@ -11,15 +11,11 @@ struct EdCommand: AsyncParsableCommand {
         commandName: "ed",
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
-        By default the smc estimator (docs/ESTIMATORS.md): the first layer by annealed SMC samplers over its neurons, \
-        each later layer by K islands of J particles per unit, with 95% intervals, diagnostics and a certified bracket. \
-        With --estimator plain (chosen without the flag for --store, --resume, --shard, --abbas-n and --fisher output): \
-        K uniform paths, J inner draws per later layer (docs/METHOD.md §13), the eigenvalues going to the spectra \
-        store (--store DIR) path by path: --resume continues a stopped run, twoscale analyze DIR recomputes any ε, ζ \
-        or normalisation, --shard i/n (or auto, from a SLURM array) computes a share that twoscale merge joins. \
-        Under mpirun (Open MPI) the ranks share the work of either estimator and rank 0 prints the result of the \
-        same run in one process, byte for byte. Results do not depend on --threads or the number of ranks. \
-        The JSON keys are listed in docs/COMMANDS.md.
+        By default the smc estimator (docs/ESTIMATORS.md), with 95% intervals, diagnostics and a certified \
+        bracket. --estimator plain (chosen without the flag for --store, --resume, --shard, --abbas-n and \
+        --fisher output) draws K uniform paths and can write a spectra store: twoscale analyze re-reads it, \
+        twoscale merge joins its shards. Under mpirun the ranks share the work. Results do not depend on \
+        --threads or the number of ranks. Usage: docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
         """)
 
     @OptionGroup var network: NetworkModelOptions
@@ -27,18 +23,18 @@ struct EdCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "Estimator: smc (the default; intervals and a certified bracket) or plain (uniform paths, the spectra store). Plain-only flags (--store, --resume, --shard, --abbas-n, --fisher output) select plain.")
+    @Option(help: "smc (the default) or plain, which --store and plain's other flags select.")
     var estimator: EstimatorKind?
 
-    @Option(help: "K (default 100 for plain, 64 for smc): plain: paths θ^k ~ U(box); smc: outer particles (islands) of later layers, and 2K particles per first-layer neuron (20 sweeps per step).")
+    @Option(help: "K: plain: paths θ^k ~ U(box) (default 100); smc: outer particles, 2K per first-layer neuron (64).")
     var paths: Int?
 
-    @Option(help: "J (default 100 for plain, 32 for smc): plain: inner draws of θ_m per path and layer m ≥ 2 (unused for --fisher output); smc: particles per island unit, at least 8.")
+    @Option(help: "J: plain: inner draws per path and later layer (default 100); smc: island size, ≥ 8 (32).")
     var inner: Int?
 
     @OptionGroup var islands: IslandOptions
 
-    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (no eigenproblem; its uncertainty enters the interval). Default: one per two parameters, at least 1000.")
+    @Option(help: "smc: uniform draws of θ for the trace normalisation (default: one per two parameters, ≥ 1000).")
     var traceDraws: Int?
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
@@ -47,7 +43,7 @@ struct EdCommand: AsyncParsableCommand {
     @Flag(help: "Continue the run stored in --store (its meta.json must record the same settings); starts it if absent.")
     var resume = false
 
-    @Option(help: ArgumentHelp("Compute only shard i of n (paths k ≡ i−1 mod n) into --store; merge the shards with twoscale merge. auto: i and n from the SLURM job array task (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP, _COUNT; arrays may start at 0 or 1).", valueName: "i/n|auto"))
+    @Option(help: ArgumentHelp("Compute only shard i of n into --store, for twoscale merge; auto: from the SLURM array task.", valueName: "i/n|auto"))
     var shard: String?
 
     @OptionGroup var analysis: AnalysisOptions

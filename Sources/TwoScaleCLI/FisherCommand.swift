@@ -16,43 +16,38 @@ struct FisherCommand: AsyncParsableCommand {
         v_m ~ N(0, σ²I), softmax output), one block per parametric layer: F_m = σ⁻² E[diag(act'(W_m x)²) ⊗ x xᵀ] for hidden \
         layers, F_L = E[(diag p − p pᵀ) ⊗ x xᵀ] for the output; E averages over the data and R noise draws. \
         output: the FIM of the deterministic network, F = (1/N) Σ_n J_nᵀ(diag p_n − p_n p_nᵀ)J_n, one block \
-        (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights FILE — JSON \
-        ({"weights": [W_1, …], "biases": [b_1, …]}), a NumPy .npz (np.savez(f, W_1, …, W_L), or with biases \
-        W_1, b_1, …, W_L, b_L; or a PyTorch nn.Sequential state dict: 0.weight, 0.bias, 2.weight, …) or a \
-        .safetensors file (safetensors.torch.save_file(model.state_dict(), f)), float32 or float64, one entry per \
-        dense or convolution layer (none for pooling): a dense W_m n_m × n_{m-1} as nn.Linear.weight is, a \
-        convolution's filters × k·k·C_in (row, column, channel order) or PyTorch's Conv2d filters × C_in × k × k \
-        (then the dense layer after the image is read in PyTorch's channel-first order; README, Weights files) \
+        (layer 0), computed from its N(K−1) Gram matrix. θ comes from --weights FILE (JSON, NumPy .npz or \
+        .safetensors, one entry per dense or convolution layer; layouts and PyTorch exports: docs/FORMATS.md) \
         — or, without it, is drawn from U(--box) with --seed. With convolutions, one Markov block per \
         parametric layer, numbered by its place in the stack. \
         Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
         """)
 
-    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; README, Architectures).", valueName: "arch"))
+    @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Parameters θ: JSON {\"weights\": [W_1, …, W_L]} (W_m: n_m rows of n_{m-1} numbers), optional \"biases\"; or a NumPy .npz or .safetensors file (float32/float64; positional arr_0, arr_1, … or PyTorch state-dict names 0.weight, fc1.bias, features.0.weight, …, in module order; W_m is n_m×n_{m-1}, as nn.Linear.weight). Format chosen by content.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Parameters θ: JSON, NumPy .npz or .safetensors, PyTorch state dicts too (docs/FORMATS.md).", valueName: "FILE"))
     var weights: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian, synthetic:teacher:ARCH.", valueName: "source"))
+    @Option(help: ArgumentHelp("csv:PATH, idx:…, fashion-mnist[:test] or synthetic:… (docs/FORMATS.md).", valueName: "source"))
     var data: String
 
     @Option(help: "Use the first N inputs (required for synthetic data).")
     var samples: Int?
 
-    @Option(help: ArgumentHelp("CSV labels: none (every column a feature) or last (last column is the class; ignored here).", valueName: "none|last"))
+    @Option(help: ArgumentHelp("CSV label column: none or last (never a feature).", valueName: "none|last"))
     var labels: String = "none"
 
     @Flag(help: "Z-score every input feature (constant features become 0).")
     var standardize = false
 
-    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
     var shape: String?
 
-    @Option(help: ArgumentHelp("Which Fisher matrix: markov (stochastic network, per layer) or output (deterministic network).", valueName: "markov|output"))
+    @Option(help: ArgumentHelp("markov: stochastic network; output: deterministic.", valueName: "markov|output"))
     var fisher: String = "markov"
 
     @Option(help: ArgumentHelp("Hidden activation: relu, tanh, sigmoid or linear.", valueName: "name"))

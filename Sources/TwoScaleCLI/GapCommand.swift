@@ -88,7 +88,7 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Spectra store of the student (twoscale ed --store) for d_ζ(ε_n) and the bound's log tail.", valueName: "DIR"))
     var store: String?
 
-    @Option(help: "With --store: the estimator giving d_ζ(ε_n): nested (the 2sED, default), lower (a lower bound of d_ζ: its tail is not conservative) or joint.")
+    @Option(help: "With --store (lower: not conservative).")
     var estimator: StoreEstimator = .nested
 
     @Option(help: "With --store: ζ ∈ [0, 1) of d_ζ (the bound needs ζ ≥ 2/3).")
@@ -106,7 +106,7 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: "Training runs at once (default: the active cores, at most 2). Results do not depend on it.")
     var threads: Int?
 
-    @Option(help: "Loss compared with the bound's deviation: zero-one (bounded in [0, 1], as the theorem assumes) or cross-entropy (unbounded; for comparison). Both losses' gaps are always reported.")
+    @Option(help: "The loss compared with C·ε_n.")
     var loss: GapLoss = .zeroOne
 
     @OptionGroup var output: OutputOptions

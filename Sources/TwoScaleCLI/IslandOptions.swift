@@ -5,7 +5,7 @@ import TwoScaleCore
 /// How the smc estimator's islands move their particles (`--island-sweeps`), shared by `ed` and
 /// `compare`. A setting of the smc estimator only: a command that runs plain refuses it (`given`).
 struct IslandOptions: ParsableArguments {
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4). Units with many weights (a softmax over many hidden units) may need more (docs/ESTIMATORS.md).")
+    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.")
     var islandSweeps: Int?
 
     /// The island flags given: an error where the run uses plain (they would be ignored).

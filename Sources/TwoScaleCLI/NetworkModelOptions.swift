@@ -9,10 +9,10 @@ extension Activation: ExpressibleByArgument {}
 /// The flags that define a stochastic network, its data and its Fisher matrix (docs/METHOD.md §10–12), shared by the
 /// commands that compute network spectra (`ed`, `bench`).
 struct NetworkModelOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; docs/GUIDE.md, Architectures).", valueName: "arch"))
+    @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Data: csv:PATH, idx:IMAGES[,LABELS], fashion-mnist[:test], synthetic:gaussian or synthetic:teacher:ARCH.", valueName: "source"))
+    @Option(help: ArgumentHelp("csv:PATH, idx:…, fashion-mnist[:test] or synthetic:… (docs/FORMATS.md).", valueName: "source"))
     var data: String = "synthetic:gaussian"
 
     @Option(help: "N: the number of data inputs the Fisher expectation averages over (the first N).")
@@ -24,19 +24,19 @@ struct NetworkModelOptions: ParsableArguments {
     @Flag(help: "Z-score every input feature over the loaded samples.")
     var standardize = false
 
-    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
     var shape: String?
 
     @Flag(help: "Give every layer a bias (θ_m = (vec W_m, b_m)).")
     var bias = false
 
-    @Option(help: "Fisher matrix: markov (the stochastic network's joint FIM, one block per layer) or output (the deterministic classifier's FIM, one block).")
+    @Option(help: "markov: stochastic network; output: deterministic.")
     var fisher: FisherKind = .markov
 
-    @Option(help: "Hidden activation: relu, tanh, sigmoid or linear.")
+    @Option(help: "Hidden activation.")
     var activation: Activation = .relu
 
-    @Option(help: "σ² of the Gaussian hidden-layer noise (markov; docs/METHOD.md §10). The default 0.1 is the reference setting of the benchmarks and the examples of the README and docs/GUIDE.md.")
+    @Option(help: "σ² > 0 of the Gaussian hidden-layer noise (markov; docs/METHOD.md §10).")
     var sigma2: Double = 0.1
 
     @Option(name: .customLong("noise-samples"), help: "R: noise draws per input for the hidden states (markov; common random numbers).")

@@ -12,20 +12,20 @@ struct AnalysisOptions: ParsableArguments {
     @Flag(help: "Also report the lower 2sED (layerwise; never above the nested 2sED on the same samples).")
     var lower = false
 
-    @Option(help: "Normalisation of the Fisher matrix: trace (c = d / mean_k Tr F(θ^k)) or none (c = 1).")
+    @Option(help: "Normalisation: trace (c = d / mean Tr F) or none (c = 1).")
     var normalize: Normalization = .trace
 
-    @Option(help: "Bootstrap resamples over paths for the 95% intervals (0 disables them; seeded by the run's --seed).")
+    @Option(help: "Bootstrap resamples over paths for the 95% intervals (0: none; seeded by --seed).")
     var bootstrap: Int = 200
 
     @Option(name: .customLong("abbas-n"), help: ArgumentHelp(
-        "Also report the Abbas et al. effective dimension ED(n) for these sample sizes (a value, list or log grid).", valueName: "list"))
+        "Also report the Abbas et al. ED(n) at these sample sizes (a value, list or log grid).", valueName: "list"))
     var abbasN: String?
 
     @Option(help: "γ ∈ (0,1] in the Abbas ED's κ = γn/(2π log n).")
     var gamma: Double = 1
 
-    @Option(help: "Parallel tasks (default: the active cores; for ed under mpirun, the cores the rank is bound to). Results do not depend on it.")
+    @Option(help: "Parallel tasks (default: the active cores; under mpirun, the rank's). Results do not depend on it.")
     var threads: Int?
 
     /// The validated measurement request.
@@ -79,8 +79,8 @@ enum NetworkReport {
             + "(lower [\(Fmt.num(v.lowerInterval.lowerBound, 8)), \(Fmt.num(v.lowerInterval.upperBound, 8))], "
             + "2sED [\(Fmt.num(v.nestedInterval.lowerBound, 8)), \(Fmt.num(v.nestedInterval.upperBound, 8))]); the true values "
             + "cannot be in that order: the islands' replicates disagree by many nats there, so the lower term's log correction is "
-            + "unreliable and the 2sED's own later-stage term is likely low (both move with J on 784-32-10, docs/ESTIMATORS.md, "
-            + "Limits); neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
+            + "unreliable and the 2sED's own later-stage term is likely low (docs/lab/ESTIMATORS-LOG.md, Limits); "
+            + "neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
     }
 
     /// The warning text for an estimate whose interval lies wholly above its upper bound's (`EstimateAboveBound`).
@@ -134,7 +134,7 @@ enum NetworkReport {
         return v.islandsFirst
             ? "\(percent)% of that spread is the islands' own noise, so raise the islands first (--inner J, or --island-sweeps on "
                 + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
-                + "are short of convergence (on 784-32-10 by tens of nats)"
+                + "are short of convergence"
             : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "
                 + "more --paths (K) shrink only slowly (moving those weights, which this version does not, is what would help)"
     }

@@ -26,13 +26,13 @@ enum ToyFamily: String, CaseIterable, ExpressibleByArgument {
 
 /// `toy --mc`: the Monte Carlo estimators run on the exact toy model, beside the exact value.
 struct ToyMonteCarloOptions: ParsableArguments {
-    @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta, to measure bias and coverage.")
+    @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta.")
     var mc = false
 
-    @Option(help: "Monte Carlo estimator: smc (factorised over axes, annealed SMC per axis) or plain (uniform draws of θ).")
+    @Option(help: "smc (annealed SMC per axis) or plain (uniform draws of θ).")
     var estimator: EstimatorKind = .smc
 
-    @Option(help: "K: the Monte Carlo budget (plain: draws of θ; smc: particles per axis; layered: outer particles). Default 100; layered 64.")
+    @Option(help: "K: plain: draws of θ; smc: particles per axis (default 100); layered: outer particles (64).")
     var paths: Int?
 
     @Option(help: "--family layered: J, island particles per stage-2 unit (default 32, as ed).")
@@ -41,10 +41,10 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: Int = 1
 
-    @Option(help: "Independent repetitions with seeds seed, seed+1, …: reports how often the 95% interval holds the exact value.")
+    @Option(help: "Repetitions with seeds seed, seed+1, …; reports how often the 95% interval holds.")
     var trials: Int = 1
 
-    @Option(help: "smc: uniform draws of θ for the trace normalisation ĉ (its uncertainty enters the interval; default: one per two axes, at least 1000, as for networks).")
+    @Option(help: "smc: uniform draws of θ for the trace normalisation (default: one per two axes, ≥ 1000).")
     var traceDraws: Int?
 
     @Option(help: "plain: bootstrap resamples over draws for the 95% interval (default 200).")
@@ -77,7 +77,7 @@ struct ToyCommand: AsyncParsableCommand {
         (docs/METHOD.md §20).
         """)
 
-    @Option(help: "Fisher family: constant, bernoulli (1/(t(1-t))), poisson (1/t), exponential (1/t²) per axis; or layered (two coupled stages).")
+    @Option(help: "Family of λ.")
     var family: ToyFamily = .constant
 
     @Option(help: ArgumentHelp("--family layered: units per stage, n1,n2 (default 10,10).", valueName: "n1,n2"))
@@ -92,7 +92,7 @@ struct ToyCommand: AsyncParsableCommand {
     @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
-    @Option(help: "--family layered: γ, stage 2's coupling to the share κ of active stage-1 coordinates (h = e^(γκ); default 0.12).")
+    @Option(help: "--family layered: γ in h = e^(γκ), κ the share of active stage-1 coordinates (default 0.12).")
     var coupling: Double?
 
     @Option(help: ArgumentHelp("λ per axis for --family constant (comma-separated, each ≥ 0); d = count.", valueName: "list"))
@@ -106,7 +106,7 @@ struct ToyCommand: AsyncParsableCommand {
 
     @OptionGroup var scale: ScaleOptions
 
-    @Option(help: "Normalisation of the Fisher matrix for d_ζ: trace (c = d/E Tr F) or none (c = 1).")
+    @Option(help: "Normalisation: trace (c = d / E Tr F) or none (c = 1).")
     var normalize: Normalization = .trace
 
     @Option(help: "Largest greedy 1-D cover to compute per axis and ε (0 disables the greedy count).")

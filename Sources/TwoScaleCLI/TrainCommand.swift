@@ -20,13 +20,13 @@ struct TrainCommand: AsyncParsableCommand {
         for θ₀, after every epoch and every --checkpoint-every steps, plus DIR/index.json.
         """)
 
-    @Option(help: ArgumentHelp("The network: layer sizes n_0-n_1-…-n_L (e.g. 54-16-7), or an image input and layer terms (e.g. 28x28x1-conv8k5-maxpool2-10; docs/GUIDE.md, Architectures).", valueName: "arch"))
+    @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
     var arch: String
 
-    @Option(help: ArgumentHelp("Training data: \(TrainingData.allowed).", valueName: "source"))
+    @Option(help: ArgumentHelp("csv:PATH, idx:IMAGES,LABELS, fashion-mnist[:test], synthetic:teacher:ARCH (docs/FORMATS.md).", valueName: "source"))
     var data: String
 
-    @Option(help: "Held-out data source (instead of --holdout), e.g. fashion-mnist:test; same syntax as --data (not synthetic).")
+    @Option(help: "Held-out data instead of --holdout, e.g. fashion-mnist:test (as --data, not synthetic).")
     var testData: String?
 
     @Option(help: "Which CSV column holds the class label: last or none (training needs labels).")
@@ -41,7 +41,7 @@ struct TrainCommand: AsyncParsableCommand {
     @Flag(help: "Z-score every input feature (over the loaded data).")
     var standardize = false
 
-    @Option(help: ArgumentHelp("The shape of one input, HxWxC (e.g. 28x28x1), for a CSV whose rows are images (values in height, width, channel order, channels fastest); IDX files and fashion-mnist carry their own. Needed when --arch starts with an image.", valueName: "HxWxC"))
+    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
     var shape: String?
 
     @Option(help: "Fraction of the data held out (random, seeded) for holdout loss and accuracy, in (0, 1).")

@@ -7,8 +7,6 @@ import TwoScaleNumerics
 
 /// Data and small parsers shared by `train`, `gap` and `bench-train`.
 enum TrainingData {
-    static let allowed = "csv:PATH (with --labels last), idx:IMAGES,LABELS, fashion-mnist[:train|:test] or synthetic:teacher:ARCH[:ACTIVATION]"
-
     /// Loads a labelled data set for training through `DataSource.load` (the `--data` sources of docs/FORMATS.md).
     static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
                      architecture: Architecture, shape: String?, flag: String = "--data") throws -> Dataset {
