@@ -10,19 +10,19 @@ import TwoScaleNumerics
 /// draws, the generic rank and the certified bracket (docs/ESTIMATORS.md, docs/METHOD.md §19).
 
 public struct NetworkSMC: Sendable {
-    public var model: MarkovFisher
-    public var box: ClosedRange<Double>
-    public var seed: UInt64
-    /// K: particles per stage-1 unit (over the replicates) and outer particles of later stages.
-    public var paths: Int
-    /// J: particles per island unit (over the replicates).
-    public var inner: Int
-    public var traceDraws: Int
-    public var replicates: Int
-    /// MH sweeps per island resample–move step (`--island-sweeps`; `defaultIslandSweeps` unless given).
-    public var islandSweeps: Int
+    /// The generic estimator on this network's layers: its model, box, seed and budget.
+    public var staged: Staged
+
+    public var model: MarkovFisher { staged.model }
+    public var box: ClosedRange<Double> { staged.box }
+    public var seed: UInt64 { staged.seed }
+    public var paths: Int { staged.paths }
+    public var inner: Int { staged.inner }
     /// How the independent items are shared out (this process's threads, or also MPI ranks).
-    public var sharing: any WorkSharing = LocalSharing()
+    public var sharing: any WorkSharing {
+        get { staged.sharing }
+        set { staged.sharing = newValue }
+    }
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
@@ -37,27 +37,9 @@ public struct NetworkSMC: Sendable {
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
-        try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.blockDimensions.count,
-                             replicates: replicates, islandSweeps: islandSweeps)
         try MonteCarloDesign.checkBox(box)
-        self.model = model
-        self.box = box
-        self.seed = seed
-        self.paths = paths
-        self.inner = inner
-        self.traceDraws = traceDraws
-        self.replicates = replicates
-        self.islandSweeps = islandSweeps
-    }
-
-    /// The generic estimator on this network's layers.
-    public var staged: Staged {
-        get throws {
-            var s = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
-                               replicates: replicates, islandSweeps: islandSweeps)
-            s.sharing = sharing
-            return s
-        }
+        staged = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
+                            replicates: replicates, islandSweeps: islandSweeps)
     }
 
     /// The budget the samplers can run with (`StagedSMC.checkBudget`).

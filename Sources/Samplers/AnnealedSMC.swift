@@ -221,6 +221,20 @@ public enum AnnealedSMC {
         var frozen: [FrozenStep] = []
     }
 
+    /// The next scale of an adaptive schedule from `s` towards `target`: `target` if the weights' ESS
+    /// there stays ≥ `threshold`, else the largest scale that keeps it so (bisection to 0.1%), always past s.
+    static func nextScale(from s: Double, to target: Double, threshold: Double, ess essAt: (Double) -> Double) -> Double {
+        guard essAt(target) < threshold else { return target }
+        var a = s, b = target
+        for _ in 0..<40 {
+            let m = 0.5 * (a + b)
+            if essAt(m) >= threshold { a = m } else { b = m }
+            if b - a <= 1e-3 * b { break }
+        }
+        // Always advance: a > s unless even a tiny step collapses the weights.
+        return a > s ? a : b
+    }
+
     /// `Σ_i log1p(s r_i)`.
     @inline(__always)
     static func ell(_ r: [Double], _ s: Double) -> Double { LogSpace.logDetSqrt(roots: r, scale: s) }
@@ -256,17 +270,7 @@ public enum AnnealedSMC {
                     for i in 0..<n { l[i] += ell(roots[i], s2) - ellNow[i] }
                     return ess(l)
                 }
-                var next = target
-                if essAt(target) < threshold {
-                    var a = s, b = target
-                    for _ in 0..<40 {
-                        let m = 0.5 * (a + b)
-                        if essAt(m) >= threshold { a = m } else { b = m }
-                        if b - a <= 1e-3 * b { break }
-                    }
-                    // Always advance: a > s unless even a tiny step collapses the weights.
-                    next = a > s ? a : b
-                }
+                let next = nextScale(from: s, to: target, threshold: threshold, ess: essAt)
                 for i in 0..<n {
                     let e = ell(roots[i], next)
                     lw[i] += e - ellNow[i]

@@ -120,16 +120,7 @@ public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
                 func essAt(_ s2: Double) -> Double {
                     LogSpace.effectiveSampleSize(logWeights: (0..<n).map { lw[$0] + Self.ell(ps[$0], s2) - ellNow[$0] })
                 }
-                var next = target
-                if essAt(target) < threshold {
-                    var a = s, b = target
-                    for _ in 0..<40 {
-                        let mid = 0.5 * (a + b)
-                        if essAt(mid) >= threshold { a = mid } else { b = mid }
-                        if b - a <= 1e-3 * b { break }
-                    }
-                    next = a > s ? a : b
-                }
+                let next = AnnealedSMC.nextScale(from: s, to: target, threshold: threshold, ess: essAt)
                 for i in 0..<n {
                     let e = Self.ell(ps[i], next)
                     lw[i] += e - ellNow[i]
