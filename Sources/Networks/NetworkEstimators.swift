@@ -8,6 +8,8 @@ import TwoScaleCore
 public enum PlainNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.plain
     public static var storesSpectra: Bool { true }
+    /// The bootstrap over paths gives its intervals.
+    public static var flags: [String] { ["--bootstrap"] }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         switch use {

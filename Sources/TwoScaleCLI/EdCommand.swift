@@ -51,7 +51,7 @@ struct EdCommand: AsyncParsableCommand {
 
     /// The estimator settings given (`--trace-draws`, the island flags): each is some estimator's own
     /// (`NetworkEstimator.flags`), an error with another, not ignored.
-    var estimatorFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given }
+    var estimatorFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given + analysis.given }
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -71,8 +71,11 @@ struct EdCommand: AsyncParsableCommand {
         let kind = self.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
         let estimator = try EstimatorRegistry.estimator(kind)
         if let (flag, owner) = EstimatorRegistry.foreignFlag(estimatorFlags, for: kind) {
-            let why = self.estimator == nil ? " (chosen for \(plainOnly.joined(separator: ", ")))" : ""
-            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)\(why): drop \(flag), or run \(owner) without the plain-only flags")
+            if self.estimator == nil, !plainOnly.isEmpty {
+                throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind) (chosen for \(plainOnly.joined(separator: ", "))): drop \(flag), or run \(owner) without the plain-only flags")
+            }
+            let why = self.estimator == nil ? " (the default)" : ""
+            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)\(why): drop \(flag), or add --estimator \(owner)")
         }
         if self.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")

@@ -15,21 +15,29 @@ struct AnalysisOptions: ParsableArguments {
     @Option(help: "Normalisation: trace (c = d / mean Tr F) or none (c = 1).")
     var normalize: Normalization = .trace
 
-    @Option(help: "Bootstrap resamples over paths for the 95% intervals (0: none; seeded by --seed).")
-    var bootstrap: Int = 200
+    @Option(help: "plain: bootstrap resamples over paths for the 95% intervals (0: none; default 200).")
+    var bootstrap: Int?
 
     @Option(name: .customLong("abbas-n"), help: ArgumentHelp(
         "Also report the Abbas et al. ED(n) at these sample sizes (a value, list or log grid).", valueName: "list"))
     var abbasN: String?
 
-    @Option(help: "γ ∈ (0,1] in the Abbas ED's κ = γn/(2π log n).")
-    var gamma: Double = 1
+    @Option(help: "With --abbas-n: γ ∈ (0,1] in the Abbas ED's κ = γn/(2π log n) (default 1).")
+    var gamma: Double?
 
     @Option(help: "Parallel tasks (default: the active cores; under mpirun, the rank's). Results do not depend on it.")
     var threads: Int?
 
     /// The validated measurement request.
+    /// The estimator-specific flags given (`EstimatorRegistry.foreignFlag` refuses another estimator's).
+    var given: [String] { bootstrap != nil ? ["--bootstrap"] : [] }
+
     func request() throws -> MeasurementRequest {
+        let bootstrap = self.bootstrap ?? 200
+        if gamma != nil, abbasN == nil {
+            throw TwoScaleError.usage("--gamma sets the Abbas ED's γ, which only --abbas-n reports: add --abbas-n, or drop --gamma")
+        }
+        let gamma = self.gamma ?? 1
         guard bootstrap >= 0, bootstrap <= 100_000 else {
             throw TwoScaleError.invalid("--bootstrap", "\(bootstrap)", allowed: "give a resample count from 0 (off) to 100000")
         }
@@ -38,9 +46,6 @@ struct AnalysisOptions: ParsableArguments {
         }
         let ns = try abbasN.map { try Grid.parse($0, flag: "--abbas-n") } ?? []
         for n in ns { _ = try AbbasED.kappa(n: n, gamma: gamma) }
-        if abbasN == nil, gamma != 1 {
-            _ = try AbbasED.kappa(n: 1e6, gamma: gamma)  // validates γ even when unused
-        }
         return MeasurementRequest(eps: try scale.eps(), zeta: try scale.checkedZeta(), lower: lower, normalization: normalize,
                                   bootstrap: bootstrap, abbasN: ns, gamma: gamma, threads: try checkedThreads())
     }
