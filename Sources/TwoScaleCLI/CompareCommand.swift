@@ -33,8 +33,8 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "Training-set size n (the first n samples; required for synthetic sources).")
     var samples: Int?
 
-    @Option(help: "CSV label column: last or none.")
-    var labels: String = "last"
+    @Option(help: "CSV label column.")
+    var labels: LabelColumn = .last
 
     @Flag(help: "Z-score every input feature.")
     var standardize = false
@@ -86,7 +86,7 @@ struct CompareCommand: AsyncParsableCommand {
     var box: String = "-1:1"
 
     @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")
-    var activation: String = "relu"
+    var activation: Activation = .relu
 
     @Option(name: .customLong("bound-n"), help: "n in ε_n = (log n/(γn))^(3/8) (default: the training-set size).")
     var boundN: Int?
@@ -166,12 +166,8 @@ struct CompareCommand: AsyncParsableCommand {
         if let t = threads, !(1...1024).contains(t) {
             throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
         }
-        guard labels == "last" || labels == "none" else {
-            throw TwoScaleError.invalid("--labels", labels, allowed: "give last or none")
-        }
         try ScaleParameters.checkZeta(zeta)
         _ = try Grid.parseInterval(box, flag: "--box")
-        _ = try TrainingData.activation(activation)
         _ = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
         guard epochs >= 1 else { throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch") }
         guard batch >= 1 else { throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must be ≥ 1") }
@@ -184,10 +180,10 @@ struct CompareCommand: AsyncParsableCommand {
     func run() async throws {
         let architectures = try architectures()
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
-        let act = try TrainingData.activation(activation)
+        let act = activation
         let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
 
-        let loaded = try TrainingData.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .last,
+        let loaded = try TrainingData.load(data, samples: samples, labels: labels,
                                            standardize: standardize, seed: seed, architecture: architectures[0], shape: shape)
         guard let dataClasses = loaded.classes ?? loaded.labels.map({ ($0.max() ?? 0) + 1 }), loaded.labels != nil else {
             throw TwoScaleError.invalid("--data", data, allowed: "training needs labels (CSV: --labels last)")

@@ -39,7 +39,7 @@ struct FisherCommand: AsyncParsableCommand {
     var samples: Int?
 
     @Option(help: ArgumentHelp("CSV label column: none or last (never a feature).", valueName: "none|last"))
-    var labels: String = "none"
+    var labels: LabelColumn = .none
 
     @Flag(help: "Z-score every input feature (constant features become 0).")
     var standardize = false
@@ -51,7 +51,7 @@ struct FisherCommand: AsyncParsableCommand {
     var fisher: String = "markov"
 
     @Option(help: ArgumentHelp("Hidden activation: relu, tanh, sigmoid or linear.", valueName: "name"))
-    var activation: String = "relu"
+    var activation: Activation = .relu
 
     @Option(help: "Noise variance σ² > 0 of the hidden layers (markov; required there).")
     var sigma2: Double?
@@ -91,12 +91,8 @@ struct FisherCommand: AsyncParsableCommand {
         guard let kind = FisherKind(rawValue: fisher) else {
             throw TwoScaleError.invalid("--fisher", fisher, allowed: "markov or output")
         }
-        guard let act = Activation(rawValue: activation) else {
-            throw TwoScaleError.invalid("--activation", activation, allowed: "relu, tanh, sigmoid or linear")
-        }
-        guard let labelColumn = LabelColumn(rawValue: labels) else {
-            throw TwoScaleError.invalid("--labels", labels, allowed: "none or last")
-        }
+        let act = activation
+        let labelColumn = labels
         return (kind, act, labelColumn)
     }
 

@@ -44,10 +44,10 @@ struct GapCommand: AsyncParsableCommand {
     var trials: Int = 5
 
     @Option(help: "Teacher's hidden activation.")
-    var teacherActivation: String = "relu"
+    var teacherActivation: Activation = .relu
 
     @Option(help: "Student's hidden activation.")
-    var activation: String = "relu"
+    var activation: Activation = .relu
 
     @Option(help: "Teacher temperature T > 0 in softmax(teacher(x)/T).")
     var temperature: Double = 1
@@ -142,10 +142,10 @@ struct GapCommand: AsyncParsableCommand {
             tail = (bound, s)
         }
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
-        let task = try TeacherTask.random(architecture: tArch, activation: try TrainingData.activation(teacherActivation, flag: "--teacher-activation"),
+        let task = try TeacherTask.random(architecture: tArch, activation: teacherActivation,
                                           temperature: temperature, seed: seed)
         let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
-        let act = try TrainingData.activation(activation)
+        let act = activation
         let cfg = try TrainingConfig(architecture: sArch, activation: act, optimizer: settings, batchSize: batch, epochs: epochs,
                                      seed: seed, checkpointEverySteps: checkpointEvery)
         let experiment = try GapExperiment(task: task, student: sArch, studentActivation: act, training: cfg, sampleSizes: ns,

@@ -6,7 +6,7 @@ import TwoScaleFormats
 extension NetworkModelOptions {
     /// Loads the data and builds the Fisher estimator the flags ask for.
     func makeModel(architecture: Architecture) throws -> any FisherModel {
-        let data = try DataSource.load(data, samples: samples, labels: LabelColumn(rawValue: labels) ?? .none, standardize: standardize,
+        let data = try DataSource.load(data, samples: samples, labels: labels, standardize: standardize,
                                        seed: UInt64(seed), inputSize: architecture.inputSize, inputShape: architecture.inputShape,
                                        declaredShape: try shape.map { try DataSource.parseShape($0) }, flag: "--data")
         switch fisher {

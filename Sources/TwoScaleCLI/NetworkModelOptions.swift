@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
 import Networks
+import TwoScaleFormats
 import TwoScaleCore
 
 extension FisherKind: ExpressibleByArgument {}
 extension Activation: ExpressibleByArgument {}
+extension LabelColumn: ExpressibleByArgument {}
 
 /// The flags that define a stochastic network, its data and its Fisher matrix (docs/METHOD.md §10–12), shared by the
 /// commands that compute network spectra (`ed`, `bench`).
@@ -18,8 +20,8 @@ struct NetworkModelOptions: ParsableArguments {
     @Option(help: "N: the number of data inputs the Fisher expectation averages over (the first N).")
     var samples: Int = 100
 
-    @Option(help: "CSV label column: none or last (a label column is never a feature).")
-    var labels: String = "none"
+    @Option(help: "CSV label column (a label column is never a feature).")
+    var labels: LabelColumn = .none
 
     @Flag(help: "Z-score every input feature over the loaded samples.")
     var standardize = false
@@ -43,7 +45,7 @@ struct NetworkModelOptions: ParsableArguments {
     var noiseSamples: Int = 1
 
     @Option(help: "Seed of every random draw (paths, inner draws, noise, synthetic data, bootstrap).")
-    var seed: Int = 1
+    var seed: UInt64 = 1
 
     /// Validates the flags that need no files; returns the architecture.
     func checkedArchitecture() throws -> Architecture {
@@ -55,10 +57,6 @@ struct NetworkModelOptions: ParsableArguments {
         guard noiseSamples >= 1 else {
             throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
-        guard seed >= 0 else { throw TwoScaleError.invalid("--seed", "\(seed)", allowed: "the seed must be a whole number ≥ 0") }
-        guard labels == "none" || labels == "last" else {
-            throw TwoScaleError.invalid("--labels", labels, allowed: "give none or last")
-        }
         _ = try shape.map { try DataSource.parseShape($0) }
         return a
     }
@@ -66,7 +64,7 @@ struct NetworkModelOptions: ParsableArguments {
     /// The run configuration a store's meta.json records (σ² and R only for the Markov FIM).
     func configuration(architecture: Architecture, box: ClosedRange<Double>) -> NetworkRunConfiguration {
         NetworkRunConfiguration(fisher: fisher, arch: architecture.notation, bias: bias, activation: activation, box: box,
-                                seed: UInt64(seed), data: data, samples: samples, labels: labels, standardize: standardize,
+                                seed: UInt64(seed), data: data, samples: samples, labels: labels.rawValue, standardize: standardize,
                                 sigma2: sigma2, noiseSamples: noiseSamples)
     }
 }

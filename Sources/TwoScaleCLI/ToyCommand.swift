@@ -39,7 +39,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     var inner: Int?
 
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
-    var seed: Int = 1
+    var seed: UInt64 = 1
 
     @Option(help: "Repetitions with seeds seed, seed+1, …; reports how often the 95% interval holds.")
     var trials: Int = 1
@@ -54,7 +54,6 @@ struct ToyMonteCarloOptions: ParsableArguments {
     var threads: Int?
 
     func validate() throws {
-        guard seed >= 0 else { throw TwoScaleError.invalid("--seed", "\(seed)", allowed: "the seed must be a whole number ≥ 0") }
         guard trials >= 1, trials <= 10_000 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 10000 trials") }
         if let t = threads, t < 1 || t > 1024 { throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024") }
     }

@@ -29,8 +29,8 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(help: "Held-out data instead of --holdout, e.g. fashion-mnist:test (as --data, not synthetic).")
     var testData: String?
 
-    @Option(help: "Which CSV column holds the class label: last or none (training needs labels).")
-    var labels: String = "last"
+    @Option(help: "CSV label column (training needs labels).")
+    var labels: LabelColumn = .last
 
     @Option(help: "Use the first N samples (required for synthetic sources).")
     var samples: Int?
@@ -48,7 +48,7 @@ struct TrainCommand: AsyncParsableCommand {
     var holdout: Double?
 
     @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")
-    var activation: String = "relu"
+    var activation: Activation = .relu
 
     @Flag(help: "Give every layer a bias.")
     var bias = false
@@ -95,10 +95,8 @@ struct TrainCommand: AsyncParsableCommand {
 
     func run() async throws {
         let architecture = try Architecture(parsing: arch, bias: bias)
-        let act = try TrainingData.activation(activation)
-        guard let labelColumn = LabelColumn(rawValue: labels) else {
-            throw TwoScaleError.invalid("--labels", labels, allowed: "last (the last CSV column is the class label) or none")
-        }
+        let act = activation
+        let labelColumn = labels
         let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
         let config = try TrainingConfig(architecture: architecture, activation: act, optimizer: settings, batchSize: batch,
                                         epochs: epochs, seed: seed,

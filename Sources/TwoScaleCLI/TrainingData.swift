@@ -15,13 +15,6 @@ enum TrainingData {
                             declaredShape: try shape.map { try DataSource.parseShape($0) }, flag: flag)
     }
 
-    static func activation(_ text: String, flag: String = "--activation") throws -> Activation {
-        guard let a = Activation(rawValue: text) else {
-            throw TwoScaleError.invalid(flag, text, allowed: "the activation is one of " + Activation.allCases.map(\.rawValue).joined(separator: ", "))
-        }
-        return a
-    }
-
     static func optimizer(_ text: String) throws -> OptimizerKind {
         guard let k = OptimizerKind(rawValue: text) else {
             throw TwoScaleError.invalid("--optimizer", text, allowed: "the optimizer is sgd or adam")
