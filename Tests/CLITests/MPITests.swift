@@ -269,7 +269,8 @@ final class MPITests: ScratchDirectoryTestCase {
         let cases: [(args: [String], status: Int32, needle: String)] = [
             (small + ["--store", store], 2, "already holds a spectra store"),
             (small.map { $0 == "3" ? "4" : $0 } + ["--store", store, "--resume"], 2, "--seed 3 vs 4"),
-            (small + ["--paths", "0"], 2, "--paths"),
+            (small + ["--estimator", "plain", "--paths", "0"], 2, "--paths"),
+            (small + ["--paths", "8"], 2, "--bootstrap is a setting of the plain estimator"),
             (small + ["--shard", "auto", "--store", dir + "/x"], 2, "SLURM_ARRAY_TASK_ID"),
             (["toy", "--family", "constant", "--lambdas", "4", "--eps", "0.1"], 2, "toy runs in one process"),
         ]
