@@ -15,7 +15,20 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var outerEssFraction: Double
         /// The exact stage terms of the 2sED: `log Z_1` and `log E_{π_1} Z_2` (raw log-determinants).
         public var stageLogZ: [Double]
+        /// With `--mc`: its keys sit beside the exact ones (as `toy --mc`'s do).
         public var monteCarlo: MonteCarloPoint?
+
+        enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaLower, outerEssFraction, stageLogZ }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(eps, forKey: .eps)
+            try c.encode(dZeta, forKey: .dZeta)
+            try c.encode(dZetaLower, forKey: .dZetaLower)
+            try c.encode(outerEssFraction, forKey: .outerEssFraction)
+            try c.encode(stageLogZ, forKey: .stageLogZ)
+            try monteCarlo?.encode(to: encoder)
+        }
     }
 
     /// The smc estimate at one ε: the first trial's estimates and intervals, its outer ESS (fraction of K),
