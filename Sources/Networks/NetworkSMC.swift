@@ -49,13 +49,14 @@ public struct NetworkSMC: Sendable {
                                islandSweeps: islandSweeps)
     }
 
+    /// The staged estimator's result (points, ĉ, stage-1 and island diagnostics) and what only a network has.
     public struct Result: Sendable {
-        public var points: [SMCPoint]
-        public var scale: Double
-        public var trace: TraceEstimate
-        /// Stage 1 (first-layer units) and the islands of later stages.
-        public var stage1: SMCDiagnostics
-        public var islands: SMCDiagnostics
+        public var staged: Staged.Result
+        public var points: [SMCPoint] { staged.points }
+        public var scale: Double { staged.scale }
+        public var trace: TraceEstimate { staged.trace }
+        public var stage1: SMCDiagnostics { staged.stage1 }
+        public var islands: SMCDiagnostics { staged.islands }
         /// The Fisher rank per layer over `rankDraws` uniform draws.
         public var rank: FisherRank
         /// The generic rank (closed-form bound and witness): the ε → 0 limit's r when proved.
@@ -122,8 +123,7 @@ public struct NetworkSMC: Sendable {
         progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
         let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, scale: r.scale, seed: seed, sharing: sharing,
                                                        threads: threads)
-        return Result(points: r.points, scale: r.scale, trace: r.trace, stage1: r.stage1, islands: r.islands, rank: rank,
-                      generic: generic, bracket: bracket)
+        return Result(staged: r, rank: rank, generic: generic, bracket: bracket)
     }
 }
 
