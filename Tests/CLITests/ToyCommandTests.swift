@@ -105,7 +105,7 @@ import TwoScaleCore
             #expect(p["d_zeta"]?.doubleValue == x.dZeta)
             #expect(p["d_zeta_lower"]?.doubleValue == x.dZetaLower)
             #expect(p["outer_ess_fraction"]?.doubleValue == x.outerESSFraction)
-            #expect(p["monte_carlo"] == nil)
+            #expect(p["d_zeta_mc"] == nil)
         }
     }
 
@@ -113,10 +113,12 @@ import TwoScaleCore
         let j = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
                                    "--eps", "0.1", "--mc", "--paths", "16", "--inner", "8", "--trials", "2", "--json"])
         let p = try #require(j["points"]?.arrayValue?.first)
-        let mc = try #require(p["monte_carlo"])
-        #expect(mc["d_zeta_mc"]?.doubleValue != nil)
-        #expect(mc["trials"] == .int(2))
-        #expect(mc["stage_log_z_mc"]?.arrayValue?.count == 2)
+        // The Monte Carlo keys sit beside the exact ones.
+        #expect(p["d_zeta"]?.doubleValue != nil)
+        #expect(p["d_zeta_mc"]?.doubleValue != nil)
+        #expect(p["trials"] == .int(2))
+        #expect(p["stage_log_z_mc"]?.arrayValue?.count == 2)
+        #expect(p["d_zeta_bracket"]?.arrayValue?.count == 2)
         #expect(j["monte_carlo"]?["inner"] == .int(8))
         #expect(j["monte_carlo"]?["estimator"] == .string("smc"))
     }
