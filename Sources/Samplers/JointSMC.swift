@@ -63,7 +63,7 @@ public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
         var logZ = [[Double]](repeating: [], count: stops.count)
         for rep in reps { for t in stops.indices { logZ[t].append(rep.logZ[t]) } }
         let estimates = logZ.map { l -> LogEstimate in
-            let c = SMCUnitEstimate.combine(l)
+            let c = LogEstimate.combine(l)
             return LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar)
         }
         let slope = stops.indices.map { t -> Double in

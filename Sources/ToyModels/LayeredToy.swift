@@ -210,9 +210,10 @@ public struct LayeredToy: CertifiedStagedModel {
         return (Double(d1) * Foundation.log1p(s * mean), logMean, meanLog, Foundation.exp(2 * logMean - logSecond))
     }
 
-    /// Exact d_ζ(ε), lower d_ζ(ε) and the limit outer ESS fraction.
+    /// Exact d_ζ(ε), lower d_ζ(ε), the limit outer ESS fraction and the 2sED's stage terms
+    /// (`log Z_1`, `log E_{π_1} Z_2`).
     public func exact(eps: Double, zeta: Double, normalization: Normalization) throws
-        -> (dZeta: Double, dZetaLower: Double, outerESSFraction: Double) {
+        -> (dZeta: Double, dZetaLower: Double, outerESSFraction: Double, stageLogZ: [Double]) {
         try ScaleParameters.checkEpsilon(eps)
         try ScaleParameters.checkZeta(zeta)
         let s = ScaleParameters.t(eps: eps, zeta: zeta) * (try scale(normalization)).squareRoot()
@@ -220,6 +221,6 @@ public struct LayeredToy: CertifiedStagedModel {
         let d = parameterCount
         return (TwoScale.dimension(logMeanDet: e.logZ1 + e.logMeanZ2, dimension: d, zeta: zeta, eps: eps),
                 TwoScale.dimension(logMeanDet: e.logZ1 + e.meanLogZ2, dimension: d, zeta: zeta, eps: eps),
-                e.outerESSFraction)
+                e.outerESSFraction, [e.logZ1, e.logMeanZ2])
     }
 }

@@ -119,10 +119,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
     public static func measure(model: LayeredToy, eps: [Double], zeta: Double, normalization: Normalization) throws -> Self {
         let points = try eps.map { e -> Point in
             let x = try model.exact(eps: e, zeta: zeta, normalization: normalization)
-            let s = ScaleParameters.t(eps: e, zeta: zeta) * (try model.scale(normalization)).squareRoot()
-            let t = model.exactTerms(scale: s)
             return Point(eps: e, dZeta: x.dZeta, dZetaLower: x.dZetaLower, outerEssFraction: x.outerESSFraction,
-                         stageLogZ: [t.logZ1, t.logMeanZ2], monteCarlo: nil)
+                         stageLogZ: x.stageLogZ, monteCarlo: nil)
         }
         return LayeredToyMeasurement(model: model, zeta: zeta, normalization: normalization,
                                      scale: try model.scale(normalization), points: points, monteCarlo: nil)
@@ -179,7 +177,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 q.covered = results.filter { $0.points[i].ci95.contains(exact.dZeta) }.count
                 q.coveredLower = results.filter { $0.points[i].ci95Lower?.contains(exact.dZetaLower) ?? false }.count
                 q.mcBias = mean - exact.dZeta
-                q.mcSd = (ests.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)).squareRoot()
+                q.mcSd = LogEstimate.sampleVariance(ests).squareRoot()
                 q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
                 let lows = results.compactMap { $0.points[i].dZetaLower }
                 q.mcBiasLower = lows.reduce(0, +) / Double(lows.count) - exact.dZetaLower
@@ -188,7 +186,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                     let jm = js.reduce(0, +) / n
                     q.coveredJoint = joints.filter { $0[i].ci95.contains(exact.dZeta) }.count
                     q.mcBiasJoint = jm - exact.dZeta
-                    q.mcSdJoint = (js.reduce(0) { $0 + ($1 - jm) * ($1 - jm) } / (n - 1)).squareRoot()
+                    q.mcSdJoint = LogEstimate.sampleVariance(js).squareRoot()
                 }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count

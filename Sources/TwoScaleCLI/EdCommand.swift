@@ -168,13 +168,9 @@ struct EdCommand: AsyncParsableCommand {
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.
         var world: MPIWorld?
         if let env = TwoScaleMain.launch.mpi {
-            do {
-                world = try MPIWorld.start()
-            } catch let e as TwoScaleError {
-                Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
-                throw ExitCode(e.exitCode)
-            }
-            problem.sharing = MPISharing(world: world!)
+            let started = try Self.startWorld(env)
+            world = started
+            problem.sharing = MPISharing(world: started)
         }
         let lead = problem.sharing.isLead
         var estimate = try await estimator.estimate(problem, request: request) { if lead { Console.progress("ed: " + $0) } }
@@ -236,17 +232,20 @@ struct EdCommand: AsyncParsableCommand {
     /// The run as one rank of an MPI job (`DistributedSpectraRun`): the outcome on rank 0, nil on the
     /// others. No SIGINT handler: the launcher stops the job (Ctrl-C on mpirun, scancel), and the store
     /// written so far resumes like that of a killed run.
-    func runOnRanks(_ env: MPIEnvironment, prepare: @escaping (_ lead: Bool) throws -> SpectraRun, plannedBytes: Double,
-                    threads: Int) async throws -> (SpectraRun.Outcome, StoreMeta)? {
-        let world: MPIWorld
+    /// Starts MPI for this rank. The MPI library is a property of the machine, not of the command line:
+    /// every rank that cannot load it says so.
+    static func startWorld(_ env: MPIEnvironment) throws -> MPIWorld {
         do {
-            world = try MPIWorld.start()
+            return try MPIWorld.start()
         } catch let e as TwoScaleError {
-            // The MPI library is a property of the machine, not of the command line: every rank that
-            // cannot load it says so.
             Console.error("twoscale: MPI rank \(env.rank)" + (env.size.map { " of \($0)" } ?? "") + ": \(e.message)")
             throw ExitCode(e.exitCode)
         }
+    }
+
+    func runOnRanks(_ env: MPIEnvironment, prepare: @escaping (_ lead: Bool) throws -> SpectraRun, plannedBytes: Double,
+                    threads: Int) async throws -> (SpectraRun.Outcome, StoreMeta)? {
+        let world = try Self.startWorld(env)
         let progress = RunProgress(label: "ed (\(world.size) MPI ranks)", storeBytes: plannedBytes, threads: threads * world.size)
         var meta: StoreMeta?
         do {
