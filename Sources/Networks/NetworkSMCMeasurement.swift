@@ -32,12 +32,29 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         public var bound: UpperBound?
         /// The certified bracket at this ε (`CertifiedBracket`), when the run computed one.
         public var bracket: CertifiedBracket.Point?
+        /// The intervals to read (`ReportedInterval`: the sampled 95% interval where the diagnostics let it
+        /// stand, else the bracket), set with the bracket.
+        public var interval: ReportedInterval?
+        public var intervalLower: ReportedInterval?
+
+        /// Chooses `interval` (and with `lower`, `intervalLower`) from the intervals, the diagnostics at K
+        /// outer particles, and the bracket.
+        mutating func chooseIntervals(paths: Int) {
+            guard let b = bracket else { return }
+            let ess = stageESS.map { $0 / Double(paths) }
+            interval = ReportedInterval.choose(sampled: ci95, essFraction: ess, logWeightVariance: stageLogVariance, bracket: b.dZeta)
+            intervalLower = lower ? ci95Lower.map {
+                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: stageLogVariance, bracket: b.dZetaLower)
+            } : nil
+        }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
             try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
                                                          ci95Joint: ci95, lower: lower ? (dZetaLower, ci95Lower) : nil)
             try NetworkMeasurement.Point.encodeBracket(&c, bracket, lower: lower)
+            try interval?.encode(into: &c, key: "interval")
+            try intervalLower?.encode(into: &c, key: "interval_lower")
             try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
             try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
             try c.encode(stageESS, forKey: ResultKey("stage_ess"))
@@ -195,6 +212,7 @@ extension NetworkSMCMeasurement: BracketedMeasurement {
     public mutating func attach(_ b: CertifiedBracket) {
         bracket = b
         bracketCheck = Self.attach(b, to: &points)
+        for i in points.indices { points[i].chooseIntervals(paths: paths) }
     }
 }
 

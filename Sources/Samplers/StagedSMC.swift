@@ -20,7 +20,8 @@ import TwoScaleCore
 ///
 /// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
 /// term's is the delta-method variance over the K outer particles, floored by the scatter a lognormal
-/// model of the outer log-weights implies (`LogEstimate.logMean`); the estimated trace normalisation ĉ
+/// model of the outer log-weights implies (`LogEstimate.logMean`); a lower term's is the sample
+/// variance over k, doubled for the population the particles come from (`populationVarianceFactor`); the estimated trace normalisation ĉ
 /// adds `(slope/2)² Var(log ĉ)`. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop,
 /// particle, so results do not depend on the thread count.
 public struct StagedSMC<Model: StagedModel>: Sendable {
@@ -50,6 +51,11 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// `defaultIslandSweeps` MH sweeps (docs/ESTIMATORS.md §3; docs/lab/ESTIMATORS-LOG.md, "The islands' schedule").
     public static var islandESSFraction: Double { 0.8 }
     public static var defaultIslandSweeps: Int { 4 }
+    /// The lower 2sED's later-stage term `mean_k log Ẑ_m^k` averages over outer particles drawn from a
+    /// finite population (stage 1's pooled sampler, then the islands'), not from π_{m−1}: that population's
+    /// own error adds to the spread over k. Taking a population of 2K particles per unit as worth at least
+    /// K independent draws bounds the added variance by the spread's own, so the term's variance is doubled.
+    public static var populationVarianceFactor: Double { 2 }
 
     public init(model: Model, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4) throws {
@@ -275,7 +281,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     stageTerms.append(term.estimate)
                     stageShortfall.append(term.shortfall)
                     joint = joint + stageTerms[stageTerms.count - 1]
-                    low = low + LogEstimate.mean(islands.map(\.lower))
+                    var lowerTerm = LogEstimate.mean(islands.map(\.lower))
+                    lowerTerm.variance *= Self.populationVarianceFactor
+                    low = low + lowerTerm
                     let w = LogSpace.normalizedWeights(logWeights: lz)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))

@@ -42,6 +42,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var errorLowerMc: Double?
         public var stageEssFraction: [Double]
         public var stageIslandNoise: [Double]
+        /// The sample variance of the outer log-weights per stage m ≥ 2 (nats²).
+        public var stageLogVarMc: [Double]
         /// The estimator's stage terms (bias-corrected logs) and their errors against the exact ones.
         public var stageLogZMc: [Double]
         public var stageErrorMc: [Double]
@@ -60,6 +62,14 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var dZetaLowerBracket: ClosedRange<Double>
         public var bracketCovered: Int?
         public var bracketCoveredLower: Int?
+        /// The first trial's reported intervals (`ReportedInterval`: the sampled one where the diagnostics
+        /// let it stand, else the bracket), and over the trials how often each held the exact value and
+        /// how many fell back to the bracket.
+        public var intervalMc: ReportedInterval
+        public var intervalLowerMc: ReportedInterval?
+        public var coveredInterval: Int?
+        public var coveredIntervalLower: Int?
+        public var bracketFallbacks: Int?
         /// With `--joint`: joint tempering's 2sED and interval (first trial), and its coverage over trials.
         public var dZetaJointMc: Double?
         public var ci95JointMc: ClosedRange<Double>?
@@ -67,6 +77,53 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var coveredJoint: Int?
         public var mcBiasJoint: Double?
         public var mcSdJoint: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
+                 stageLogVarMc, stageLogZMc, stageErrorMc, trials, covered, coveredLower, mcBias, mcSd, meanHalfWidth, mcBiasLower,
+                 maxStageEssFraction, dZetaBracket, dZetaLowerBracket, bracketCovered, bracketCoveredLower,
+                 coveredInterval, coveredIntervalLower, bracketFallbacks, dZetaJointMc, ci95JointMc, errorJointMc,
+                 coveredJoint, mcBiasJoint, mcSdJoint
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(dZetaMc, forKey: .dZetaMc)
+            try c.encode(ci95Mc, forKey: .ci95Mc)
+            try c.encode(errorMc, forKey: .errorMc)
+            try c.encodeIfPresent(dZetaLowerMc, forKey: .dZetaLowerMc)
+            try c.encodeIfPresent(ci95LowerMc, forKey: .ci95LowerMc)
+            try c.encodeIfPresent(errorLowerMc, forKey: .errorLowerMc)
+            var r = encoder.container(keyedBy: ResultKey.self)
+            try intervalMc.encode(into: &r, key: "interval_mc")
+            try intervalLowerMc?.encode(into: &r, key: "interval_lower_mc")
+            try c.encode(stageEssFraction, forKey: .stageEssFraction)
+            try c.encode(stageIslandNoise, forKey: .stageIslandNoise)
+            try c.encode(stageLogVarMc, forKey: .stageLogVarMc)
+            try c.encode(stageLogZMc, forKey: .stageLogZMc)
+            try c.encode(stageErrorMc, forKey: .stageErrorMc)
+            try c.encodeIfPresent(trials, forKey: .trials)
+            try c.encodeIfPresent(covered, forKey: .covered)
+            try c.encodeIfPresent(coveredLower, forKey: .coveredLower)
+            try c.encodeIfPresent(mcBias, forKey: .mcBias)
+            try c.encodeIfPresent(mcSd, forKey: .mcSd)
+            try c.encodeIfPresent(meanHalfWidth, forKey: .meanHalfWidth)
+            try c.encodeIfPresent(mcBiasLower, forKey: .mcBiasLower)
+            try c.encodeIfPresent(maxStageEssFraction, forKey: .maxStageEssFraction)
+            try c.encode(dZetaBracket, forKey: .dZetaBracket)
+            try c.encode(dZetaLowerBracket, forKey: .dZetaLowerBracket)
+            try c.encodeIfPresent(bracketCovered, forKey: .bracketCovered)
+            try c.encodeIfPresent(bracketCoveredLower, forKey: .bracketCoveredLower)
+            try c.encodeIfPresent(coveredInterval, forKey: .coveredInterval)
+            try c.encodeIfPresent(coveredIntervalLower, forKey: .coveredIntervalLower)
+            try c.encodeIfPresent(bracketFallbacks, forKey: .bracketFallbacks)
+            try c.encodeIfPresent(dZetaJointMc, forKey: .dZetaJointMc)
+            try c.encodeIfPresent(ci95JointMc, forKey: .ci95JointMc)
+            try c.encodeIfPresent(errorJointMc, forKey: .errorJointMc)
+            try c.encodeIfPresent(coveredJoint, forKey: .coveredJoint)
+            try c.encodeIfPresent(mcBiasJoint, forKey: .mcBiasJoint)
+            try c.encodeIfPresent(mcSdJoint, forKey: .mcSdJoint)
+        }
     }
 
     public struct MonteCarloSummary: Sendable, Encodable {
@@ -161,14 +218,26 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             }
         }
         let first = results[0]
+        // The reported intervals of trial r at point i.
+        func reported(_ r: Int, _ i: Int) -> (ReportedInterval, ReportedInterval?) {
+            let p = results[r].points[i], b = brackets[r].points[i]
+            let ess = p.stageESS.map { $0 / Double(paths) }
+            let nested = ReportedInterval.choose(sampled: p.ci95, essFraction: ess, logWeightVariance: p.stageLogVariance, bracket: b.dZeta)
+            let low = p.ci95Lower.map {
+                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: p.stageLogVariance, bracket: b.dZetaLower)
+            }
+            return (nested, low)
+        }
         for i in points.indices {
             let mc = first.points[i], exact = points[i]
             var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.ci95, errorMc: mc.dZeta - exact.dZeta,
                                     dZetaLowerMc: mc.dZetaLower, ci95LowerMc: mc.ci95Lower,
                                     errorLowerMc: mc.dZetaLower.map { $0 - exact.dZetaLower },
                                     stageEssFraction: mc.stageESS.map { $0 / Double(paths) }, stageIslandNoise: mc.stageIslandNoise,
+                                    stageLogVarMc: mc.stageLogVariance,
                                     stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 },
-                                    dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower)
+                                    dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower,
+                                    intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
                 let n = Double(ests.count)
@@ -190,6 +259,10 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
+                let chosen = results.indices.map { reported($0, i) }
+                q.coveredInterval = chosen.filter { $0.0.range.contains(exact.dZeta) }.count
+                q.coveredIntervalLower = chosen.filter { $0.1?.range.contains(exact.dZetaLower) ?? false }.count
+                q.bracketFallbacks = chosen.filter { $0.0.source == .bracket }.count
                 q.maxStageEssFraction = results.compactMap { $0.points[i].stageESS.last }.max().map { $0 / Double(paths) }
             }
             if let j = joints.first?[i] {

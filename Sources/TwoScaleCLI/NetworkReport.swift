@@ -238,14 +238,14 @@ enum NetworkReport {
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
         let lower = m.points.first?.lower ?? false
-        var header = ["eps", "d_zeta", "ci95"]
-        if lower { header += ["lower", "ci95 lower"] }
+        var header = ["eps", "d_zeta", "interval"]
+        if lower { header += ["lower", "interval lower"] }
         let bounded = m.points.contains { $0.bound != nil }
         if bounded { header += lower ? ["2sED ≤", "lower ≤"] : ["2sED ≤"] }
         header += ["outer ESS", "island noise"]
         let rows = m.points.map { p -> [String] in
-            var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95)]
-            if lower { row += [Fmt.num(p.dZetaLower), interval(p.ci95Lower)] }
+            var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), reported(p.interval, else: p.ci95)]
+            if lower { row += [Fmt.num(p.dZetaLower), reported(p.intervalLower, else: p.ci95Lower)] }
             if bounded { row += [Fmt.num(p.bound?.dZeta)] + (lower ? [Fmt.num(p.bound?.dZetaLower)] : []) }
             row.append(p.stageESS.map { Fmt.num($0, 3) }.joined(separator: ", "))
             row.append(p.stageIslandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
@@ -253,6 +253,16 @@ enum NetworkReport {
         }
         let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
             + "the last stage's estimate is too low by at most the distance to them, given the shared earlier stages\n" : ""
-        return head + Fmt.table(header, rows) + note
+        let fallback = m.points.contains { $0.interval?.source == .bracket || $0.intervalLower?.source == .bracket }
+        let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where the outer ESS "
+            + "(below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or \(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% "
+            + "in the lognormal limit) says the sampled interval cannot be believed (docs/ESTIMATORS.md)\n"
+        return head + Fmt.table(header, rows) + note + (fallback ? why : "")
+    }
+
+    /// A reported interval, marked `bracket` where it is the certified bracket; else `sampled` as it is.
+    static func reported(_ r: ReportedInterval?, else sampled: ClosedRange<Double>?) -> String {
+        guard let r else { return interval(sampled) }
+        return interval(r.range) + (r.source == .bracket ? " bracket" : "")
     }
 }

@@ -241,15 +241,19 @@ enum LayeredToyReport {
         text += Fmt.table(["eps", "d_zeta", "d_zeta_lower", "outer ESS/K (K → ∞)"],
                           r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), Fmt.num($0.outerEssFraction)] })
         if let mc = r.monteCarlo {
-            var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K"]
-            if mc.trials > 1 { columns += ["covered", "covered lower", "bias", "sd"] }
+            var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K", "interval"]
+            if mc.trials > 1 { columns += ["covered", "covered lower", "interval covered", "bracket used", "bias", "sd"] }
             let rows = r.points.compactMap { p -> [String]? in
                 guard let q = p.monteCarlo else { return nil }
                 var row = [Fmt.num(p.eps), Fmt.num(q.dZetaMc), "[\(Fmt.num(q.ci95Mc.lowerBound)), \(Fmt.num(q.ci95Mc.upperBound))]",
                            Fmt.num(q.errorMc), Fmt.num(q.dZetaLowerMc),
                            q.ci95LowerMc.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "",
-                           Fmt.num(q.stageEssFraction.last)]
-                if let t = q.trials { row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", Fmt.num(q.mcBias), Fmt.num(q.mcSd)] }
+                           Fmt.num(q.stageEssFraction.last),
+                           "[\(Fmt.num(q.intervalMc.range.lowerBound)), \(Fmt.num(q.intervalMc.range.upperBound))] \(q.intervalMc.source.rawValue)"]
+                if let t = q.trials {
+                    row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", "\(q.coveredInterval ?? 0)/\(t)",
+                            "\(q.bracketFallbacks ?? 0)/\(t)", Fmt.num(q.mcBias), Fmt.num(q.mcSd)]
+                }
                 return row
             }
             text += "\nsmc estimator (K = \(mc.paths), J = \(mc.inner), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"

@@ -111,8 +111,9 @@ final class LayeredToyTests: XCTestCase {
     /// islands anneal at ε = 10⁻³ and whose outer weights are uneven (limit ESS/K 0.34–0.38): over 20 seeds
     /// the 2sED's 95% intervals hold the exact value in at least 17 (16 or fewer at a true 95% has
     /// probability 1.6%), and the mean of the 2sED and of the lower 2sED over the seeds lies within
-    /// 4 standard errors of the exact value. (The lower 2sED's own interval is too narrow here; the report
-    /// Reports/layered.md measures it.)
+    /// 4 standard errors of the exact value; the lower 2sED's intervals hold in at least 17 as well (its
+    /// variance doubled for the population its outer particles come from); and where the diagnostics let
+    /// the sampled interval stand, which here they do, the reported interval is it.
     func testSmcEstimatorAgainstExactValues() async throws {
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
         let eps = [1e-3, 0.1]
@@ -125,10 +126,34 @@ final class LayeredToyTests: XCTestCase {
             XCTAssertLessThan(abs(q.mcBias ?? .infinity), 4 * se + 1e-9, "ε = \(p.eps)")
             XCTAssertLessThan(abs(q.mcBiasLower ?? .infinity), 4 * se + 1e-9, "ε = \(p.eps): lower")
             XCTAssertEqual(q.bracketCovered, 20)
+            XCTAssertGreaterThanOrEqual(q.coveredLower ?? 0, 17, "ε = \(p.eps): lower covered \(q.coveredLower ?? 0)/20")
+            XCTAssertLessThanOrEqual(q.bracketFallbacks ?? 20, 2, "ε = \(p.eps): the sampled interval stands")
+            XCTAssertGreaterThanOrEqual(q.coveredInterval ?? 0, 17, "ε = \(p.eps)")
         }
         let smc = try XCTUnwrap(r.monteCarlo?.smc)
         XCTAssertGreaterThanOrEqual(smc.stage1.meanSteps, 1, "stage 1 resamples and moves")
         XCTAssertGreaterThan(smc.islands.meanSteps, 1, "the islands anneal")
+    }
+
+    /// Where the outer weights are degenerate (coupling 10: limit ESS/K 2–4%), K = 64 draws have not met
+    /// the weights' tail, so the counted ESS comes out high and the sampled intervals miss: over 20 seeds they
+    /// hold the exact value in fewer than 18 at one ε at least. The spread of the log-weights gives that
+    /// away, so the reported interval is the certified bracket in at least 18 runs at each ε, and it holds in
+    /// at least 19 (the bracket's δ = 1%).
+    func testReportedIntervalIsTheBracketWhereSamplingFails() async throws {
+        let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 10)
+        let eps = [1e-3, 0.1]
+        var r = try LayeredToyMeasurement.measure(model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        XCTAssertLessThan(r.points.map(\.outerEssFraction).max() ?? 1, 0.05, "a degenerate case")
+        try await r.runMonteCarlo(paths: 64, inner: 32, seed: 301, trials: 20, traceDraws: nil, islandSweeps: 4, threads: 2)
+        let qs = try r.points.map { try XCTUnwrap($0.monteCarlo) }
+        XCTAssertLessThan(qs.map { $0.covered ?? 20 }.min() ?? 20, 18, "the sampled intervals miss here")
+        for (p, q) in zip(r.points, qs) {
+            XCTAssertGreaterThanOrEqual(q.bracketFallbacks ?? 0, 18, "ε = \(p.eps)")
+            XCTAssertGreaterThanOrEqual(q.coveredInterval ?? 0, 19, "ε = \(p.eps): reported covered \(q.coveredInterval ?? 0)/20")
+            XCTAssertGreaterThanOrEqual(q.coveredIntervalLower ?? 0, 19, "ε = \(p.eps): lower")
+            XCTAssertTrue(q.intervalMc.source == .bracket ? q.intervalMc.range == q.dZetaBracket : true)
+        }
     }
 
     /// The certified bracket on a layered toy (the generic `StagedSMC.certifiedBracket`, at the exact c)
