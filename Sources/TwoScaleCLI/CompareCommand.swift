@@ -27,20 +27,16 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Architectures, comma-separated, e.g. 54-16-7,54-13-11-9-7 (docs/GUIDE.md, Architectures).", valueName: "list"))
     var archs: String
 
-    @Option(help: ArgumentHelp("csv:PATH, idx:IMAGES,LABELS, fashion-mnist[:test], synthetic:teacher:ARCH (docs/FORMATS.md).", valueName: "source"))
-    var data: String
+    /// compare's defaults for the shared option groups: --data is required (labelled, last CSV column),
+    /// plain with compare's budget, σ² = 0.1, 5 epochs.
+    enum Defaults: DataDefaults, NoiseDefaults, TrainingDefaults, EstimatorDefaults {
+        static var epochs: Int { 5 }
+        static var use: EstimatorUse { .compare }
+        static var estimator: EstimatorKind? { PlainNetworkEstimator.kind }
+        static var estimatorHelp: String { "plain (uniform paths) or smc (with intervals). (default: plain)" }
+    }
 
-    @Option(help: "Training-set size n (the first n samples; required for synthetic sources).")
-    var samples: Int?
-
-    @Option(help: "CSV label column.")
-    var labels: LabelColumn = .last
-
-    @Flag(help: "Z-score every input feature.")
-    var standardize = false
-
-    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
-    var shape: String?
+    @OptionGroup var data: DataOptions<Defaults>
 
     @Option(help: "Fraction of the loaded data held out (seeded) for holdout loss and accuracy, in (0, 1).")
     var holdout: Double?
@@ -48,39 +44,24 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(name: .customLong("fisher-samples"), help: "N: the first N training inputs average the Fisher matrix.")
     var fisherSamples: Int = 100
 
-    @Option(help: "plain (uniform paths) or smc (with intervals).")
-    var estimator: EstimatorKind = Self.defaultEstimator
+    @OptionGroup var estimation: EstimatorOptions<Defaults>
 
-    static let defaultEstimator = PlainNetworkEstimator.kind
-
-    @Option(help: "K: plain: paths θ^k ~ U(box) (default 50); smc: outer particles, 2K per first-layer neuron (64).")
-    var paths: Int?
-
-    @Option(help: "J: plain: inner draws per path and later layer (default 50); smc: island size, ≥ 8 (32).")
-    var inner: Int?
-
-    @Option(name: .customLong("trace-draws"), help: "smc: draws of θ for the trace normalisation (default: one per two parameters of the largest, ≥ 1000).")
-    var traceDrawsOption: Int?
-
-    @OptionGroup var islands: IslandOptions
+    /// The estimator (plain unless --estimator says otherwise).
+    var estimator: EstimatorKind { estimation.estimator ?? PlainNetworkEstimator.kind }
 
     /// The draws for ĉ: as given, or ed's default for the largest of the architectures (one number for
     /// the whole comparison).
     func traceDraws(_ list: [Architecture]) -> Int {
-        traceDrawsOption ?? TraceEstimate.defaultDraws(parameters: list.map(\.parameterCount).max() ?? 0)
+        estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: list.map(\.parameterCount).max() ?? 0)
     }
 
     /// K and J with the estimator's defaults.
     var budget: (paths: Int, inner: Int) {
-        let d: (paths: Int, inner: Int) = (try? EstimatorRegistry.estimator(estimator))?.defaultBudget(.compare) ?? (50, 50)
-        return (paths ?? d.paths, inner ?? d.inner)
+        guard let chosen = try? EstimatorRegistry.estimator(estimator) else { return (estimation.paths ?? 50, estimation.inner ?? 50) }
+        return estimation.budget(chosen)
     }
 
-    @Option(help: "σ² of the Gaussian hidden layers (> 0).")
-    var sigma2: Double = 0.1
-
-    @Option(name: .customLong("noise-samples"), help: "R: noise draws per input.")
-    var noiseSamples: Int = 1
+    @OptionGroup var noise: NoiseOptions<Defaults>
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi of the Monte Carlo paths.", valueName: "lo:hi"))
     var box: String = "-1:1"
@@ -97,20 +78,7 @@ struct CompareCommand: AsyncParsableCommand {
     @Option(help: "Meso-scale exponent ζ ∈ [0, 1).")
     var zeta: Double = 2.0 / 3.0
 
-    @Option(help: "Optimizer: adam or sgd.")
-    var optimizer: String = "adam"
-
-    @Option(help: "Learning rate η > 0.")
-    var lr: Double = 1e-3
-
-    @Option(help: "SGD momentum μ ∈ [0, 1).")
-    var momentum: Double = 0.9
-
-    @Option(help: "Mini-batch size.")
-    var batch: Int = 64
-
-    @Option(help: "Training epochs (≥ 1).")
-    var epochs: Int = 5
+    @OptionGroup var training: TrainingOptions<Defaults>
 
     @Option(help: "Seed of every random draw (data, paths, noise, initialisation, shuffling).")
     var seed: UInt64 = 1
@@ -146,59 +114,54 @@ struct CompareCommand: AsyncParsableCommand {
         let chosen = try EstimatorRegistry.estimator(estimator)
         let draws = traceDraws(list)
         for a in list {
-            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: islands.sweeps),
+            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: estimation.sweeps),
                                    layers: a.parametricLayers.count)
         }
-        if let (flag, owner) = EstimatorRegistry.foreignFlag((traceDrawsOption != nil ? ["--trace-draws"] : []) + islands.given, for: estimator) {
-            // Another estimator's settings: an error, not ignored.
-            let why = estimator == Self.defaultEstimator ? " (compare's default)" : ""
-            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this comparison uses \(estimator)\(why): add --estimator \(owner), or drop \(flag)")
-        }
+        try EstimatorFlags.refuseForeign(estimation.given, kind: estimator, choice: estimation.estimatorGiven != nil ? .given : .byDefault)
         guard fisherSamples >= 1 else {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "N must be ≥ 1")
-        }
-        guard sigma2.isFinite, sigma2 > 0 else {
-            throw TwoScaleError.invalid("--sigma2", "\(sigma2)", allowed: "σ² must be a finite number > 0")
-        }
-        guard noiseSamples >= 1 else {
-            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "R must be ≥ 1")
         }
         if let t = threads, !(1...1024).contains(t) {
             throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
         }
         try ScaleParameters.checkZeta(zeta)
         _ = try Grid.parseInterval(box, flag: "--box")
-        _ = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
-        guard epochs >= 1 else { throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch") }
-        guard batch >= 1 else { throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must be ≥ 1") }
+        _ = try trainingConfig(list[0])
         guard (1...100).contains(seeds) else { throw TwoScaleError.invalid("--seeds", "\(seeds)", allowed: "give from 1 to 100 replicate seeds") }
         guard flatTolerance > 0, flatTolerance < 1 else {
             throw TwoScaleError.invalid("--flat-tolerance", "\(flatTolerance)", allowed: "give a fraction in (0, 1)")
         }
     }
 
+    /// The training of every architecture (the library checks the batch size and the epochs; the
+    /// architecture is `ArchitectureComparison`'s to set per entry).
+    func trainingConfig(_ architecture: Architecture) throws -> TrainingConfig {
+        try training.config(architecture: architecture, activation: activation, seed: seed)
+    }
+
     func run() async throws {
         let architectures = try architectures()
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
         let act = activation
-        let opt = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
+        let training = try trainingConfig(architectures[0])
 
-        let loaded = try TrainingData.load(data, samples: samples, labels: labels,
-                                           standardize: standardize, seed: seed, architecture: architectures[0], shape: shape)
-        guard let dataClasses = loaded.classes ?? loaded.labels.map({ ($0.max() ?? 0) + 1 }), loaded.labels != nil else {
-            throw TwoScaleError.invalid("--data", data, allowed: "training needs labels (CSV: --labels last)")
+        let loaded = try data.load(architecture: architectures[0], seed: seed)
+        if let labels = loaded.labels {
+            let dataClasses = loaded.classes ?? ((labels.max() ?? 0) + 1)
+            guard dataClasses <= architectures[0].classes else {
+                throw TwoScaleError.invalid("--archs", archs, allowed: "the data have \(dataClasses) classes; the output layer must have at least that many")
+            }
         }
-        guard dataClasses <= architectures[0].classes else {
-            throw TwoScaleError.invalid("--archs", archs, allowed: "the data have \(dataClasses) classes; the output layer must have at least that many")
-        }
+        // The library's rules for training data (labels given and in range), as train says them; about --archs.
+        do { try self.training.checkData(loaded, config: training) } catch let e as TwoScaleError { throw e.renaming("--arch", to: "--archs") }
         var train = loaded, held: Dataset? = nil
         if let f = holdout {
             let s = try HoldoutSplit.split(loaded, fraction: f, seed: seed)
             train = s.train
             held = s.holdout
         }
-        guard batch <= train.count else {
-            throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(train.count) samples)")
+        guard training.batchSize <= train.count else {
+            throw TwoScaleError.invalid("--batch", "\(training.batchSize)", allowed: "the batch size must not exceed the training set (\(train.count) samples)")
         }
         let n = boundN ?? train.count
         let epsN = try GeneralizationBound.epsilon(n: Double(n), gamma: gamma)
@@ -206,14 +169,12 @@ struct CompareCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "at most the training-set size (\(train.count))")
         }
         let fisherInputs = train.prefix(fisherSamples).inputs
-        let training = try TrainingConfig(architecture: architectures[0], activation: act, optimizer: opt,
-                                          batchSize: batch, epochs: epochs, seed: seed)
         var settings = ArchitectureComparison.Settings(
-            activation: act, sigma2: sigma2, noiseSamples: noiseSamples, paths: budget.paths, inner: budget.inner,
+            activation: act, sigma2: noise.sigma2 ?? 0.1, noiseSamples: noise.noiseSamples, paths: budget.paths, inner: budget.inner,
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator, traceDraws: traceDraws(architectures))
-        settings.islandSweeps = islands.sweeps  // the default unless given, and given only to an estimator that reads it
+        settings.islandSweeps = estimation.sweeps  // the default unless given, and given only to an estimator that reads it
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()

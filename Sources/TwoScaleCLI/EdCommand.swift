@@ -18,24 +18,28 @@ struct EdCommand: AsyncParsableCommand {
         --threads or the number of ranks. Usage: docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
         """)
 
-    @OptionGroup var network: NetworkModelOptions
+    /// ed's defaults for the shared option groups: 100 Gaussian inputs, σ² = 0.1, the estimator chosen by the run.
+    enum Defaults: DataDefaults, NoiseDefaults, EstimatorDefaults {
+        static let inputs = 100
+        static var data: String? { "synthetic:gaussian" }
+        static var samples: Int? { inputs }
+        static var labels: LabelColumn { .none }
+        static var use: EstimatorUse { .ed }
+        static var estimator: EstimatorKind? { nil }
+        static var estimatorHelp: String { "smc (the default) or plain, which --store and plain's other flags select." }
+    }
+
+    @OptionGroup var model: ModelOptions
+    @OptionGroup var data: DataOptions<Defaults>
+    @OptionGroup var fisherModel: FisherModelOptions<Defaults>
+
+    @Option(help: "Seed of every random draw (paths, inner draws, noise, synthetic data, bootstrap).")
+    var seed: UInt64 = 1
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: "smc (the default) or plain, which --store and plain's other flags select.")
-    var estimator: EstimatorKind?
-
-    @Option(help: "K: plain: paths θ^k ~ U(box) (default 100); smc: outer particles, 2K per first-layer neuron (64).")
-    var paths: Int?
-
-    @Option(help: "J: plain: inner draws per path and later layer (default 100); smc: island size, ≥ 8 (32).")
-    var inner: Int?
-
-    @OptionGroup var islands: IslandOptions
-
-    @Option(help: "smc: uniform draws of θ for the trace normalisation (default: one per two parameters, ≥ 1000).")
-    var traceDraws: Int?
+    @OptionGroup var estimation: EstimatorOptions<Defaults>
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
     var store: String?
@@ -49,9 +53,23 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
-    /// The estimator settings given (`--trace-draws`, the island flags): each is some estimator's own
-    /// (`NetworkEstimator.flags`), an error with another, not ignored.
-    var estimatorFlags: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + islands.given + analysis.given }
+    /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--bootstrap`): each is some
+    /// estimator's own (`NetworkEstimator.flags`), an error with another, not ignored.
+    var estimatorFlags: [String] { estimation.given + analysis.given }
+
+    /// The Fisher estimator the flags ask for, on the data they name (read here).
+    func makeModel(architecture: Architecture) throws -> any FisherModel {
+        let inputs = try data.load(architecture: architecture, seed: seed).inputs
+        return try fisherModel.model(architecture: architecture, activation: model.activation, inputs: inputs, seed: seed)
+    }
+
+    /// The run configuration a store's meta.json records (σ² and R only for the Markov FIM).
+    func configuration(architecture: Architecture, box: ClosedRange<Double>) -> NetworkRunConfiguration {
+        NetworkRunConfiguration(fisher: fisherModel.fisher, arch: architecture.notation, bias: model.bias, activation: model.activation,
+                                box: box, seed: seed, data: data.data, samples: data.samples ?? Defaults.inputs,
+                                labels: data.labels.rawValue, standardize: data.standardize,
+                                sigma2: fisherModel.noise.sigma2 ?? 0.1, noiseSamples: fisherModel.noise.noiseSamples)
+    }
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
@@ -60,43 +78,36 @@ struct EdCommand: AsyncParsableCommand {
     func run() async throws {
         let start = Date()
         // Everything the user typed is checked before any file is touched or any path computed.
-        let architecture = try network.checkedArchitecture()
+        let architecture = try model.architecture()
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
         var request = try analysis.request()
         if TwoScaleMain.launch.mpi != nil, analysis.threads == nil, let cpus = CPUAffinity.count() {
             request.threads = cpus  // a rank's default: the cores mpirun bound it to
         }
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
-                                               abbas: !request.abbasN.isEmpty, outputFisher: network.fisher == .output)
-        let kind = self.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
+                                               abbas: !request.abbasN.isEmpty, outputFisher: fisherModel.fisher == .output)
+        let kind = estimation.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
         let estimator = try EstimatorRegistry.estimator(kind)
-        if let (flag, owner) = EstimatorRegistry.foreignFlag(estimatorFlags, for: kind) {
-            if self.estimator == nil, !plainOnly.isEmpty {
-                throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind) (chosen for \(plainOnly.joined(separator: ", "))): drop \(flag), or run \(owner) without the plain-only flags")
-            }
-            let why = self.estimator == nil ? " (the default)" : ""
-            throw TwoScaleError.usage("\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)\(why): drop \(flag), or add --estimator \(owner)")
-        }
-        if self.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
+        try EstimatorFlags.refuseForeign(estimatorFlags, kind: kind, choice: estimation.estimator != nil ? .given
+                                         : plainOnly.isEmpty ? .byDefault : .chosenFor(plainOnly))
+        if estimation.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
         }
-        let defaults = estimator.defaultBudget(.ed)
-        let paths = self.paths ?? defaults.paths
-        let inner = self.inner ?? defaults.inner
+        let (paths, inner) = estimation.budget(estimator)
         if !estimator.storesSpectra {
             try await runEndToEnd(estimator, architecture: architecture, box: lo...hi, request: request, paths: paths, inner: inner,
                                   plainOnly: plainOnly, start: start)
             return
         }
-        let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: UInt64(network.seed),
-                                          activation: network.activation)
+        let design = try MonteCarloDesign(paths: paths, inner: inner, box: lo...hi, seed: seed,
+                                          activation: model.activation)
         let shardSpec = try shard.map { try Self.parseShard($0, paths: paths) }
         if shardSpec != nil, store == nil { throw TwoScaleError.usage("--shard: a shard is written to a store; add --store DIR") }
         if resume && store == nil { throw TwoScaleError.usage("--resume: give the store to continue with --store DIR") }
 
         // The paths this run stores (all K, or shard i/n's share), counted without listing them.
         let storedCount = shardSpec.map { (paths - $0.index + $0.count) / $0.count } ?? paths
-        let blocks = network.fisher == .output ? [architecture.parameterCount] : architecture.blockParameterCounts
+        let blocks = fisherModel.fisher == .output ? [architecture.parameterCount] : architecture.blockParameterCounts
         let plannedBytes = RunProgress.storeBytes(layers: blocks, paths: storedCount, inner: inner)
         guard plannedBytes <= RunProgress.maxStoreBytes else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K = \(paths) paths × J = \(inner) inner draws of d = \(architecture.parameterCount) parameters make a store of up to \(RunProgress.bytes(plannedBytes)) (held in memory to assemble); the limit is 1 TiB: use fewer paths or inner draws, or --shard")
@@ -107,10 +118,10 @@ struct EdCommand: AsyncParsableCommand {
             if lead, let dir = store, !resume, FileManager.default.fileExists(atPath: dir + "/meta.json") {
                 throw TwoScaleError.invalid("--store", dir, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
             }
-            let model = try network.makeModel(architecture: architecture)
+            let model = try makeModel(architecture: architecture)
             let layers = model.blockDimensions
             let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
-                                     configuration: network.configuration(architecture: architecture, box: lo...hi), shard: shardSpec)
+                                     configuration: configuration(architecture: architecture, box: lo...hi), shard: shardSpec)
             return try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         }
 
@@ -140,7 +151,7 @@ struct EdCommand: AsyncParsableCommand {
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
         // The Markov FIM's model-level results (generic rank, certified bracket) need the model; the output
         // FIM has neither.
-        let markov = network.fisher == .markov ? try (runModel ?? network.makeModel(architecture: architecture)) as? MarkovFisher : nil
+        let markov = fisherModel.fisher == .markov ? try (runModel ?? makeModel(architecture: architecture)) as? MarkovFisher : nil
         if markov != nil { Console.progress("ed: generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
         var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: markov)
         measurement.seconds = Date().timeIntervalSince(start)
@@ -156,15 +167,14 @@ struct EdCommand: AsyncParsableCommand {
         if let flag = plainOnly.first {
             throw TwoScaleError.usage("\(flag) works with the \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)) estimator (uniform-path spectra); use --estimator \(EstimatorRegistry.defaultKind(needsStoredSpectra: true)), or drop \(flag) (the \(kind) estimator's samples depend on ε, see docs/ESTIMATORS.md)")
         }
-        let model = try network.makeModel(architecture: architecture)
-        guard let markov = model as? MarkovFisher else {
+        guard let markov = try makeModel(architecture: architecture) as? MarkovFisher else {
             throw TwoScaleError.usage("--estimator \(kind) needs the Markov FIM (--fisher markov)")
         }
         let budget = EstimatorBudget(paths: paths, inner: inner,
-                                     traceDraws: traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: islands.sweeps)
-        var problem = EstimatorProblem(model: markov, box: box, seed: UInt64(network.seed), budget: budget,
-                                       configuration: network.configuration(architecture: architecture, box: box))
+                                     traceDraws: estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
+                                     islandSweeps: estimation.sweeps)
+        var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
+                                       configuration: configuration(architecture: architecture, box: box))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.
         var world: MPIWorld?
         if let env = TwoScaleMain.launch.mpi {

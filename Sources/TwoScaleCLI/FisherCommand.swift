@@ -23,8 +23,13 @@ struct FisherCommand: AsyncParsableCommand {
         Round-off negatives are clamped to 0 (and counted); the rank counts eigenvalues above d_m·2⁻⁵²·λ_max.
         """)
 
-    @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
-    var arch: String
+    /// fisher's defaults for the shared option groups: --data and (for the Markov FIM) --sigma2 are required.
+    enum Defaults: DataDefaults, NoiseDefaults {
+        static var labels: LabelColumn { .none }
+        static var sigma2: Double? { nil }
+    }
+
+    @OptionGroup var model: ModelOptions
 
     @Option(help: ArgumentHelp("Parameters θ: JSON, NumPy .npz or .safetensors, PyTorch state dicts too (docs/FORMATS.md).", valueName: "FILE"))
     var weights: String?
@@ -32,38 +37,11 @@ struct FisherCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Without --weights: draw θ uniformly from this box.", valueName: "lo:hi"))
     var box: String = "-1:1"
 
-    @Option(help: ArgumentHelp("csv:PATH, idx:…, fashion-mnist[:test] or synthetic:… (docs/FORMATS.md).", valueName: "source"))
-    var data: String
-
-    @Option(help: "Use the first N inputs (required for synthetic data).")
-    var samples: Int?
-
-    @Option(help: ArgumentHelp("CSV label column: none or last (never a feature).", valueName: "none|last"))
-    var labels: LabelColumn = .none
-
-    @Flag(help: "Z-score every input feature (constant features become 0).")
-    var standardize = false
-
-    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
-    var shape: String?
-
-    @Option(help: ArgumentHelp("markov: stochastic network; output: deterministic.", valueName: "markov|output"))
-    var fisher: String = "markov"
-
-    @Option(help: ArgumentHelp("Hidden activation: relu, tanh, sigmoid or linear.", valueName: "name"))
-    var activation: Activation = .relu
-
-    @Option(help: "Noise variance σ² > 0 of the hidden layers (markov; required there).")
-    var sigma2: Double?
-
-    @Option(name: .customLong("noise-samples"), help: ArgumentHelp("Noise draws R per input for hidden states (markov).", valueName: "R"))
-    var noiseSamples: Int = 1
+    @OptionGroup var data: DataOptions<Defaults>
+    @OptionGroup var fisherModel: FisherModelOptions<Defaults>
 
     @Option(help: "Seed of the noise draws, synthetic data and random θ.")
     var seed: UInt64 = 1
-
-    @Flag(help: "Layers have biases (W_m x + b_m).")
-    var bias = false
 
     @Option(help: ArgumentHelp("Timing: also evaluate every block K more times with fresh draws of its own layer's θ_m (as the Monte Carlo inner loop does) and print the seconds per evaluation on stderr.", valueName: "K", visibility: .hidden))
     var timeDraws: Int = 0
@@ -72,33 +50,11 @@ struct FisherCommand: AsyncParsableCommand {
 
     func validate() throws {
         if timeDraws < 0 { throw TwoScaleError.invalid("--time-draws", "\(timeDraws)", allowed: "give a count ≥ 0") }
-        if noiseSamples < 1 {
-            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
-        }
-        if let s = samples, s < 1 { throw TwoScaleError.invalid("--samples", "\(s)", allowed: "the number of samples must be ≥ 1") }
-        if let s = sigma2, !(s.isFinite && s > 0) {
-            throw TwoScaleError.invalid("--sigma2", "\(s)", allowed: "the noise variance σ² must be a finite number > 0")
-        }
-        let (kind, _, _) = try choices()
-        _ = try Architecture(parsing: arch, bias: bias)
-        if kind == .markov && sigma2 == nil {
-            throw TwoScaleError.missing("--sigma2", "--fisher markov needs the noise variance, e.g. --sigma2 0.1")
-        }
-    }
-
-    /// The Fisher route, activation and label column the flags name.
-    func choices() throws -> (kind: FisherKind, activation: Activation, labels: LabelColumn) {
-        guard let kind = FisherKind(rawValue: fisher) else {
-            throw TwoScaleError.invalid("--fisher", fisher, allowed: "markov or output")
-        }
-        let act = activation
-        let labelColumn = labels
-        return (kind, act, labelColumn)
     }
 
     func run() async throws {
-        let (kind, act, labelColumn) = try choices()
-        let architecture = try Architecture(parsing: arch, bias: bias)
+        let act = model.activation
+        let architecture = try model.architecture()
         let net: Network
         if let weights {
             net = try WeightsFile.load(path: weights, architecture: architecture, activation: act)
@@ -107,15 +63,12 @@ struct FisherCommand: AsyncParsableCommand {
             var rng = Xoshiro256(seed: seed, stream: [0x5745_4947])  // "WEIG"
             net = Network.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
         }
-        let dataset = try DataSource.load(data, samples: samples, labels: labelColumn, standardize: standardize,
-                                          seed: seed, inputSize: architecture.inputSize, inputShape: architecture.inputShape,
-                                          declaredShape: try shape.map { try DataSource.parseShape($0) })
-        let model: any FisherModel = kind == .markov
-            ? try MarkovFisher(architecture: architecture, activation: act, data: dataset.inputs, sigma2: sigma2 ?? 1,
-                               noiseSamples: noiseSamples, noiseSeed: seed)
-            : try OutputFisher(architecture: architecture, activation: act, data: dataset.inputs)
-        let result = try await FisherMeasurement.measure(model, at: net, samples: dataset.count, sigma2: sigma2, noiseSamples: noiseSamples)
-        if timeDraws > 0 { try Self.time(model, net, draws: timeDraws, seed: seed) }
+        let dataset = try data.load(architecture: architecture, seed: seed)
+        let fim = try fisherModel.model(architecture: architecture, activation: act, inputs: dataset.inputs, seed: seed)
+        let noise = fisherModel.noise
+        let result = try await FisherMeasurement.measure(fim, at: net, samples: dataset.count, sigma2: noise.sigma2,
+                                                         noiseSamples: noise.noiseSamples)
+        if timeDraws > 0 { try Self.time(fim, net, draws: timeDraws, seed: seed) }
         try output.emit(result) { Self.text(result, architecture: architecture, source: dataset.source) }
     }
 

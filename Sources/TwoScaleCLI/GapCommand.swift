@@ -52,20 +52,15 @@ struct GapCommand: AsyncParsableCommand {
     @Option(help: "Teacher temperature T > 0 in softmax(teacher(x)/T).")
     var temperature: Double = 1
 
-    @Option(help: "Optimizer: sgd or adam.")
-    var optimizer: String = "adam"
+    /// gap's defaults for the training flags.
+    enum Defaults: TrainingDefaults {
+        static var learningRate: Double { 1e-2 }
+        static var batch: Int { 32 }
+        static var epochs: Int { 20 }
+        static var batchNote: String { "capped at n" }
+    }
 
-    @Option(help: "Learning rate η > 0.")
-    var lr: Double = 1e-2
-
-    @Option(help: "SGD momentum μ ∈ [0, 1).")
-    var momentum: Double = 0.9
-
-    @Option(help: "Mini-batch size (capped at n).")
-    var batch: Int = 32
-
-    @Option(help: "Epochs per training run.")
-    var epochs: Int = 20
+    @OptionGroup var training: TrainingOptions<Defaults>
 
     @Option(help: "Also checkpoint every k optimisation steps.")
     var checkpointEvery: Int?
@@ -114,7 +109,7 @@ struct GapCommand: AsyncParsableCommand {
     /// Every check that needs no file and no training.
     func validate() throws {
         _ = try Architecture(parsing: teacher, flag: "--teacher")
-        _ = try Architecture(parsing: student, flag: "--student")
+        _ = try config(student: try Architecture(parsing: student, flag: "--student"))
         _ = try SampleSizeGrid.parse(nText)
         try GeneralizationBound.checkGamma(gamma)
         _ = try BoundConstants(C: constC, H: constH, K: constK)
@@ -144,10 +139,8 @@ struct GapCommand: AsyncParsableCommand {
         let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
         let task = try TeacherTask.random(architecture: tArch, activation: teacherActivation,
                                           temperature: temperature, seed: seed)
-        let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
         let act = activation
-        let cfg = try TrainingConfig(architecture: sArch, activation: act, optimizer: settings, batchSize: batch, epochs: epochs,
-                                     seed: seed, checkpointEverySteps: checkpointEvery)
+        let cfg = try config(student: sArch)
         let experiment = try GapExperiment(task: task, student: sArch, studentActivation: act, training: cfg, sampleSizes: ns,
                                            trials: trials, randomDraws: randomDraws, box: lo...hi, populationSize: population, seed: seed)
         let showProgress = Console.stderrIsTerminal
@@ -156,6 +149,11 @@ struct GapCommand: AsyncParsableCommand {
             if showProgress { Console.error("gap: \(done)/\(total) runs") }
         }
         try output.emit(study) { GapReport.text(study) }
+    }
+
+    /// The student's training (the library checks the batch size, the epochs and --checkpoint-every).
+    func config(student: Architecture) throws -> TrainingConfig {
+        try training.config(architecture: student, activation: activation, seed: seed, checkpointEverySteps: checkpointEvery)
     }
 }
 

@@ -29,8 +29,10 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta.")
     var mc = false
 
+    static let defaultEstimator = SMCNetworkEstimator.kind
+
     @Option(help: "smc (annealed SMC per axis) or plain (uniform draws of θ).")
-    var estimator: EstimatorKind = .smc
+    var estimator: EstimatorKind = Self.defaultEstimator
 
     @Option(help: "K: plain: draws of θ; smc: particles per axis (default 100); layered: outer particles (64).")
     var paths: Int?
@@ -59,6 +61,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     }
 
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// The estimator-specific flags given (`--trace-draws` smc's, `--bootstrap` plain's, as for networks).
+    var given: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + (bootstrap != nil ? ["--bootstrap"] : []) }
 }
 
 /// `twoscale toy`: exact 2sED and box-covering counts of diagonal toy models (docs/METHOD.md §8–9).
@@ -136,6 +141,11 @@ struct ToyCommand: AsyncParsableCommand {
             if monteCarlo.estimator != SMCNetworkEstimator.kind {
                 throw TwoScaleError.usage("--family layered is estimated by \(SMCNetworkEstimator.kind) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
             }
+        }
+        if monteCarlo.mc {
+            // Another estimator's settings: an error, not ignored (the rule of ed and compare).
+            try EstimatorFlags.refuseForeign(monteCarlo.given, kind: monteCarlo.estimator,
+                                             choice: monteCarlo.estimator == ToyMonteCarloOptions.defaultEstimator ? .byDefault : .given)
         }
     }
 

@@ -20,53 +20,24 @@ struct TrainCommand: AsyncParsableCommand {
         for θ₀, after every epoch and every --checkpoint-every steps, plus DIR/index.json.
         """)
 
-    @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
-    var arch: String
+    /// train's defaults for the shared option groups: --data is required, labels in the last CSV column.
+    enum Defaults: DataDefaults, TrainingDefaults {
+        static var epochs: Int { 10 }
+    }
 
-    @Option(help: ArgumentHelp("csv:PATH, idx:IMAGES,LABELS, fashion-mnist[:test], synthetic:teacher:ARCH (docs/FORMATS.md).", valueName: "source"))
-    var data: String
+    @OptionGroup var model: ModelOptions
+    @OptionGroup var data: DataOptions<Defaults>
 
     @Option(help: "Held-out data instead of --holdout, e.g. fashion-mnist:test (as --data, not synthetic).")
     var testData: String?
 
-    @Option(help: "CSV label column (training needs labels).")
-    var labels: LabelColumn = .last
-
-    @Option(help: "Use the first N samples (required for synthetic sources).")
-    var samples: Int?
-
     @Option(help: "Held-out samples for --test-data (default: as many as --samples).")
     var testSamples: Int?
-
-    @Flag(help: "Z-score every input feature (over the loaded data).")
-    var standardize = false
-
-    @Option(help: ArgumentHelp("One input's shape, e.g. 28x28x1, for CSV rows that are images (channels fastest; docs/GUIDE.md).", valueName: "HxWxC"))
-    var shape: String?
 
     @Option(help: "Fraction of the data held out (random, seeded) for holdout loss and accuracy, in (0, 1).")
     var holdout: Double?
 
-    @Option(help: "Hidden activation: relu, tanh, sigmoid, linear.")
-    var activation: Activation = .relu
-
-    @Flag(help: "Give every layer a bias.")
-    var bias = false
-
-    @Option(help: "Optimizer: sgd (with --momentum) or adam.")
-    var optimizer: String = "adam"
-
-    @Option(help: "Learning rate η > 0.")
-    var lr: Double = 1e-3
-
-    @Option(help: "SGD momentum μ ∈ [0, 1).")
-    var momentum: Double = 0.9
-
-    @Option(help: "Mini-batch size (1 … training-set size).")
-    var batch: Int = 64
-
-    @Option(help: "Number of epochs (≥ 1).")
-    var epochs: Int = 10
+    @OptionGroup var training: TrainingOptions<Defaults>
 
     @Option(help: "Random seed (initialisation, shuffling, holdout split, synthetic data).")
     var seed: UInt64 = 1
@@ -91,25 +62,26 @@ struct TrainCommand: AsyncParsableCommand {
     func validate() throws {
         try PathFlags.check(checkpoints, flag: "--checkpoints", what: "a folder for the checkpoints")
         try PathFlags.check(weightsOut, flag: "--weights-out", what: "a file name for the weights")
+        _ = try config()
+    }
+
+    /// The trainer's settings (the library checks the batch size, the epochs and --checkpoint-every).
+    func config() throws -> TrainingConfig {
+        try training.config(architecture: try model.architecture(), activation: model.activation, seed: seed,
+                            initialization: try TrainingData.initialization(initialization, box: box),
+                            checkpointEverySteps: checkpointEvery)
     }
 
     func run() async throws {
-        let architecture = try Architecture(parsing: arch, bias: bias)
-        let act = activation
-        let labelColumn = labels
-        let settings = try OptimizerSettings(kind: try TrainingData.optimizer(optimizer), learningRate: lr, momentum: momentum)
-        let config = try TrainingConfig(architecture: architecture, activation: act, optimizer: settings, batchSize: batch,
-                                        epochs: epochs, seed: seed,
-                                        initialization: try TrainingData.initialization(initialization, box: box),
-                                        checkpointEverySteps: checkpointEvery)
-        if checkpointEvery != nil && checkpoints == nil {
-            throw TwoScaleError.invalid("--checkpoint-every", "\(checkpointEvery!)", allowed: "it needs --checkpoints DIR")
+        let config = try config()
+        let architecture = config.architecture
+        if let every = checkpointEvery, checkpoints == nil {
+            throw TwoScaleError.invalid("--checkpoint-every", "\(every)", allowed: "it needs --checkpoints DIR")
         }
         if holdout != nil && testData != nil {
             throw TwoScaleError.usage("--holdout and --test-data: give one of them, not both")
         }
-        var trainSet = try TrainingData.load(data, samples: samples, labels: labelColumn, standardize: standardize, seed: seed,
-                                             architecture: architecture, shape: shape)
+        var trainSet = try data.load(architecture: architecture, seed: seed)
         var holdSet: Dataset?
         if let f = holdout {
             (trainSet, holdSet) = try HoldoutSplit.split(trainSet, fraction: f, seed: seed)
@@ -118,14 +90,14 @@ struct TrainCommand: AsyncParsableCommand {
                 throw TwoScaleError.invalid("--test-data", t,
                     allowed: "synthetic sources repeat the training inputs under one seed; use --holdout FRACTION instead")
             }
-            holdSet = try TrainingData.load(t, samples: testSamples ?? samples, labels: labelColumn, standardize: standardize,
-                                            seed: seed, architecture: architecture, shape: shape, flag: "--test-data")
+            holdSet = try data.load(t, samples: testSamples ?? data.samples, architecture: architecture, seed: seed,
+                                    flag: "--test-data")
         }
         let trainer = Trainer(config: config)
         try trainer.validate(trainSet)
         if let h = holdSet { try trainer.validate(h, name: testData != nil ? "--test-data" : "--holdout") }
-        guard batch <= trainSet.count else {
-            throw TwoScaleError.invalid("--batch", "\(batch)", allowed: "the batch size must not exceed the training set (\(trainSet.count) samples)")
+        guard training.batch <= trainSet.count else {
+            throw TwoScaleError.invalid("--batch", "\(training.batch)", allowed: "the batch size must not exceed the training set (\(trainSet.count) samples)")
         }
         let run = try TrainingRun.run(trainer, train: trainSet, holdout: holdSet, checkpoints: checkpoints, weightsOut: weightsOut)
         try output.emit(run) { Self.text(run) }

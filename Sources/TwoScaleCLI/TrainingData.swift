@@ -5,16 +5,8 @@ import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
 
-/// Data and small parsers shared by `train`, `gap` and `bench-train`.
+/// Small parsers shared by `train`, `gap` and `compare` (the data flags: `DataOptions`).
 enum TrainingData {
-    /// Loads a labelled data set for training through `DataSource.load` (the `--data` sources of docs/FORMATS.md).
-    static func load(_ spec: String, samples: Int?, labels: LabelColumn, standardize: Bool, seed: UInt64,
-                     architecture: Architecture, shape: String?, flag: String = "--data") throws -> Dataset {
-        try DataSource.load(spec, samples: samples, labels: labels, standardize: standardize, seed: seed,
-                            inputSize: architecture.inputSize, inputShape: architecture.inputShape,
-                            declaredShape: try shape.map { try DataSource.parseShape($0) }, flag: flag)
-    }
-
     static func optimizer(_ text: String) throws -> OptimizerKind {
         guard let k = OptimizerKind(rawValue: text) else {
             throw TwoScaleError.invalid("--optimizer", text, allowed: "the optimizer is sgd or adam")

@@ -113,39 +113,3 @@ final class EstimatorSeamTests: XCTestCase {
         XCTAssertEqual(found, [], "test the estimator's declared properties (EstimatorRegistry, NetworkEstimator), not its name")
     }
 }
-
-/// Every estimator's own flags under every other estimator: `ed` and `compare` refuse each one, naming the
-/// estimator it belongs to, and accept it under its own — never accepted and ignored.
-final class EstimatorFlagMatrixTests: XCTestCase {
-    /// A valid value for each estimator-specific flag.
-    static let values: [String: String] = ["--bootstrap": "7", "--trace-draws": "100", "--island-sweeps": "3"]
-
-    func testEachEstimatorsFlagsAreRefusedUnderTheOthers() async throws {
-        let ed = ["ed", "--arch", "4-3-2", "--data", "synthetic:gaussian", "--samples", "6", "--eps", "0.1", "--seed", "1",
-                  "--paths", "8", "--inner", "8", "--json"]
-        let compare = ["compare", "--archs", "4-3-2,4-2-2", "--data", "synthetic:teacher:4-3-2", "--samples", "20",
-                       "--fisher-samples", "10", "--paths", "8", "--inner", "8", "--epochs", "1", "--batch", "10", "--json"]
-        let compareFlags: Set<String> = ["--trace-draws", "--island-sweeps"]
-        var checked = 0
-        for owner in EstimatorRegistry.all {
-            for flag in owner.flags {
-                let value = try XCTUnwrap(Self.values[flag], "no test value for \(flag): add one")
-                for other in EstimatorRegistry.all where other.kind != owner.kind && !other.flags.contains(flag) {
-                    var lines = [ed]
-                    if compareFlags.contains(flag) { lines.append(compare) }
-                    for base in lines {
-                        let r = await runCLICapturingErrors(base + ["--estimator", other.kind.rawValue, flag, value])
-                        XCTAssertEqual(r.status, 2, "\(base[0]) --estimator \(other.kind) \(flag): \(r.err)")
-                        XCTAssertTrue(r.err.contains("\(flag) is a setting of the \(owner.kind) estimator"), r.err)
-                        XCTAssertTrue(r.out.isEmpty)
-                        checked += 1
-                    }
-                }
-                // Under its own estimator the flag is taken.
-                let own = await runCLICapturingErrors(ed + ["--estimator", owner.kind.rawValue, flag, value])
-                XCTAssertEqual(own.status, 0, "ed --estimator \(owner.kind) \(flag): \(own.err)")
-            }
-        }
-        XCTAssertGreaterThanOrEqual(checked, 5, "plain's --bootstrap under smc; smc's two flags under plain, in ed and compare")
-    }
-}
