@@ -1,5 +1,5 @@
 import ArgumentParser
-import Networks
+import NetworkEstimators
 import TwoScaleCore
 
 /// How the smc estimator's islands move their particles (`--island-sweeps`), shared by `ed` and

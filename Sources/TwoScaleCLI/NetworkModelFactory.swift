@@ -1,3 +1,4 @@
+import Fisher
 import Foundation
 import Networks
 import TwoScaleCore

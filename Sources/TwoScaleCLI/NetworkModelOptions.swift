@@ -1,6 +1,8 @@
 import ArgumentParser
+import Fisher
 import Foundation
 import Networks
+import SpectraStore
 import TwoScaleFormats
 import TwoScaleCore
 
