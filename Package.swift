@@ -32,25 +32,35 @@ let package = Package(
         .target(name: "TwoScaleFormats", dependencies: ["CZlib", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
         .target(name: "ToyModels", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics"], exclude: ["README.md"]),
-        // Stochastic MLPs, data sources, Fisher estimators, Monte Carlo design, spectra store.
-        .target(name: "Networks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats"],
+        // The models: layer stacks (dense, convolution, pooling), networks, `--arch`, data sources, weights files.
+        .target(name: "Networks", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats"],
                 exclude: ["README.md"]),
+        // The Fisher routes on a network: Markov FIM (its units, stages, ceilings, generic rank) and output FIM.
+        .target(name: "Fisher", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "Networks"],
+                exclude: ["README.md"]),
+        // The plain Monte Carlo design's spectra: computed path by path, kept in a spectra store, read back.
+        .target(name: "SpectraStore", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks",
+                                                     "Fisher"], exclude: ["README.md"]),
+        // The estimators of a network's 2sED behind one seam (plain, smc), their results and certified bracket.
+        .target(name: "NetworkEstimators", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats",
+                                                          "Networks", "Fisher", "SpectraStore"], exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
         .target(name: "Bounds", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
-        .target(name: "Cluster", dependencies: ["TwoScaleCore", "Samplers", "Networks"], exclude: ["README.md"]),
+        .target(name: "Cluster", dependencies: ["TwoScaleCore", "Samplers", "SpectraStore"], exclude: ["README.md"]),
         // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
-        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Bounds"],
+        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
+                                                 "NetworkEstimators", "Bounds"],
                 exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
         .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
-                                                   "Networks", "Training"], exclude: ["README.md"]),
+                                                   "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
-            "Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Bounds", "Training",
-            "Reporting", "Cluster", "Benchmarks",
+            "Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Fisher", "SpectraStore",
+            "NetworkEstimators", "Bounds", "Training", "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
@@ -61,17 +71,19 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based")]),
         // Fixtures/ (weights files written by scripts/make-weight-fixtures.py) is read from the source tree
         // through #filePath, by NetworkTests and CLITests alike.
-        .testTarget(name: "NetworkTests", dependencies: ["Samplers", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
+        .testTarget(name: "NetworkTests", dependencies: ["Samplers", "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Sampling",
+                                                   "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")], exclude: ["Fixtures"]),
         .testTarget(name: "FormatsTests", dependencies: ["TwoScaleFormats", "TwoScaleCore", "TwoScaleNumerics"]),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "Networks", "TwoScaleCore"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
         .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "CLITests", dependencies: ["Samplers", "TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
-                                                 "ToyModels", "Networks", "Bounds", "Training", "Benchmarks",
+                                                 "ToyModels", "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Bounds", "Training",
+                                                 "Benchmarks",
             .product(name: "PropertyBased", package: "swift-property-based")]),
     ]
 )

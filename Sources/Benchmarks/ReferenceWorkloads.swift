@@ -1,6 +1,9 @@
+import Fisher
 import Foundation
+import NetworkEstimators
 import Networks
 import Sampling
+import SpectraStore
 import ToyModels
 import TwoScaleCore
 import TwoScaleFormats

@@ -1,5 +1,5 @@
 import Foundation
-import Networks
+import SpectraStore
 import TwoScaleCore
 
 /// A Monte Carlo run (`twoscale ed`) shared out over the ranks of an MPI job, writing exactly the store

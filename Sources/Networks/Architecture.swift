@@ -2,7 +2,7 @@ import Foundation
 import TwoScaleCore
 
 /// Hidden-layer activation functions.
-public enum Activation: String, Sendable, CaseIterable {
+public enum Activation: String, Sendable, CaseIterable, Codable {
     case relu, tanh, sigmoid, linear
 
     @inlinable

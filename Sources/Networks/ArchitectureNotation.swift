@@ -15,6 +15,9 @@ import TwoScaleCore
 /// The hidden activation follows every convolution and dense layer but the last; `--bias` gives every
 /// convolution and dense layer a bias. A plain `54-16-7` is the MLP notation (all terms numbers).
 enum ArchitectureNotation {
+    /// The layer types with a term of their own, asked in this order (each reads only its own terms).
+    static let termTypes: [any NotatedLayer.Type] = [DenseLayer.self, ConvolutionLayer.self, PoolingLayer.self]
+
     static let help = "terms joined by '-': an input (28x28x1 or a number), then conv<F>k<K>[s<S>][p<P>], maxpool<K>, avgpool<K>, flatten, and dense sizes; the last term is the number of classes, e.g. 28x28x1-conv8k3p1-maxpool2-10"
 
     /// Whether `text` uses the image notation (any term that is not a plain number).
@@ -31,8 +34,7 @@ enum ArchitectureNotation {
         guard terms.count >= 2 else {
             throw TwoScaleError.invalid(flag, text, allowed: "an architecture needs an input and at least one layer; " + help)
         }
-        enum Shape { case image(ImageShape), flat(Int) }
-        var shape: Shape
+        var shape: NotationInput
         if let n = Int(terms[0]) {
             guard (1...1_000_000).contains(n) else { throw fail(0, "an input size must be from 1 to 10⁶") }
             shape = .flat(n)
@@ -49,65 +51,30 @@ enum ArchitectureNotation {
         var layers: [any Layer] = []
         for i in 1..<terms.count {
             let t = terms[i]
-            if let n = Int(t) {
-                guard (1...1_000_000).contains(n) else { throw fail(i, "a dense layer has 1 to 10⁶ units") }
-                let inputs: Int
-                switch shape { case let .image(s): inputs = s.size; case let .flat(k): inputs = k }
-                layers.append(DenseLayer(inputs: inputs, outputs: n, bias: bias))
-                shape = .flat(n)
-                continue
-            }
             if t == "flatten" {
                 guard case let .image(s) = shape else { throw fail(i, "flatten needs an image before it") }
                 shape = .flat(s.size)
                 continue
             }
-            guard case let .image(input) = shape else {
-                throw fail(i, "a convolution or pooling needs an image before it, but the input here is flat (after a dense layer or flatten)")
-            }
+            var read: (any Layer)?
             do {
-                if t.hasPrefix("conv") {
-                    guard let spec = convSpec(t.dropFirst(4)) else {
-                        throw fail(i, "a convolution is conv<F>k<K>[s<S>][p<P>], e.g. conv8k3 or conv16k5s1p2")
-                    }
-                    let conv = try ConvolutionLayer(input: input, filters: spec.f, kernel: spec.k, stride: spec.s, padding: spec.p, bias: bias)
-                    layers.append(conv)
-                    shape = .image(conv.output)
-                } else if t.hasPrefix("maxpool") || t.hasPrefix("avgpool") {
-                    guard let k = Int(t.dropFirst(7)), k >= 1 else { throw fail(i, "pooling is maxpool<K> or avgpool<K>, e.g. maxpool2") }
-                    let pool = try PoolingLayer(t.hasPrefix("max") ? .max : .average, input: input, size: k)
-                    layers.append(pool)
-                    shape = .image(pool.output)
-                } else {
-                    throw fail(i, "unknown term; " + help)
-                }
+                for type in termTypes where read == nil { read = try type.init(notation: t, input: shape, bias: bias) }
             } catch let e as LayerGeometryError {
-                throw fail(i, e.reason)  // the layer's own geometry check, said about this term
+                throw fail(i, e.reason)  // the layer's own syntax or geometry check, said about this term
             }
+            guard let layer = read else {
+                guard case .image = shape else {
+                    throw fail(i, "a convolution or pooling needs an image before it, but the input here is flat (after a dense layer or flatten)")
+                }
+                throw fail(i, "unknown term; " + help)
+            }
+            layers.append(layer)
+            shape = (layer as? any ImageLayer).map { .image($0.output) } ?? .flat(layer.outputSize)
         }
-        guard let last = layers.last as? DenseLayer, last.outputSize >= 2 else {
+        guard let classes = Int(terms[terms.count - 1]), classes >= 2 else {
             throw fail(terms.count - 1, "the last term is the softmax layer: a number of classes ≥ 2")
         }
         return layers
-    }
-
-    /// `8k3`, `8k3s2`, `8k3p1`, `8k3s2p1` → (filters, kernel, stride, padding).
-    static func convSpec(_ s: Substring) -> (f: Int, k: Int, s: Int, p: Int)? {
-        var rest = s
-        func number() -> Int? {
-            let digits = rest.prefix { $0.isASCII && $0.isNumber }
-            guard !digits.isEmpty, digits.count <= 6 else { return nil }
-            rest = rest.dropFirst(digits.count)
-            return Int(digits)
-        }
-        guard let f = number(), rest.first == "k" else { return nil }
-        rest = rest.dropFirst()
-        guard let k = number() else { return nil }
-        var stride = 1, padding = 0
-        if rest.first == "s" { rest = rest.dropFirst(); guard let v = number() else { return nil }; stride = v }
-        if rest.first == "p" { rest = rest.dropFirst(); guard let v = number() else { return nil }; padding = v }
-        guard rest.isEmpty, f >= 1, k >= 1, stride >= 1 else { return nil }
-        return (f, k, stride, padding)
     }
 
     /// The canonical notation of a stack: the input's term and one term per layer (flattening
@@ -115,4 +82,22 @@ enum ArchitectureNotation {
     static func notation(_ stack: [any Layer]) -> String {
         ([stack.first?.inputNotation ?? "0"] + stack.map(\.notationTerm)).joined(separator: "-")
     }
+}
+
+/// What a layer term of the notation is applied to: the previous layer's image, or a flat vector.
+enum NotationInput {
+    case image(ImageShape), flat(Int)
+
+    /// Values per sample.
+    var size: Int {
+        switch self { case let .image(s): s.size; case let .flat(n): n }
+    }
+}
+
+/// A layer type with its own term in the `--arch` notation: it reads the term as its `notationTerm` writes it.
+protocol NotatedLayer: Layer {
+    /// The layer `term` describes on `input`, nil when the term is not this type's (or needs an image and
+    /// the input is flat). Throws `LayerGeometryError` for a term of this type that is malformed or does
+    /// not fit the input, saying what in words the parser attaches to the term.
+    init?(notation term: String, input: NotationInput, bias: Bool) throws
 }

@@ -268,3 +268,57 @@ public struct ConvolutionLayer: ImageLayer, ParametricLayer, Equatable {
         }
     }
 }
+
+extension ConvolutionLayer {
+    /// nn.Conv2d's weight: filters × C_in × k × k (each filter's kernel channel by channel), where
+    /// twoscale's rows hold a filter's kernel in (row, column, channel) order.
+    public var pytorchWeight: PyTorchWeightLayout? {
+        let (f, c, k) = (filters, input.channels, kernel)
+        return PyTorchWeightLayout(shape: [f, c, k, k], name: "PyTorch's Conv2d layout: filters × channels × kernel × kernel",
+                                   choices: "(filters × k·k·C_in) or PyTorch's filters × C_in × k × k",
+                                   reorder: { Self.kernelsFromPyTorch($0, filters: f, channels: c, kernel: k) })
+    }
+
+    /// A convolution reads its input as an image, never flattened: its weight's columns stay.
+    public func weightFromChannelFirst(_ values: [Double], input image: ImageShape) -> [Double] { values }
+
+    /// PyTorch's (F, C, k, k) kernels in twoscale's (F, k, k, C) order.
+    static func kernelsFromPyTorch(_ v: [Double], filters f: Int, channels c: Int, kernel k: Int) -> [Double] {
+        var out = [Double](repeating: 0, count: v.count)
+        for fi in 0..<f { for ci in 0..<c { for r in 0..<k { for q in 0..<k {
+            out[((fi * k + r) * k + q) * c + ci] = v[((fi * c + ci) * k + r) * k + q]
+        } } } }
+        return out
+    }
+}
+
+extension ConvolutionLayer: NotatedLayer {
+    /// `conv<F>k<K>[s<S>][p<P>]`: F filters of size K×K, stride S (default 1), zero padding P (default 0)
+    /// on each side, on an image.
+    init?(notation term: String, input: NotationInput, bias: Bool) throws {
+        guard case let .image(image) = input, term.hasPrefix("conv") else { return nil }
+        guard let spec = Self.spec(term.dropFirst(4)) else {
+            throw LayerGeometryError("a convolution is conv<F>k<K>[s<S>][p<P>], e.g. conv8k3 or conv16k5s1p2")
+        }
+        try self.init(input: image, filters: spec.f, kernel: spec.k, stride: spec.s, padding: spec.p, bias: bias)
+    }
+
+    /// `8k3`, `8k3s2`, `8k3p1`, `8k3s2p1` → (filters, kernel, stride, padding).
+    static func spec(_ s: Substring) -> (f: Int, k: Int, s: Int, p: Int)? {
+        var rest = s
+        func number() -> Int? {
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 6 else { return nil }
+            rest = rest.dropFirst(digits.count)
+            return Int(digits)
+        }
+        guard let f = number(), rest.first == "k" else { return nil }
+        rest = rest.dropFirst()
+        guard let k = number() else { return nil }
+        var stride = 1, padding = 0
+        if rest.first == "s" { rest = rest.dropFirst(); guard let v = number() else { return nil }; stride = v }
+        if rest.first == "p" { rest = rest.dropFirst(); guard let v = number() else { return nil }; padding = v }
+        guard rest.isEmpty, f >= 1, k >= 1, stride >= 1 else { return nil }
+        return (f, k, stride, padding)
+    }
+}

@@ -97,3 +97,33 @@ public struct DenseLayer: ParametricLayer, Equatable {
         }
     }
 }
+
+extension DenseLayer {
+    /// nn.Linear's weight is (out, in): twoscale's layout.
+    public var pytorchWeight: PyTorchWeightLayout? { nil }
+
+    /// A dense layer reads an image flattened: PyTorch's columns follow (C, H, W), twoscale's (H, W, C).
+    public func weightFromChannelFirst(_ values: [Double], input image: ImageShape) -> [Double] {
+        Self.columnsFromChannelFirst(values, rows: outputSize, image: image)
+    }
+
+    /// A dense weight whose columns follow PyTorch's channel-first flattening (C, H, W) of `image`,
+    /// with its columns moved to twoscale's (H, W, C) order.
+    static func columnsFromChannelFirst(_ v: [Double], rows: Int, image s: ImageShape) -> [Double] {
+        let cols = s.size
+        var out = [Double](repeating: 0, count: v.count)
+        for i in 0..<rows { for ci in 0..<s.channels { for h in 0..<s.height { for x in 0..<s.width {
+            out[i * cols + (h * s.width + x) * s.channels + ci] = v[i * cols + (ci * s.height + h) * s.width + x]
+        } } } }
+        return out
+    }
+}
+
+extension DenseLayer: NotatedLayer {
+    /// A number n: n units on the input (an image flattened).
+    init?(notation term: String, input: NotationInput, bias: Bool) throws {
+        guard let n = Int(term) else { return nil }
+        guard (1...1_000_000).contains(n) else { throw LayerGeometryError("a dense layer has 1 to 10⁶ units") }
+        self.init(inputs: input.size, outputs: n, bias: bias)
+    }
+}

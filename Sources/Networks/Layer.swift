@@ -69,6 +69,12 @@ public protocol Layer: Sendable, CustomStringConvertible {
     /// of a scalar with respect to the output), `gᵀ ∂out/∂x` (rows × inputSize). `x` is the input the
     /// output came from (pooling needs it).
     func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix
+    /// The layer's step of the ℓ₂ path norm `√(Σ_paths Π_m w²)` (`ArchitectureComparison.pathNorm`): `v`
+    /// (one row per input: the sum, over the paths reaching each input, of their squared weights'
+    /// products) carried along every path through the layer, each weight squared — no bias, no
+    /// activation. A parametric layer has it from its parameters (`ParametricLayer`); a parameter-free
+    /// layer says what weight each path through it carries.
+    func pathNormStep(_ v: Matrix, parameters θ: [Double]) -> Matrix
 }
 
 /// A layer with parameters: what the Fisher routes need besides (a dense or convolution layer). Its
@@ -99,10 +105,44 @@ public protocol ParametricLayer: Layer {
     /// reading the layer's input through its `patches` (row `(first + r/q)·positions + p` = `x̃_p`).
     func writeGradientRows(backward b: Matrix, patches xp: Matrix, first: Int, q: Int,
                            into out: UnsafeMutablePointer<Double>, stride: Int, offset: Int)
+
+    /// The weight's layout in a PyTorch model where it differs from twoscale's `units × patchSize` (row
+    /// by row): nn.Conv2d's filters × C_in × k × k; nil where the two agree (nn.Linear). Weights files
+    /// (`WeightsFile.network(from:…)`) read either.
+    var pytorchWeight: PyTorchWeightLayout? { get }
+    /// The weight (twoscale's `units × patchSize`, row by row) of a PyTorch model, which flattens an image
+    /// channel first (C, H, W) where twoscale flattens it (H, W, C): `values` reordered to twoscale's
+    /// order when the layer reads the image `input` (the previous layer's output) flattened, as a dense
+    /// layer does; unchanged when it reads it as an image.
+    func weightFromChannelFirst(_ values: [Double], input: ImageShape) -> [Double]
+}
+
+/// A parametric layer's weight as a PyTorch model lays it out, where that is not twoscale's `units ×
+/// patchSize` (`ParametricLayer.pytorchWeight`).
+public struct PyTorchWeightLayout: Sendable {
+    /// The tensor's shape (nn.Conv2d: filters × C_in × k × k).
+    public let shape: [Int]
+    /// The layout in words, for errors ("PyTorch's Conv2d layout: filters × channels × kernel × kernel").
+    public let name: String
+    /// The layer's two layouts in words, for errors ("(filters × k·k·C_in) or PyTorch's filters × C_in × k × k").
+    public let choices: String
+    /// A tensor of `shape` (row-major) in twoscale's order: `units × patchSize`, row by row.
+    public let reorder: @Sendable ([Double]) -> [Double]
+
+    public init(shape: [Int], name: String, choices: String, reorder: @escaping @Sendable ([Double]) -> [Double]) {
+        self.shape = shape
+        self.name = name
+        self.choices = choices
+        self.reorder = reorder
+    }
+
+    /// `shape` as errors write it: `8×1×3×3`.
+    public var shapeText: String { shape.map(String.init).joined(separator: "×") }
 }
 
 /// A layer whose geometry does not fit its input (a kernel larger than the image, a window that does
-/// not divide it): `reason` says what, in words a notation parser can attach to the offending term.
+/// not divide it), or a malformed term of the layer's type in the `--arch` notation: `reason` says what,
+/// in words a notation parser can attach to the offending term.
 public struct LayerGeometryError: Error, CustomStringConvertible, Sendable {
     public let reason: String
     public init(_ reason: String) { self.reason = reason }
@@ -129,4 +169,13 @@ extension ParametricLayer {
     /// from its per-sample gradient rows (`writeGradientRows`, needed when weights are shared over
     /// positions).
     public var gramFromBackward: Bool { parameterStructure.positions == 1 }
+
+    /// The path-norm step of a unit-shared affine layer: the layer's map with every weight squared and
+    /// the biases 0.
+    public func pathNormStep(_ v: Matrix, parameters θ: [Double]) -> Matrix {
+        var squared = θ.map { $0 * $0 }
+        let s = parameterStructure
+        if s.bias { for i in s.weightCount..<squared.count { squared[i] = 0 } }
+        return forward(v, parameters: squared)
+    }
 }

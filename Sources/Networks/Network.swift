@@ -63,6 +63,13 @@ public struct Network: Sendable, Equatable {
         self.blocks = blocks
     }
 
+    /// The parameter box of uniform draws: finite ends, lo < hi.
+    public static func checkBox(_ box: ClosedRange<Double>) throws {
+        guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
+            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
+        }
+    }
+
     /// Parameters drawn uniformly from the box `[lo, hi]`, block by block in layout order.
     public static func uniform(architecture: Architecture, activation: Activation, box: ClosedRange<Double>,
                                rng: inout Xoshiro256) -> Network {

@@ -51,7 +51,20 @@ public struct PoolingLayer: ImageLayer, Equatable {
         return best
     }
 
-    public func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix {
+    public func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix { pooled(x, kind) }
+
+    /// A window is one path per input it reads: a max pool passes each (weight 1, so its windows are
+    /// summed), an average pool weights each by 1/k² (squared: 1/k⁴).
+    public func pathNormStep(_ v: Matrix, parameters θ: [Double]) -> Matrix {
+        let k2 = Double(size * size)
+        var out = pooled(v, .average)
+        let factor = kind == .max ? k2 : 1 / k2
+        for i in out.data.indices { out.data[i] *= factor }
+        return out
+    }
+
+    /// `x` pooled by `kind`'s rule over every window.
+    private func pooled(_ x: Matrix, _ kind: Kind) -> Matrix {
         var out = Matrix(rows: x.rows, cols: outputSize)
         let inv = 1 / Double(size * size), ch = input.channels, (corners, offsets) = windowTables()
         x.data.withUnsafeBufferPointer { px in
@@ -117,4 +130,13 @@ public struct PoolingLayer: ImageLayer, Equatable {
         return out
     }
 
+}
+
+extension PoolingLayer: NotatedLayer {
+    /// `maxpool<K>`, `avgpool<K>`: non-overlapping K×K windows of an image.
+    init?(notation term: String, input: NotationInput, bias: Bool) throws {
+        guard case let .image(image) = input, term.hasPrefix("maxpool") || term.hasPrefix("avgpool") else { return nil }
+        guard let k = Int(term.dropFirst(7)), k >= 1 else { throw LayerGeometryError("pooling is maxpool<K> or avgpool<K>, e.g. maxpool2") }
+        try self.init(term.hasPrefix("max") ? .max : .average, input: image, size: k)
+    }
 }

@@ -188,7 +188,7 @@ extension WeightsFile {
             guard b < a.parametricLayers.count, let w = modules[i].weight else { return false }
             let m = a.parametricLayers[b]
             let s = a.structure(layer: m)
-            let pytorch = (a.stack[m] as? ConvolutionLayer).map { w.shape == [$0.filters, $0.input.channels, $0.kernel, $0.kernel] } ?? false
+            let pytorch = a.parametric(layer: m).pytorchWeight.map { w.shape == $0.shape } ?? false
             return (w.shape == [s.units, s.patchSize] || pytorch) && (modules[i].bias.map { $0.shape == [s.units] } ?? true)
         }
         let byShapes = orders(fits: fits)
@@ -199,8 +199,8 @@ extension WeightsFile {
         if byShapes.isEmpty {
             let needs = a.parametricLayers.map { m -> String in
                 let s = a.structure(layer: m)
-                let conv = (a.stack[m] as? ConvolutionLayer).map { " or \($0.filters)×\($0.input.channels)×\($0.kernel)×\($0.kernel)" }
-                return "\(s.units)×\(s.patchSize)" + (conv ?? "")
+                let pytorch = a.parametric(layer: m).pytorchWeight.map { " or \($0.shapeText)" }
+                return "\(s.units)×\(s.patchSize)" + (pytorch ?? "")
             }
             let has = modules.indices.sorted { modules[$0].key.lexicographicallyPrecedes(modules[$1].key) }.compactMap { i in
                 modules[i].weight.map { "'\($0.name)' \($0.shapeText)" }

@@ -68,7 +68,10 @@ extension WeightsFile {
             layers = try namedLayers(tensors, architecture: a, fail: fail)
         }
 
-        let pytorch = zip(layers, a.parametricLayers).contains { a.stack[$1] is ConvolutionLayer && $0.weight.shape.count == 4 }
+        // A file read as a PyTorch model: some layer's weight has the rank of its own PyTorch layout.
+        let pytorch = zip(layers, a.parametricLayers).contains { t, m in
+            a.parametric(layer: m).pytorchWeight.map { $0.shape.count == t.weight.shape.count } ?? false
+        }
         var weights: [Matrix] = []
         var biases: [[Double]] = []
         for (b, (layer, m)) in zip(layers, a.parametricLayers).enumerated() {
@@ -77,26 +80,26 @@ extension WeightsFile {
             let w = layer.weight
             try checkFinite(w, what: "W_\(b + 1)", cols: w.shape.count == 2 ? w.shape[1] : nil, fail: fail)
             var values: [Double]
-            if let conv = a.stack[m] as? ConvolutionLayer, w.shape.count == 4 {
-                let (f, c, k) = (conv.filters, conv.input.channels, conv.kernel)
-                guard w.shape == [f, c, k, k] else {
-                    throw fail("W_\(b + 1) (tensor '\(w.name)') has shape \(w.shapeText); layer \(m + 1) (\(conv.notationTerm)) needs \(f)×\(c)×\(k)×\(k) (PyTorch's Conv2d layout: filters × channels × kernel × kernel) or \(rows)×\(cols)")
+            let p = a.parametric(layer: m)
+            if let layout = p.pytorchWeight, w.shape.count == layout.shape.count {
+                guard w.shape == layout.shape else {
+                    throw fail("W_\(b + 1) (tensor '\(w.name)') has shape \(w.shapeText); layer \(m + 1) (\(p.notationTerm)) needs \(layout.shapeText) (\(layout.name)) or \(rows)×\(cols)")
                 }
-                values = Self.kernelsFromPyTorch(w.values, filters: f, channels: c, kernel: k)
+                values = layout.reorder(w.values)
             } else {
                 guard w.shape == [rows, cols] else {
                     let transposed = w.shape == [cols, rows] && rows != cols
-                    let conv = a.stack[m] is ConvolutionLayer
+                    let layout = p.pytorchWeight
                     throw fail("W_\(b + 1) (tensor '\(w.name)') has shape \(w.shapeText), "
-                               + (conv ? "layer \(m + 1) (\(a.stack[m].notationTerm)) of " : "")
+                               + (layout != nil ? "layer \(m + 1) (\(p.notationTerm)) of " : "")
                                + "the architecture \(a) needs \(rows)×\(cols)"
-                               + (conv ? " (filters × k·k·C_in) or PyTorch's filters × C_in × k × k" : "")
+                               + (layout.map { " \($0.choices)" } ?? "")
                                + (transposed ? " (it looks transposed: twoscale wants (out, in), the layout of PyTorch's nn.Linear.weight; "
                                   + "transpose (in, out) kernels such as JAX/Flax or Keras ones)" : ""))
                 }
                 values = w.values
                 if pytorch, m > 0, let image = (a.stack[m - 1] as? any ImageLayer)?.output {
-                    values = Self.columnsFromChannelFirst(values, rows: rows, image: image)
+                    values = p.weightFromChannelFirst(values, input: image)
                 }
             }
             weights.append(Matrix(rows: rows, cols: cols, data: values))
@@ -109,26 +112,6 @@ extension WeightsFile {
             }
         }
         return try Network(architecture: a, activation: activation, weights: weights, biases: biases.isEmpty ? nil : biases)
-    }
-
-    /// PyTorch's (F, C, k, k) kernels in twoscale's (F, k, k, C) order.
-    static func kernelsFromPyTorch(_ v: [Double], filters f: Int, channels c: Int, kernel k: Int) -> [Double] {
-        var out = [Double](repeating: 0, count: v.count)
-        for fi in 0..<f { for ci in 0..<c { for r in 0..<k { for q in 0..<k {
-            out[((fi * k + r) * k + q) * c + ci] = v[((fi * c + ci) * k + r) * k + q]
-        } } } }
-        return out
-    }
-
-    /// A dense weight whose columns follow PyTorch's channel-first flattening (C, H, W) of `image`,
-    /// with its columns moved to twoscale's (H, W, C) order.
-    static func columnsFromChannelFirst(_ v: [Double], rows: Int, image s: ImageShape) -> [Double] {
-        let cols = s.size
-        var out = [Double](repeating: 0, count: v.count)
-        for i in 0..<rows { for ci in 0..<s.channels { for h in 0..<s.height { for x in 0..<s.width {
-            out[i * cols + (h * s.width + x) * s.channels + ci] = v[i * cols + (ci * s.height + h) * s.width + x]
-        } } } }
-        return out
     }
 
     /// K for a name `arr_K` (K written in plain decimal digits), else nil.

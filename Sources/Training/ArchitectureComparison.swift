@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import NetworkEstimators
 import Networks
 import Sampling
 import TwoScaleCore
@@ -222,26 +224,13 @@ public struct ArchitectureComparison: Sendable {
     }
 
     /// The ℓ₂ path norm `√(Σ_paths Π_m w²)` = `√(1ᵀ (W_L∘W_L)⋯(W_1∘W_1) 1)` (biases left out). Any layer
-    /// stack: the network with every weight squared, no biases and no activation, applied to the all-ones
-    /// input, its outputs summed. A pooling window is one path per input it reads: a max pool passes each
-    /// (weight 1, so its windows are summed), an average pool weights each by 1/k² (squared: 1/k⁴).
+    /// stack: the all-ones input carried through every layer's `pathNormStep` (a parametric layer with
+    /// every weight squared, no biases, no activation; a pooling window as one path per input it reads),
+    /// its outputs summed.
     public static func pathNorm(_ net: Network) -> Double {
         let a = net.architecture
         var v = Matrix(rows: 1, cols: a.inputSize, data: [Double](repeating: 1, count: a.inputSize))
-        for (m, layer) in a.stack.enumerated() {
-            if let s = layer.structure {
-                var squared = net.blocks[m].map { $0 * $0 }
-                if s.bias { for i in s.weightCount..<squared.count { squared[i] = 0 } }
-                v = layer.forward(v, parameters: squared)
-            } else if let pool = layer as? PoolingLayer, let mean = try? PoolingLayer(.average, input: pool.input, size: pool.size) {
-                let k2 = Double(pool.size * pool.size)
-                v = mean.forward(v, parameters: [])
-                let factor = pool.kind == .max ? k2 : 1 / k2
-                for i in v.data.indices { v.data[i] *= factor }
-            } else {
-                v = layer.forward(v, parameters: [])
-            }
-        }
+        for (m, layer) in a.stack.enumerated() { v = layer.pathNormStep(v, parameters: net.blocks[m]) }
         return v.data.reduce(0, +).squareRoot()
     }
 

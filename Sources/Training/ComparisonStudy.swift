@@ -1,4 +1,5 @@
 import Foundation
+import NetworkEstimators
 import Networks
 import TwoScaleCore
 import TwoScaleFormats

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Fisher
 import Foundation
-import Networks
+import NetworkEstimators
+import SpectraStore
 import TwoScaleCore
 
 /// `twoscale analyze DIR`: the 2sED (nested, joint, lower), intervals, ESS and Abbas ED from a stored run.

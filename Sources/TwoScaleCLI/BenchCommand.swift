@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Networks
 import Benchmarks
 import TwoScaleCore
 import TwoScaleFormats

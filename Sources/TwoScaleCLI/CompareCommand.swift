@@ -1,7 +1,9 @@
 import ArgumentParser
 import Bounds
 import Foundation
+import NetworkEstimators
 import Networks
+import SpectraStore
 import Training
 import TwoScaleCore
 import TwoScaleFormats

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Cluster
+import Fisher
 import Foundation
+import NetworkEstimators
 import Networks
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Fisher
 import Foundation
 import Networks
 import Sampling

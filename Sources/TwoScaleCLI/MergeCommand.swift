@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Networks
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetworkEstimators
 import Networks
 import Samplers
 import TwoScaleCore
@@ -58,7 +59,7 @@ struct AnalysisOptions: ParsableArguments {
 }
 
 /// How `ed` and `analyze` print a network measurement (the numbers come from `NetworkMeasurement` and
-/// `NetworkSMCMeasurement` in Networks; this only words them).
+/// `NetworkSMCMeasurement` in NetworkEstimators; this only words them).
 enum NetworkReport {
     /// The warning text for a degenerate stage (`WeightDegeneracy`, the rule lives in TwoScaleCore).
     static func essWarning(_ d: WeightDegeneracy?) -> String? {

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Fisher
+import NetworkEstimators
 import Networks
+import SpectraStore
 import Training
 import TwoScaleCore
 import TwoScaleFormats

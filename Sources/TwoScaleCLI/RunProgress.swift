@@ -1,5 +1,5 @@
 import Foundation
-import Networks
+import SpectraStore
 import TwoScaleCore
 
 /// Progress of a Monte Carlo run on stderr: a one-line bar (paths done/total, rate, ETA) only when

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Bounds
-import Networks
+import SpectraStore
 import TwoScaleCore
 
 /// Which estimator of a spectra store gives d_ζ(ε) in `bound` and `gap`.

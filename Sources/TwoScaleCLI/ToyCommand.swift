@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Networks
+import NetworkEstimators
 import ToyModels
 import Samplers
 import TwoScaleCore

@@ -4,7 +4,7 @@ import Foundation
 /// and the results' `estimator` key spell it.
 ///
 /// An open set of names, not an enum: what an estimator does is its implementation's, found by name in
-/// a registry (`EstimatorRegistry` in Networks for networks, `ToyMonteCarlo.methods` for the toy models),
+/// a registry (`EstimatorRegistry` in NetworkEstimators for networks, `ToyMonteCarlo.methods` for the toy models),
 /// so a new estimator adds a name and an implementation and no code elsewhere tests for a name.
 public struct EstimatorKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public var rawValue: String

@@ -12,7 +12,7 @@ import Foundation
 /// the θ-average is dominated by the largest rank that has positive probability, so
 /// `d_ζ(ε) → ζd + (1 − ζ)·r` with `r` the generic (maximal) rank. Over a finite set of draws the largest
 /// rank seen is a lower bound of r; `rankMin` shows whether it varies with θ. For the Markov FIM,
-/// `GenericRank` (Networks) proves r where it can: a closed-form bound and a witness θ that attains it.
+/// `GenericRank` (Fisher) proves r where it can: a closed-form bound and a witness θ that attains it.
 public struct FisherRank: Sendable, Equatable, Encodable {
     /// One block (a layer of the Markov FIM, or the whole output FIM).
     public struct Block: Sendable, Equatable, Encodable {

@@ -2,7 +2,7 @@ import CGSL
 import Foundation
 
 /// BLAS levels 2 and 3 on raw row-major buffers, for kernels that assemble their operands in scratch memory
-/// (the Fisher routes of Networks) and must not copy them into a `Matrix`. Like every call into C
+/// (the Fisher routes of Fisher) and must not copy them into a `Matrix`. Like every call into C
 /// numerics, they go through this module: OpenBLAS is pinned to one thread first (`GSL.prepare`), and
 /// shapes are checked before the call. All buffers are row-major with the given leading dimensions
 /// (the distance between the starts of two consecutive rows, ≥ the row length used).

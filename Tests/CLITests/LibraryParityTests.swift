@@ -1,8 +1,11 @@
 import Benchmarks
 import Bounds
+import Fisher
 import Foundation
+import NetworkEstimators
 import Networks
 import Sampling
+import SpectraStore
 import ToyModels
 import Training
 import TwoScaleCLI

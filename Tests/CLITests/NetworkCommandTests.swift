@@ -1,5 +1,8 @@
+@testable import Fisher
 import Foundation
+@testable import NetworkEstimators
 @testable import Networks
+@testable import SpectraStore
 @testable import TwoScaleCLI
 import TwoScaleCore
 import TwoScaleNumerics

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Networks
+@testable import SpectraStore
 import TwoScaleCLI
 import TwoScaleCore
 @testable import TwoScaleFormats

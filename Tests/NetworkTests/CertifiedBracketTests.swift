@@ -1,4 +1,6 @@
+@testable import Fisher
 import Foundation
+@testable import NetworkEstimators
 import XCTest
 @testable import Networks
 import Sampling

@@ -1,6 +1,8 @@
+@testable import Fisher
 import Foundation
 @testable import Networks
 import Sampling
+@testable import SpectraStore
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+@testable import SpectraStore
 import Testing
 @testable import Networks
 import TwoScaleCore

@@ -1,5 +1,7 @@
+import Fisher
 import Foundation
 import Networks
+import SpectraStore
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,4 +1,6 @@
+@testable import Fisher
 import Foundation
+@testable import NetworkEstimators
 @testable import Networks
 @testable import Sampling
 import TwoScaleCore

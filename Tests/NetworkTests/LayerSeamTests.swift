@@ -1,13 +1,16 @@
+@testable import Fisher
 import Foundation
 @testable import Networks
 import Sampling
+@testable import SpectraStore
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest
 
 /// A parameter-free layer defined only here, `y = c·x`: it exercises the model seam the way a new layer
 /// type would (the network, the trainer and both Fisher routes must take it without any change). A
-/// parameter-free layer implements `Layer` alone: sizes, notation, forward and the input's gradient.
+/// parameter-free layer implements `Layer` alone: sizes, notation, forward, the input's gradient and its
+/// path-norm step.
 struct ScaleLayer: Layer {
     let size: Int
     let c: Double
@@ -18,6 +21,10 @@ struct ScaleLayer: Layer {
     func forward(_ x: Matrix, parameters θ: [Double]) -> Matrix { Matrix(rows: x.rows, cols: x.cols, data: x.data.map { c * $0 }) }
     func inputGradient(_ g: Matrix, input x: Matrix, parameters θ: [Double]) -> Matrix {
         Matrix(rows: g.rows, cols: g.cols, data: g.data.map { c * $0 })
+    }
+    /// Every path through the layer carries the weight c.
+    func pathNormStep(_ v: Matrix, parameters θ: [Double]) -> Matrix {
+        Matrix(rows: v.rows, cols: v.cols, data: v.data.map { c * c * $0 })
     }
 }
 

@@ -1,6 +1,8 @@
+import Fisher
 import Foundation
 import Networks
 import Sampling
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics

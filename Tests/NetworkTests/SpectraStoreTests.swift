@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 import XCTest

@@ -1,3 +1,4 @@
+@testable import Fisher
 import Foundation
 @testable import Networks
 import TwoScaleCore

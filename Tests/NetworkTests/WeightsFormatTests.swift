@@ -342,8 +342,24 @@ final class WeightsFormatTests: XCTestCase {
         XCTAssertTrue(message { try WeightsFile.load(path: Self.fixture("cnn-pytorch.npz"), architecture: fewer, activation: .relu) }
             .contains("has 2 layers (modules 0, 4), the architecture 5x5x2-conv3k2-maxpool2-8-4 (bias) needs 3"))
         let v = (0..<(3 * 2 * 2 * 2)).map(Double.init)
-        XCTAssertEqual(WeightsFile.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2).sorted(), v)
+        XCTAssertEqual(ConvolutionLayer.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2).sorted(), v)
         // (f=0, c=1, r=0, q=1) is PyTorch's flat index 5 and twoscale's (f=0, r=0, q=1, c=1) = 3.
-        XCTAssertEqual(WeightsFile.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2)[3], 5)
+        XCTAssertEqual(ConvolutionLayer.kernelsFromPyTorch(v, filters: 3, channels: 2, kernel: 2)[3], 5)
+    }
+
+    /// A PyTorch-layout file whose second convolution is in twoscale's own layout: that weight is read as
+    /// it stands (a convolution reads an image, not a flattened one), only the dense layer's columns are
+    /// permuted — the layout is each layer's own rule (it trapped when the columns were permuted for any
+    /// layer after an image).
+    func testMixedConvolutionLayoutsReadPerLayer() throws {
+        let a = try Architecture(parsing: "8x8x1-conv2k3-conv2k3-3")
+        func t(_ name: String, _ shape: [Int]) -> NamedTensor {
+            NamedTensor(name: name, dtype: "float64", shape: shape, values: (0..<shape.reduce(1, *)).map { Double($0 % 7) / 7 })
+        }
+        let tensors = [t("arr_0", [2, 1, 3, 3]), t("arr_1", [2, 18]), t("arr_2", [3, 32])]
+        let net = try WeightsFile.network(from: tensors, path: "mixed.npz", architecture: a, activation: .relu)
+        XCTAssertEqual(net.blocks[1], tensors[1].values)
+        XCTAssertEqual(net.blocks[2], DenseLayer.columnsFromChannelFirst(tensors[2].values, rows: 3,
+                                                                          image: ImageShape(height: 4, width: 4, channels: 2)))
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import Networks
 import Samplers
+import SpectraStore
 import TwoScaleCore
 
 /// The 2sED of a network by the smc estimator: `ed --estimator smc`'s result (docs/ESTIMATORS.md). For

@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import Networks
 import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
@@ -30,19 +32,12 @@ public struct MonteCarloDesign: Sendable, Equatable {
         guard inner >= 1, inner <= 100_000_000 else {
             throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the number of inner draws J must be from 1 to 10⁸")
         }
-        try Self.checkBox(box)
+        try Network.checkBox(box)
         self.paths = paths
         self.inner = inner
         self.box = box
         self.seed = seed
         self.activation = activation
-    }
-
-    /// The parameter box of the paths: finite ends, lo < hi.
-    public static func checkBox(_ box: ClosedRange<Double>) throws {
-        guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
-            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
-        }
     }
 
     /// Stream kinds of `Xoshiro256(seed:, stream: [kind, …])`.

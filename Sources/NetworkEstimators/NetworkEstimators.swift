@@ -1,4 +1,5 @@
 import Foundation
+import SpectraStore
 import TwoScaleCore
 
 /// The plain estimator (docs/METHOD.md §13): K uniform paths θ^k ~ U(box), J inner draws of each later

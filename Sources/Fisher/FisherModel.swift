@@ -1,9 +1,10 @@
 import Foundation
+import Networks
 import TwoScaleCore
 import TwoScaleNumerics
 
 /// Which Fisher information matrix a measurement uses (docs/METHOD.md §11–12).
-public enum FisherKind: String, Sendable, CaseIterable {
+public enum FisherKind: String, Sendable, CaseIterable, Codable {
     /// The Markov (joint) FIM of the stochastic network: block diagonal over layers.
     case markov
     /// The output FIM of the deterministic network (σ = 0): one block.

@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import SpectraStore
 import TwoScaleCore
 
 /// The budget of one estimator run: K, J, the uniform draws for ĉ and the islands' sweeps. Each estimator

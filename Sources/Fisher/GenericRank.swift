@@ -1,4 +1,5 @@
 import Foundation
+import Networks
 import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
@@ -67,7 +68,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
     /// The bound and the search for a witness in `box` (candidates from `Xoshiro256(seed:, stream: [GENR, k])`).
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, candidates: Int = GenericRank.defaultCandidates) throws {
         guard candidates >= 1 else { throw TwoScaleError.failure("internal error: the generic rank needs at least one witness candidate") }
-        try MonteCarloDesign.checkBox(box)
+        try Network.checkBox(box)
         let inputs = try Self.inputRanks(model: model)
         let bounds = Self.bounds(model: model, inputRanks: inputs)
         let a = model.architecture

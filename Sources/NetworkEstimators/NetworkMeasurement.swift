@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import SpectraStore
 import TwoScaleCore
 
 /// What to measure from a network's Fisher spectra (`ed` and `analyze`): the ε grid and ζ, whether to

@@ -1,4 +1,5 @@
 import Foundation
+import Networks
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,4 +1,5 @@
 import Foundation
+import Networks
 import TwoScaleCore
 
 /// The spectrum of a network's Fisher information at one parameter point θ: `fisher`'s result.

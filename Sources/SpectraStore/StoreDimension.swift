@@ -1,3 +1,4 @@
+import Fisher
 import Foundation
 import TwoScaleCore
 

@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import Networks
 import TwoScaleCore
 import TwoScaleFormats
 
@@ -98,9 +100,6 @@ public struct NetworkRunConfiguration: Codable, Sendable, Equatable {
         zip(fields, other.fields).compactMap { a, b in a.value == b.value ? nil : "--\(a.flag) \(a.value) vs \(b.value)" }
     }
 }
-
-extension FisherKind: Codable {}
-extension Activation: Codable {}
 
 /// `DIR/meta.json` of a spectra store (docs/METHOD.md §14):
 ///

@@ -1,0 +1,56 @@
+import Foundation
+import Networks
+import Sampling
+import Samplers
+import TwoScaleCore
+
+/// The Markov FIM as the generic smc sampler's model (`StagedModel`, Samplers): block m is stage m, a
+/// Gaussian layer's neurons (or the softmax layer) its exchangeable units, a network its state
+/// (docs/ESTIMATORS.md). `NetworkSMC` runs `StagedSMC` on it.
+extension MarkovFisher: StagedModel {
+    public typealias State = Network
+
+    public var parameterCount: Int { architecture.parameterCount }
+
+    public var stageUnits: [StageUnits] {
+        (0..<blockDimensions.count).map { m in
+            let u = units(block: m)
+            return StageUnits(count: u.count, dimension: u.dimension)
+        }
+    }
+
+    public func emptyState() -> Network { zeroNetwork() }
+
+    public func setUnit(_ state: inout Network, stage m: Int, unit u: Int, parameters: [Double]) {
+        setUnit(&state, block: m, unit: u, parameters: parameters)
+    }
+
+    /// A unit of block m as the sampler sees it: its roots, and its trace as the delayed-acceptance screen.
+    public func smcUnit(inputs: UnitInputs, box: ClosedRange<Double>) -> SMCUnit {
+        let model = self
+        return SMCUnit(dimension: units(block: inputs.block).dimension, box: box,
+                       roots: { w in try model.unitRoots(w, inputs: inputs) },
+                       screen: { @Sendable w in model.unitTrace(w, inputs: inputs) })
+    }
+
+    /// Block m's unit given the earlier layers of `net`; the softmax block's supremum is its spectrum at
+    /// uniform probabilities (`softmaxSupremumRoots`).
+    public func stage(_ net: Network, _ m: Int, box: ClosedRange<Double>) throws -> StageUnit {
+        let x = m == 0 ? data : try blockInputs(net, block: m)
+        let inputs = unitInputs(x, block: m)
+        let model = self
+        let last = m == blockDimensions.count - 1
+        var supremum: (@Sendable () throws -> [Double])? = nil
+        if last { supremum = { @Sendable in try model.softmaxSupremumRoots(inputs: inputs) } }
+        return StageUnit(unit: smcUnit(inputs: inputs, box: box), supremumRoots: supremum)
+    }
+
+    public func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double {
+        let net = Network.uniform(architecture: architecture, activation: activation, box: box, rng: &rng)
+        var t = 0.0
+        for m in 0..<blockDimensions.count {
+            t += try blockTrace(net, block: m, inputs: try blockInputs(net, block: m))
+        }
+        return t
+    }
+}
