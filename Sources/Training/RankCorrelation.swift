@@ -83,3 +83,32 @@ public struct KendallTau: Sendable, Equatable {
         return Swift.min(1, 2 * tail)
     }
 }
+
+extension KendallTau {
+    /// τ_b alone (no p-value), for statistics computed many times (bootstrap replicates, groups): the
+    /// same value as `KendallTau(x, y).tau`; nil where τ_b is undefined (fewer than 2 pairs, a constant
+    /// sample). Pairs tied in x (or y) count towards n₁ (n₂), pair by pair, which is `Σ t(t−1)/2` over
+    /// tie groups. The caller checks that x and y have the same size and finite values.
+    public static func tauB(_ x: [Double], _ y: [Double]) -> Double? {
+        let n = Swift.min(x.count, y.count)
+        guard n >= 2 else { return nil }
+        var s = 0, tx = 0, ty = 0
+        x.withUnsafeBufferPointer { px in
+            y.withUnsafeBufferPointer { py in
+                for i in 0..<n {
+                    let xi = px[i], yi = py[i]
+                    for j in (i + 1)..<n {
+                        let dx = xi - px[j], dy = yi - py[j]
+                        if dx == 0 { tx += 1 }
+                        if dy == 0 { ty += 1 }
+                        if dx == 0 || dy == 0 { continue }
+                        s += (dx > 0) == (dy > 0) ? 1 : -1
+                    }
+                }
+            }
+        }
+        let n0 = n * (n - 1) / 2
+        let denom = (Double(n0 - tx) * Double(n0 - ty)).squareRoot()
+        return denom > 0 ? Double(s) / denom : nil
+    }
+}
