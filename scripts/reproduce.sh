@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
-# notebooks-txt/brackets.txt (about 55–65 minutes on 2 cores in a release build, layered.txt 16 of them; each report's header
+# notebooks-txt/brackets.txt and intervals.txt (about 55–65 minutes on 2 cores in a release build, layered.txt 16 of them; each report's header
 # records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn.
 #
 #   ./scripts/reproduce.sh              # build (release) and render
@@ -22,7 +22,7 @@ while read -r nb; do
     [ -z "$nb" ] || [[ "$nb" == \#* ]] && continue
     notebooks+=("$nb")
 done < notebooks-txt/DEFAULT
-notebooks+=(brackets.txt)
+notebooks+=(brackets.txt intervals.txt)
 [ "$cnn" = 1 ] && notebooks+=(cnn.txt)
 for nb in "${notebooks[@]}"; do
     [ -f "notebooks-txt/$nb" ] || { echo "reproduce.sh: notebooks-txt/$nb is missing" >&2; exit 1; }

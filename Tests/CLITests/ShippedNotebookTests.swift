@@ -16,7 +16,7 @@ final class ShippedNotebookTests: XCTestCase {
         let names = list.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
         XCTAssertFalse(names.isEmpty)
-        for n in names + ["brackets.txt", "quick.txt"] {
+        for n in names + ["brackets.txt", "intervals.txt", "quick.txt"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: Self.folder.appendingPathComponent(n).path),
                           "notebooks-txt/\(n) is missing")
         }
