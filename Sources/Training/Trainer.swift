@@ -19,10 +19,14 @@ public struct TrainingConfig: Sendable {
     /// Evaluate the full training (and holdout) loss after every epoch; off for pure throughput runs
     /// (then the epoch records hold the mean mini-batch loss of the epoch instead).
     public var evaluateEpochs: Bool
+    /// Projected training: with a box Θ, θ₀ and θ after every optimiser step are projected onto Θ
+    /// (`ParameterBox.project`, every weight and bias clamped into [lo, hi]); the optimiser's state is
+    /// left as it is. nil (the default): training is free, and nothing changes.
+    public var projection: ParameterBox?
 
     public init(architecture: Architecture, activation: Activation, optimizer: OptimizerSettings, batchSize: Int,
                 epochs: Int, seed: UInt64, initialization: Initialization = .glorot,
-                checkpointEverySteps: Int? = nil, evaluateEpochs: Bool = true) throws {
+                checkpointEverySteps: Int? = nil, evaluateEpochs: Bool = true, projection: ParameterBox? = nil) throws {
         guard batchSize >= 1 else {
             throw TwoScaleError.invalid("--batch", "\(batchSize)", allowed: "the batch size must be ≥ 1")
         }
@@ -41,6 +45,7 @@ public struct TrainingConfig: Sendable {
         self.initialization = initialization
         self.checkpointEverySteps = checkpointEverySteps
         self.evaluateEpochs = evaluateEpochs
+        self.projection = projection
     }
 }
 
@@ -88,7 +93,8 @@ public struct TrainingResult: Sendable {
 ///
 /// Reproducibility: θ₀ is drawn from the stream `(seed, 1)`, epoch e shuffles the training set with
 /// the stream `(seed, 2, e)` (Fisher–Yates); the last mini-batch of an epoch may be smaller. Every
-/// step is deterministic (OpenBLAS on one thread), so the same seed gives the same bytes.
+/// step is deterministic (OpenBLAS on one thread), so the same seed gives the same bytes. With a
+/// `projection` box the training is projected: θ stays in Θ at θ₀ and after every step.
 public struct Trainer: Sendable {
     public let config: TrainingConfig
 
@@ -128,6 +134,7 @@ public struct Trainer: Sendable {
         var trainingTime = Duration.zero
         var initRng = Xoshiro256(seed: config.seed, stream: [1])
         var net = config.initialization.network(architecture: config.architecture, activation: config.activation, rng: &initRng)
+        config.projection?.project(&net)
         var opt = Optimizer(settings: config.optimizer, parameterCount: config.architecture.parameterCount)
         let labels = data.labels!  // checked by validate
         let n = data.count, f = data.features
@@ -176,6 +183,7 @@ public struct Trainer: Sendable {
                 }
                 lossSum += g.loss * Double(b1 - b0)
                 opt.step(&net, gradient: g.gradient)
+                config.projection?.project(&net)
                 step += 1
                 b0 = b1
                 trainingTime += clock.now - t0
