@@ -52,6 +52,9 @@ let package = Package(
         .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
                                                  "NetworkEstimators", "Bounds"],
                 exclude: ["README.md"]),
+        // The measure study: a pre-registered grid of models, resumable cells, rank statistics against the targets.
+        .target(name: "Study", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
+                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training"], exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
         .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
                                                    "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training"], exclude: ["README.md"]),
@@ -60,7 +63,7 @@ let package = Package(
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Fisher", "SpectraStore",
-            "NetworkEstimators", "Bounds", "Training", "Reporting", "Cluster", "Benchmarks",
+            "NetworkEstimators", "Bounds", "Training", "Study", "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
@@ -79,6 +82,7 @@ let package = Package(
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
         .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
+        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Networks", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "CLITests", dependencies: ["Samplers", "TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",

@@ -9,6 +9,8 @@
 #   slurm-wlm         only with TWOSCALE_TEST_SLURM=1 (CI): a real job array on a private single-node SLURM
 #                     in the tests (scripts/slurm-local.sh); it brings system services, so not by default
 #   python3-numpy     only for the comparison benchmark script and NumPy-readability checks (optional)
+#   python3-sklearn   only for the measure study (setup.sh, reproduce.sh): scikit-learn's bundled digits,
+#                     exported to IDX under data/digits by scripts/export-digits.py (twoscale_install_study_data)
 twoscale_install_deps() {
     local pkgs=(libgsl-dev libopenblas-dev zlib1g-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev)
     if [ "${TWOSCALE_TEST_SLURM:-0}" = 1 ]; then pkgs+=(slurm-wlm); fi
@@ -27,4 +29,17 @@ twoscale_install_deps() {
         echo "twoscale: the Swift toolchain (6.1 or later) is required; put swift on PATH" >&2
         return 1
     fi
+}
+
+# The study's second data set (docs/STUDY.md): scikit-learn's digits as IDX files under data/digits.
+twoscale_install_study_data() {
+    if [ -f data/digits/test-labels-idx1-ubyte.gz ]; then return 0; fi
+    if ! dpkg-query -W -f='${Status}' python3-sklearn 2>/dev/null | grep -q "install ok installed"; then
+        echo "twoscale: installing python3-sklearn (the digits data set of the measure study)" >&2
+        local sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-sklearn >/dev/null
+    fi
+    /usr/bin/python3 scripts/export-digits.py data/digits
 }

@@ -2,20 +2,23 @@
 # Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
 # notebooks-txt/brackets.txt and intervals.txt (about 55–65 minutes on 2 cores in a release build, layered.txt 16 of them,
 # and intervals.txt over two hours more; each report's header
-# records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn.
+# records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn;
+# notebooks-txt/study.txt, the measure study (hours; resumable), only with --with-study.
 #
 #   ./scripts/reproduce.sh              # build (release) and render
 #   ./scripts/reproduce.sh --dry-run    # list the notebooks it would render, run nothing
 #   ./scripts/reproduce.sh --with-cnn   # also the CNN notebook
+#   ./scripts/reproduce.sh --with-study # also the measure study (docs/STUDY.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dry=0 cnn=0
+dry=0 cnn=0 study=0
 for a in "$@"; do
     case "$a" in
         --dry-run) dry=1 ;;
         --with-cnn) cnn=1 ;;
-        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-        *) echo "reproduce.sh: unknown argument '$a' (--dry-run, --with-cnn)" >&2; exit 2 ;;
+        --with-study) study=1 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        *) echo "reproduce.sh: unknown argument '$a' (--dry-run, --with-cnn, --with-study)" >&2; exit 2 ;;
     esac
 done
 notebooks=()
@@ -25,6 +28,7 @@ while read -r nb; do
 done < notebooks-txt/DEFAULT
 notebooks+=(brackets.txt intervals.txt)
 [ "$cnn" = 1 ] && notebooks+=(cnn.txt)
+[ "$study" = 1 ] && notebooks+=(study.txt)
 for nb in "${notebooks[@]}"; do
     [ -f "notebooks-txt/$nb" ] || { echo "reproduce.sh: notebooks-txt/$nb is missing" >&2; exit 1; }
 done
@@ -34,6 +38,7 @@ if [ "$dry" = 1 ]; then
 fi
 source scripts/deps.sh
 twoscale_install_deps
+[ "$study" = 1 ] && twoscale_install_study_data
 swift build -c release
 for nb in "${notebooks[@]}"; do
     echo "== notebook $nb" >&2

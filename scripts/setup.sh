@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 twoscale_install_deps
+twoscale_install_study_data
 swift build -c release
 bin=.build/release/twoscale
 echo "== notebook quick.txt" >&2

@@ -12,6 +12,7 @@ enum TwoScaleCommands {
         TrainCommand.self,
         GapCommand.self,
         CompareCommand.self,
+        StudyCommand.self,
         NotebookCommand.self,
         BenchCommand.self,
         TrainBenchCommand.self,

@@ -1,0 +1,223 @@
+import Foundation
+import Networks
+import Training
+import TwoScaleCore
+
+/// What a study measures and ranks: per data set, one row per model (architecture × training
+/// hyperparameters) and seed.
+public enum StudyMeasure: String, CaseIterable, Sendable, Codable {
+    case dZeta = "d_zeta"
+    case dZetaBracketLow = "d_zeta_bracket_low"
+    case dZetaBracketHigh = "d_zeta_bracket_high"
+    case dZetaLower = "d_zeta_lower"
+    case parameters
+    case depth
+    case lastWidth = "last_width"
+    case narrowestWidth = "narrowest_width"
+    case genericRank = "generic_rank"
+    case logPathNorm = "log_path_norm"
+    case logSpectralProduct = "log_spectral_product"
+    case fisherRao = "fisher_rao"
+    case flatness = "pacbayes_mag_flatness"
+    case abbasED = "abbas_ed"
+
+    /// The 2sED's own rows (compared with every other measure).
+    public var isTwoScale: Bool { [.dZeta, .dZetaBracketLow, .dZetaBracketHigh, .dZetaLower].contains(self) }
+
+    public var kind: String {
+        switch self {
+        case .dZeta, .dZetaBracketLow, .dZetaBracketHigh, .dZetaLower: return "2sED"
+        case .parameters, .depth, .lastWidth, .narrowestWidth, .genericRank: return "free baseline"
+        case .logPathNorm, .logSpectralProduct, .fisherRao, .flatness, .abbasED: return "classic"
+        }
+    }
+
+    func value(_ f: FisherCell, _ t: TrainingCell, _ a: Architecture) -> Double {
+        switch self {
+        case .dZeta: return f.dZeta
+        case .dZetaBracketLow: return f.bracket[0]
+        case .dZetaBracketHigh: return f.bracket[1]
+        case .dZetaLower: return f.dZetaLower
+        case .parameters: return Double(a.parameterCount)
+        case .depth: return Double(a.parametricLayers.count)
+        case .lastWidth: return Double(a.hiddenWidths.last ?? 0)
+        case .narrowestWidth: return Double(a.hiddenWidths.min() ?? 0)
+        case .genericRank: return Double(f.genericRank)
+        case .logPathNorm: return t.logPathNorm
+        case .logSpectralProduct: return t.logSpectralProduct
+        case .fisherRao: return t.fisherRao
+        case .flatness: return t.flatness
+        case .abbasED: return f.abbasED
+        }
+    }
+}
+
+/// The targets: the final training loss at the fixed budget (the paper's claim: a larger 2sED, a lower
+/// loss, so its τ is read with the sign flipped) and the error gap (test − training; a complexity
+/// measure should rank it positively).
+public enum StudyTarget: String, CaseIterable, Sendable, Codable {
+    case trainLoss = "train_loss"
+    case gap
+
+    /// The sign that makes "the measure predicts as expected" a positive τ (pre-registered).
+    public var orientation: Double { self == .trainLoss ? -1 : 1 }
+
+    func value(_ t: TrainingCell) -> Double { self == .trainLoss ? t.trainLoss : t.gap }
+}
+
+/// One row of the study's table: a measure ranked against a target on one data set.
+public struct StudyRow: Sendable, Encodable {
+    public var dataset: String
+    public var target: String
+    public var measure: String
+    public var kind: String
+    /// Oriented τ_b over the models' seed means, with its hierarchical-bootstrap 95% interval (nil, with
+    /// `note`, where τ is undefined: a measure constant over the models).
+    public var tau: Double?
+    public var tauLow: Double?
+    public var tauHigh: Double?
+    /// τ(d_zeta) − τ(this measure), oriented, with its interval, the bootstrap p-value and Holm's
+    /// correction over the measures of this data set and target (nil for d_zeta itself).
+    public var diff: Double?
+    public var diffLow: Double?
+    public var diffHigh: Double?
+    public var p: Double?
+    public var pHolm: Double?
+    /// Jiang's granulated τ (oriented) per varied hyperparameter, and Ψ (nil where undefined: a measure
+    /// constant within every group, e.g. an architecture-only measure under a training hyperparameter).
+    public var psiArchitecture: Double?
+    public var psiLearningRate: Double?
+    public var psiBatch: Double?
+    public var psi: Double?
+    public var note: String?
+
+    init(dataset: String, target: String, measure: String, kind: String, psiArchitecture: Double?, psiLearningRate: Double?,
+         psiBatch: Double?, psi: Double?) {
+        (self.dataset, self.target, self.measure, self.kind) = (dataset, target, measure, kind)
+        (self.psiArchitecture, self.psiLearningRate, self.psiBatch, self.psi) = (psiArchitecture, psiLearningRate, psiBatch, psi)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case dataset, target, measure, kind, tau, diff, p, psi, note
+        case tauLow = "tau_low", tauHigh = "tau_high", diffLow = "diff_low", diffHigh = "diff_high", pHolm = "p_holm"
+        case psiArchitecture = "psi_architecture", psiLearningRate = "psi_lr", psiBatch = "psi_batch"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dataset, forKey: .dataset)
+        try c.encode(target, forKey: .target)
+        try c.encode(measure, forKey: .measure)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(tau, forKey: .tau)
+        try c.encode(tauLow, forKey: .tauLow)
+        try c.encode(tauHigh, forKey: .tauHigh)
+        try c.encode(diff, forKey: .diff)
+        try c.encode(diffLow, forKey: .diffLow)
+        try c.encode(diffHigh, forKey: .diffHigh)
+        try c.encode(p, forKey: .p)
+        try c.encode(pHolm, forKey: .pHolm)
+        try c.encode(psiArchitecture, forKey: .psiArchitecture)
+        try c.encode(psiLearningRate, forKey: .psiLearningRate)
+        try c.encode(psiBatch, forKey: .psiBatch)
+        try c.encode(psi, forKey: .psi)
+        try c.encode(note, forKey: .note)
+    }
+}
+
+/// Does the 2sED add anything beyond the Fisher rank? τ(2sED, target | generic rank), oriented.
+public struct StudyPartialRow: Sendable, Encodable {
+    public var dataset: String
+    public var target: String
+    public var measure: String
+    public var control: String
+    public var tau: Double?
+    public var tauLow: Double?
+    public var tauHigh: Double?
+    /// Why τ is missing (the control ranks like the measure or the target), else nil.
+    public var note: String?
+
+    enum CodingKeys: String, CodingKey {
+        case dataset, target, measure, control, tau, note
+        case tauLow = "tau_low", tauHigh = "tau_high"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dataset, forKey: .dataset)
+        try c.encode(target, forKey: .target)
+        try c.encode(measure, forKey: .measure)
+        try c.encode(control, forKey: .control)
+        try c.encode(tau, forKey: .tau)
+        try c.encode(tauLow, forKey: .tauLow)
+        try c.encode(tauHigh, forKey: .tauHigh)
+        try c.encode(note, forKey: .note)
+    }
+}
+
+/// The statistics of a finished study (docs/STUDY.md): every measure's oriented τ with its
+/// hierarchical-bootstrap interval, τ differences against the 2sED with Holm-corrected p-values, the
+/// granulated τ per hyperparameter, and the rank-partialled τ, per data set and target.
+public enum StudyAnalysis {
+    public static func analyze(grid: StudyGrid, cells: StudyCells, replicates: Int, threads: Int) async throws -> (rows: [StudyRow], partial: [StudyPartialRow]) {
+        let archs = try grid.architectures.map(\.architecture)
+        let settings = grid.trainingSettings
+        var rows: [StudyRow] = [], partial: [StudyPartialRow] = []
+        for (di, d) in grid.datasets.enumerated() {
+            // Models in grid order: architecture, then (lr, batch).
+            var models: [(a: Int, s: Int)] = []
+            for a in archs.indices { for s in settings.indices { models.append((a, s)) } }
+            func column(_ f: (FisherCell, TrainingCell, Architecture) -> Double) -> [[Double]] {
+                models.map { m in cells.training[di][m.a][m.s].map { t in f(cells.fisher[di][m.a], t, archs[m.a]) } }
+            }
+            let hyper = models.map { m in [Double(m.a), settings[m.s].learningRate, Double(settings[m.s].batchSize)] }
+            for target in StudyTarget.allCases {
+                let o = target.orientation
+                let y = column { _, t, _ in target.value(t) }
+                let boot = try HierarchicalBootstrap(replicates: replicates, seed: grid.seed, threads: threads)
+                let base = column { f, t, a in StudyMeasure.dZeta.value(f, t, a) * o }
+                let yMeans = y.map { $0.reduce(0, +) / Double($0.count) }
+                var targetRows: [StudyRow] = []
+                for measure in StudyMeasure.allCases {
+                    let x = column { f, t, a in measure.value(f, t, a) * o }
+                    let xMeans = x.map { $0.reduce(0, +) / Double($0.count) }
+                    let g = try GranulatedKendall(hyperparameters: hyper, measure: xMeans, target: yMeans)
+                    var row = StudyRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue, kind: measure.kind,
+                                       psiArchitecture: g.perHyperparameter[0], psiLearningRate: g.perHyperparameter[1],
+                                       psiBatch: g.perHyperparameter[2], psi: g.psi)
+                    do {
+                        if measure == .dZeta {
+                            let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
+                            (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                        } else {
+                            let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
+                            (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                            let pd = try await StudyStatistics.pairedDifference(measureA: base, measureB: x, target: y, bootstrap: boot)
+                            (row.diff, row.diffLow, row.diffHigh, row.p) = (pd.difference.estimate, pd.difference.lower, pd.difference.upper, pd.pValue)
+                        }
+                    } catch let e as TwoScaleError {
+                        row.note = "\(e)"
+                    }
+                    targetRows.append(row)
+                }
+                let tested = targetRows.indices.filter { targetRows[$0].p != nil }
+                let adjusted = try Holm.adjust(tested.map { targetRows[$0].p ?? 1 })
+                for (k, i) in tested.enumerated() { targetRows[i].pHolm = adjusted[k] }
+                rows += targetRows
+                for measure in [StudyMeasure.dZeta, .dZetaLower] {
+                    let x = column { f, t, a in measure.value(f, t, a) * o }
+                    let z = column { f, t, a in StudyMeasure.genericRank.value(f, t, a) }
+                    var row = StudyPartialRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue, control: StudyMeasure.genericRank.rawValue)
+                    do {
+                        let k = try await StudyStatistics.partialKendall(measure: x, target: y, control: z, bootstrap: boot)
+                        (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                    } catch let e as TwoScaleError {
+                        row.note = "\(e)"
+                    }
+                    partial.append(row)
+                }
+            }
+        }
+        return (rows, partial)
+    }
+}

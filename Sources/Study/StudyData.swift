@@ -1,0 +1,58 @@
+import Foundation
+import Networks
+import TwoScaleCore
+import TwoScaleFormats
+import TwoScaleNumerics
+
+/// A study data set as the architectures read it: training and test samples, padded and pooled.
+public struct StudyData: Sendable {
+    public var train: Dataset
+    public var test: Dataset
+
+    /// Loads `d`'s sources (a CSV's last column is its label) and reduces every image: `pad` zeros on
+    /// each side, then the mean of each non-overlapping `pool × pool` window (channels kept apart).
+    public static func load(_ d: StudyDataset) throws -> StudyData {
+        let train = try reduce(DataSource.load(d.train, samples: d.trainSamples, labels: .last, flag: "study data set \(d.name) (train)"), d)
+        let test = try reduce(DataSource.load(d.test, samples: d.testSamples, labels: .last, flag: "study data set \(d.name) (test)"), d)
+        guard train.labels != nil, test.labels != nil else {
+            throw TwoScaleError.failure("study data set \(d.name): training and test data need labels")
+        }
+        return StudyData(train: train.prefix(d.trainSamples), test: test.prefix(d.testSamples))
+    }
+
+    static func reduce(_ data: Dataset, _ d: StudyDataset) throws -> Dataset {
+        guard d.pad > 0 || d.pool > 1 else { return data }
+        guard let shape = data.shape, shape.count == 3 else {
+            throw TwoScaleError.failure("study data set \(d.name): pad and pool need images, and \(data.source) has no image shape")
+        }
+        return try padPool(data, pad: d.pad, pool: d.pool, shape: (shape[0], shape[1], shape[2]))
+    }
+
+    /// `pad` zero rows and columns on each side, then non-overlapping `pool × pool` means:
+    /// an H×W×C image becomes `(H + 2p)/k × (W + 2p)/k × C`, which must divide exactly.
+    public static func padPool(_ data: Dataset, pad p: Int, pool k: Int, shape: (h: Int, w: Int, c: Int)) throws -> Dataset {
+        let (h, w, c) = shape
+        let ph = h + 2 * p, pw = w + 2 * p
+        guard ph % k == 0, pw % k == 0 else {
+            throw TwoScaleError.failure("study: a \(ph)×\(pw) padded image does not split into \(k)×\(k) windows")
+        }
+        let oh = ph / k, ow = pw / k
+        let n = data.count
+        var out = [Double](repeating: 0, count: n * oh * ow * c)
+        let scale = 1 / Double(k * k)
+        for s in 0..<n {
+            let base = s * h * w * c, obase = s * oh * ow * c
+            for y in 0..<h {
+                let oy = (y + p) / k
+                for x in 0..<w {
+                    let ox = (x + p) / k
+                    for ch in 0..<c {
+                        out[obase + (oy * ow + ox) * c + ch] += scale * data.inputs.data[base + (y * w + x) * c + ch]
+                    }
+                }
+            }
+        }
+        return Dataset(inputs: Matrix(rows: n, cols: oh * ow * c, data: out), labels: data.labels, classes: data.classes,
+                       source: "\(data.source) padded by \(p), pooled by \(k)", shape: [oh, ow, c])
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import TwoScaleCore
+
+/// `twoscale study`'s result: the grid, how many cells this run computed, the Fisher-side measures per
+/// (data set, architecture), and the statistics (`StudyAnalysis`).
+public struct StudyResult: Sendable, Encodable {
+    public var grid: String
+    public var folder: String
+    public var datasets: [String]
+    public var architectures: Int
+    public var models: Int
+    public var seeds: Int
+    public var cells: Int
+    /// Cells computed by this run (the rest were read from the folder).
+    public var computed: Int
+    public var bootstrap: Int
+    public var seconds: Double
+    /// One row per (data set, architecture).
+    public var fisher: [FisherCell]
+    public var taus: [StudyRow]
+    public var partial: [StudyPartialRow]
+}
+
+/// What `twoscale study --plan` prints: the grid's cells, done and to do, without running anything.
+public struct StudyPlan: Sendable, Encodable {
+    public struct Architecture: Sendable, Encodable {
+        public var group: String
+        public var architecture: String
+        public var parameters: Int
+    }
+    public var grid: String
+    public var folder: String
+    public var fisherCells: Int
+    public var trainingCells: Int
+    public var fisherDone: Int
+    public var trainingDone: Int
+    public var architectures: [Architecture]
+
+    enum CodingKeys: String, CodingKey {
+        case grid, folder, architectures
+        case fisherCells = "fisher_cells", trainingCells = "training_cells", fisherDone = "fisher_done", trainingDone = "training_done"
+    }
+}
+
+extension StudyPlan {
+    /// The plan of `folder`'s study: its cells, done and to do.
+    public init(_ folder: StudyFolder) throws {
+        let c = try StudyRunner.counts(folder)
+        grid = folder.grid.name
+        self.folder = folder.path
+        (fisherCells, trainingCells, fisherDone, trainingDone) = (c.fisher, c.training, c.fisherDone, c.trainingDone)
+        architectures = try folder.grid.architectures.map {
+            Architecture(group: $0.group, architecture: $0.architecture.notation, parameters: $0.architecture.parameterCount)
+        }
+    }
+}
+
+extension StudyResult {
+    /// Runs what is missing of `folder`'s study (`StudyRunner.run`), then its statistics with `replicates`
+    /// bootstrap replicates.
+    public static func run(_ folder: StudyFolder, threads: Int, replicates: Int,
+                           progress: (StudyRunner.Progress) -> Void = { _ in }) async throws -> StudyResult {
+        let g = folder.grid
+        let clock = ContinuousClock(), t0 = clock.now
+        let counts = try StudyRunner.counts(folder)
+        let cells = try await StudyRunner.run(folder, threads: threads, progress: progress)
+        let (rows, partial) = try await StudyAnalysis.analyze(grid: g, cells: cells, replicates: replicates, threads: threads)
+        let archs = try g.architectures.count
+        let total = counts.fisher + counts.training
+        return StudyResult(grid: g.name, folder: folder.path, datasets: g.datasets.map(\.name), architectures: archs,
+                           models: archs * g.trainingSettings.count, seeds: g.seeds, cells: total,
+                           computed: total - counts.fisherDone - counts.trainingDone, bootstrap: replicates,
+                           seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, taus: rows, partial: partial)
+    }
+}

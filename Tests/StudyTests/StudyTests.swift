@@ -1,0 +1,228 @@
+import Foundation
+import Networks
+import Sampling
+import TwoScaleCore
+import TwoScaleFormats
+import TwoScaleNumerics
+import XCTest
+@testable import Study
+
+final class StudyGridTests: XCTestCase {
+    static var repositoryRoot: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+
+    /// The committed grid follows the design: ≥ 30 architectures, MLPs and CNNs, groups within 3%,
+    /// two training hyperparameters varied, ≥ 5 seeds, two data sets.
+    func testCommittedGridFollowsTheDesign() throws {
+        let g = try StudyGrid.read(path: Self.repositoryRoot.appendingPathComponent("study/zoo-grid.json").path)
+        let archs = try g.architectures
+        XCTAssertGreaterThanOrEqual(archs.count, 30)
+        XCTAssertTrue(archs.contains { $0.architecture.notation.contains("conv") })
+        XCTAssertGreaterThanOrEqual(archs.filter { !$0.architecture.notation.contains("conv") }.count, 10)
+        XCTAssertGreaterThanOrEqual(Set(archs.map { $0.architecture.parametricLayers.count }).count, 3)
+        XCTAssertGreaterThanOrEqual(g.learningRates.count, 2)
+        XCTAssertGreaterThanOrEqual(g.batchSizes.count, 2)
+        XCTAssertGreaterThanOrEqual(g.seeds, 5)
+        XCTAssertEqual(g.sizeTolerance, 0.03)
+        XCTAssertTrue(g.datasets.contains { $0.train == "fashion-mnist" })
+        XCTAssertGreaterThanOrEqual(g.datasets.count, 2)
+        for group in g.groups {
+            let counts = archs.filter { $0.group == group.name }.map { Double($0.architecture.parameterCount) }
+            let median = StudyGrid.median(counts)
+            XCTAssertLessThanOrEqual(counts.map { abs($0 - median) / median }.max() ?? 1, 0.03, group.name)
+        }
+    }
+
+    func testGridRefusesAGroupOfUnequalSizes() throws {
+        var g = StudyTestGrid.make()
+        g.sizeTolerance = 0.03
+        g.groups = [StudyGroup(name: "A", architectures: ["6-3-2", "6-2-4-2", "6-4-2"])]
+        XCTAssertThrowsError(try g.check()) { e in
+            XCTAssertTrue("\(e)".contains("more than 3.0% from group A's median"), "\(e)")
+        }
+        g.groups = [StudyGroup(name: "A", architectures: ["6-3-2", "6-3-2", "6-4-2"])]
+        g.sizeTolerance = 0.5
+        XCTAssertThrowsError(try g.check()) { XCTAssertTrue("\($0)".contains("listed twice"), "\($0)") }
+        g = StudyTestGrid.make()
+        g.batchSizes = [4, 4]
+        XCTAssertThrowsError(try g.check())
+        g = StudyTestGrid.make()
+        g.seeds = 1
+        XCTAssertThrowsError(try g.check())
+        XCTAssertNoThrow(try StudyTestGrid.make().check())
+    }
+
+    /// Padding and pooling against a hand computation: a 2×2 image padded by 1 and pooled by 2.
+    func testPadPoolByHand() throws {
+        let data = Dataset(inputs: Matrix(rows: 1, cols: 4, data: [1, 2, 3, 4]), labels: [0], classes: 2, source: "t", shape: [2, 2, 1])
+        let out = try StudyData.padPool(data, pad: 1, pool: 2, shape: (2, 2, 1))
+        // Padded 4×4: zeros around [[1, 2], [3, 4]]; each 2×2 window holds one of the four values.
+        XCTAssertEqual(out.inputs.data, [0.25, 0.5, 0.75, 1.0])
+        XCTAssertEqual(out.shape, [2, 2, 1])
+        let odd = try StudyData.padPool(Dataset(inputs: Matrix(rows: 1, cols: 9, data: Array(1...9).map(Double.init)), labels: [1], classes: 2, source: "t", shape: [3, 3, 1]),
+                                        pad: 0, pool: 3, shape: (3, 3, 1))
+        XCTAssertEqual(odd.inputs.data, [5])
+        XCTAssertThrowsError(try StudyData.padPool(data, pad: 0, pool: 3, shape: (2, 2, 1)))
+    }
+}
+
+/// A tiny grid on CSV data written by the test (6 features, 2 classes).
+enum StudyTestGrid {
+    static func make(train: String = "csv:/nonexistent", test: String = "csv:/nonexistent") -> StudyGrid {
+        StudyGrid(name: "tiny", seed: 3, seeds: 2,
+                  datasets: [StudyDataset(name: "toy", train: train, test: test, trainSamples: 40, testSamples: 30, pad: 0, pool: 1)],
+                  groups: [StudyGroup(name: "A", architectures: ["6-3-2", "6-2-4-2", "6-4-2"])],
+                  learningRates: [0.01, 0.03], batchSizes: [8, 20], epochs: 2,
+                  fisher: StudyFisherSettings(samples: 5, sigma2: 0.1, noiseSamples: 1, box: [-1, 1], zeta: 2.0 / 3.0, gamma: 1,
+                                              paths: 16, inner: 8, abbasPaths: 4),
+                  sizeTolerance: 0.5)
+    }
+
+    /// Writes `n` rows of 6 features and a label (the sign of a fixed linear score) to a CSV file.
+    static func csv(_ path: String, rows n: Int, seed: UInt64) throws {
+        var rng = Xoshiro256(seed: seed, stream: [7])
+        var lines: [String] = []
+        for _ in 0..<n {
+            let x = (0..<6).map { _ in rng.uniform(-1, 1) }
+            let y = x[0] + 0.5 * x[1] - x[2] + 0.3 * rng.normal() > 0 ? 1 : 0
+            lines.append((x.map { String($0) } + [String(y)]).joined(separator: ","))
+        }
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+final class StudyRunTests: XCTestCase {
+    func tempDir() throws -> String {
+        let d = FileManager.default.temporaryDirectory.appendingPathComponent("study-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: d) }
+        return d
+    }
+
+    func grid(in dir: String) throws -> StudyGrid {
+        try StudyTestGrid.csv(dir + "/train.csv", rows: 40, seed: 1)
+        try StudyTestGrid.csv(dir + "/test.csv", rows: 30, seed: 2)
+        let g = StudyTestGrid.make(train: "csv:\(dir)/train.csv", test: "csv:\(dir)/test.csv")
+        try g.check()
+        return g
+    }
+
+    /// A study runs end to end, resumes without recomputing, and gives the same cells at 1 and 2 threads.
+    func testRunsResumesAndIgnoresThreads() async throws {
+        let dir = try tempDir()
+        let g = try grid(in: dir)
+        let one = try StudyFolder(path: dir + "/one", grid: g)
+        var calls = 0
+        let first = try await StudyResult.run(one, threads: 1, replicates: 200) { _ in calls += 1 }
+        XCTAssertEqual(first.cells, 3 + 3 * 4 * 2)
+        XCTAssertEqual(first.computed, first.cells)
+        XCTAssertEqual(calls, first.cells)
+        XCTAssertEqual(first.taus.count, StudyMeasure.allCases.count * StudyTarget.allCases.count)
+        for row in first.taus where row.note == nil {
+            let t = try XCTUnwrap(row.tau), lo = try XCTUnwrap(row.tauLow), hi = try XCTUnwrap(row.tauHigh)
+            XCTAssertTrue(t.isFinite && lo <= t + 1e-12 && t <= hi + 1e-12, "\(row.measure)")
+        }
+        // Depth varies (2 and 3 weight layers), so the ranking of every architecture measure is defined.
+        XCTAssertNotNil(first.taus.first { $0.measure == "depth" && $0.target == "train_loss" }?.tau)
+        // Resume: nothing is computed again, and the statistics are the same.
+        let again = try await StudyResult.run(one, threads: 1, replicates: 200)
+        XCTAssertEqual(again.computed, 0)
+        let enc = JSONEncoder()
+        enc.outputFormatting = .sortedKeys
+        XCTAssertEqual(try enc.encode(again.taus), try enc.encode(first.taus))
+        // Two threads: the same bytes in every cell.
+        let two = try StudyFolder(path: dir + "/two", grid: g)
+        _ = try await StudyResult.run(two, threads: 2, replicates: 200)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir + "/one/cells").sorted()
+        XCTAssertEqual(files, try FileManager.default.contentsOfDirectory(atPath: dir + "/two/cells").sorted())
+        for f in files {
+            var a = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/one/cells/" + f))) as! [String: Any]
+            var b = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/two/cells/" + f))) as! [String: Any]
+            a["seconds"] = nil
+            b["seconds"] = nil
+            XCTAssertEqual(NSDictionary(dictionary: a), NSDictionary(dictionary: b), f)
+        }
+        // A folder of another grid is refused.
+        var other = g
+        other.epochs = 3
+        XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: other)) { XCTAssertTrue("\($0)".contains("another grid"), "\($0)") }
+    }
+
+    /// The Fisher cell's numbers are the smc estimator's: the 2sED lies in its bracket, the lower 2sED
+    /// is at most the bracket's top, the generic rank is the closed form of a bias-free MLP on full-rank data.
+    func testFisherCellIsConsistent() async throws {
+        let dir = try tempDir()
+        let g = try grid(in: dir)
+        let data = try StudyData.load(g.datasets[0])
+        let cell = try await StudyCellRunner(grid: g, threads: 2).fisher(dataset: 0, architecture: 0, data: data)
+        XCTAssertEqual(cell.architecture, "6-3-2")
+        XCTAssertEqual(cell.parameters, 24)
+        XCTAssertLessThanOrEqual(cell.bracket[0], cell.dZeta)
+        XCTAssertLessThanOrEqual(cell.dZeta, cell.bracket[1])
+        XCTAssertLessThanOrEqual(cell.dZetaLower, cell.bracket[1] + 1e-9)
+        // 6-3-2 without biases on N = 5 inputs of rank 5: stage 1 3 units × min(5, 6) = 15, softmax (2 − 1) × min(5, 3) = 3.
+        XCTAssertEqual(cell.genericRank, 18)
+        XCTAssertTrue(cell.genericRankProved)
+        XCTAssertEqual(cell.eps, pow(log(40.0) / 40.0, 3.0 / 8.0), accuracy: 1e-12)
+        // The Abbas ED divides by log κ, κ = γn/(2π log n) = 1.73 here, so it may exceed d at small n.
+        XCTAssertGreaterThan(cell.abbasED, 0)
+        XCTAssertTrue(cell.abbasED.isFinite)
+    }
+}
+
+final class StudyAnalysisTests: XCTestCase {
+    /// Cells made by hand: a training loss that falls exactly as d_zeta rises gives oriented τ = +1 with a
+    /// degenerate interval for d_zeta, and a measure that ranks the loss the wrong way gives −1, with a
+    /// difference of 2 whose Holm-corrected p-value is small.
+    func testKnownRankingsGiveKnownTaus() async throws {
+        var g = StudyTestGrid.make()
+        g.seeds = 2
+        g.groups = [StudyGroup(name: "A", architectures: ["6-3-2", "6-4-2", "6-5-2", "6-6-2", "6-7-2", "6-8-2"])]
+        g.sizeTolerance = 0.9
+        g.learningRates = [0.01]
+        g.batchSizes = [8]
+        let archs = try g.architectures.map(\.architecture)
+        var fisher: [FisherCell] = [], training: [[[TrainingCell]]] = []
+        for (a, arch) in archs.enumerated() {
+            let dz = Double(10 + 3 * a)
+            fisher.append(FisherCell(dataset: "toy", architecture: arch.notation, parameters: arch.parameterCount, n: 40, eps: 0.5,
+                                     dZeta: dz, ci95: [dz - 1, dz + 1], bracket: [dz - 2, dz + 2], dZetaLower: dz - 0.5,
+                                     bracketLower: [dz - 3, dz + 2], ess: [10], paths: 16, abbasED: Double(20 - a),
+                                     genericRank: 18 + 6 * a, genericRankProved: true, seconds: 0))
+            training.append([(0..<2).map { r in
+                // Loss falls with a; the path norm rises with the loss (so with the 2sED it ranks the wrong way).
+                let loss = 1.0 - 0.1 * Double(a)  // the same for every seed: every bootstrap draw keeps the order
+                return TrainingCell(dataset: "toy", architecture: arch.notation, learningRate: 0.01, batchSize: 8, seed: r,
+                                    trainLoss: loss, trainError: 0.1, testLoss: loss, testError: 0.1 + 0.01 * Double(a),
+                                    logPathNorm: loss * 3, logSpectralProduct: Double(a), fisherRao: 1, flatness: Double(a * a),
+                                    flatnessSaturated: false, distanceFromInit: 1, seconds: 0)
+            }])
+        }
+        let cells = StudyCells(fisher: [fisher], training: [training])
+        let (rows, partial) = try await StudyAnalysis.analyze(grid: g, cells: cells, replicates: 2000, threads: 2)
+        func row(_ m: StudyMeasure, _ t: StudyTarget) -> StudyRow { rows.first { $0.measure == m.rawValue && $0.target == t.rawValue }! }
+        let dz = row(.dZeta, .trainLoss)
+        XCTAssertEqual(dz.tau ?? .nan, 1, accuracy: 1e-12)
+        XCTAssertEqual(dz.tauLow ?? .nan, 1, accuracy: 1e-12)
+        XCTAssertEqual(dz.tauHigh ?? .nan, 1, accuracy: 1e-12)
+        XCTAssertEqual(dz.psiArchitecture ?? .nan, 1, accuracy: 1e-12)
+        XCTAssertNil(dz.psiLearningRate)  // one learning rate: no group varies it
+        let path = row(.logPathNorm, .trainLoss)
+        XCTAssertEqual(path.tau ?? .nan, -1, accuracy: 1e-12)
+        XCTAssertEqual(path.diff ?? .nan, 2, accuracy: 1e-12)
+        XCTAssertLessThan(path.pHolm ?? 1, 0.05)
+        // The abbas ED falls with a: oriented τ = −1 against the loss too.
+        XCTAssertEqual(row(.abbasED, .trainLoss).tau ?? .nan, -1, accuracy: 1e-12)
+        // A measure constant over the models (the Fisher–Rao norm here, the depth) has no τ, and says so.
+        XCTAssertNil(row(.fisherRao, .trainLoss).tau)
+        XCTAssertNotNil(row(.fisherRao, .trainLoss).note)
+        XCTAssertNil(row(.depth, .gap).tau)
+        // Gap rises with a, as d_zeta does: oriented τ = +1 (orientation +1 for the gap).
+        XCTAssertEqual(row(.dZeta, .gap).tau ?? .nan, 1, accuracy: 1e-12)
+        // Holm's p-values are at least the raw ones.
+        for r in rows where r.p != nil { XCTAssertGreaterThanOrEqual(r.pHolm! + 1e-15, r.p!) }
+        // The generic rank ranks the models as d_zeta does: the partial τ is undefined and says why.
+        let p = partial.first { $0.measure == "d_zeta" && $0.target == "train_loss" }!
+        XCTAssertNil(p.tau)
+        XCTAssertNotNil(p.note)
+    }
+}
