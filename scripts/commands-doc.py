@@ -45,6 +45,7 @@ LINES = [
     ("train", [], "train --arch 4-3-3 --data synthetic:teacher:4-3-3 --samples 64 --epochs 2 --batch 16 --seed 1"),
     ("gap", [], "gap --teacher 4-3-3 --student 4-5-3 --n 50,100 --trials 1 --epochs 2 --seed 1"),
     ("compare", [], "compare --archs 4-3-3,4-2-3 --data synthetic:teacher:4-3-3 --samples 64 --fisher-samples 20 --seeds 1 --epochs 2 --paths 8 --inner 4"),
+    ("study", [], "study study/tiny-grid.json --dir $D/study --bootstrap 200"),
     ("notebook", [], "notebook %s --out-dir $D/Reports" % NOTEBOOK),
     ("bench", [], "bench toy"),
     ("bench-train", [], "bench-train --arch 4-3-3 --samples 256 --epochs 1 --repeats 1"),

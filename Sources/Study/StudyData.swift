@@ -10,12 +10,20 @@ public struct StudyData: Sendable {
     public var test: Dataset
 
     /// Loads `d`'s sources (a CSV's last column is its label) and reduces every image: `pad` zeros on
-    /// each side, then the mean of each non-overlapping `pool × pool` window (channels kept apart).
+    /// each side, then the mean of each non-overlapping `pool × pool` window (channels kept apart). Where
+    /// `test` names the same source as `train` (a synthetic teacher task), the test samples are the
+    /// `testSamples` that follow the training samples in it: the same teacher, fresh draws.
     public static func load(_ d: StudyDataset) throws -> StudyData {
-        let train = try reduce(DataSource.load(d.train, samples: d.trainSamples, labels: .last, flag: "study data set \(d.name) (train)"), d)
-        let test = try reduce(DataSource.load(d.test, samples: d.testSamples, labels: .last, flag: "study data set \(d.name) (test)"), d)
+        let flag = "study data set \(d.name)"
+        if d.test == d.train {
+            let all = try reduce(DataSource.load(d.train, samples: d.trainSamples + d.testSamples, labels: .last, flag: flag), d)
+            guard all.labels != nil else { throw TwoScaleError.failure("\(flag): training and test data need labels") }
+            return StudyData(train: all.prefix(d.trainSamples), test: all.subset(Array(d.trainSamples..<(d.trainSamples + d.testSamples))))
+        }
+        let train = try reduce(DataSource.load(d.train, samples: d.trainSamples, labels: .last, flag: flag + " (train)"), d)
+        let test = try reduce(DataSource.load(d.test, samples: d.testSamples, labels: .last, flag: flag + " (test)"), d)
         guard train.labels != nil, test.labels != nil else {
-            throw TwoScaleError.failure("study data set \(d.name): training and test data need labels")
+            throw TwoScaleError.failure("\(flag): training and test data need labels")
         }
         return StudyData(train: train.prefix(d.trainSamples), test: test.prefix(d.testSamples))
     }
