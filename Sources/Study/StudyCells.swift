@@ -54,7 +54,8 @@ public struct TrainingCell: Codable, Sendable, Equatable {
     public var testLoss: Double
     public var testError: Double
     /// log of the ℓ₂ path norm, log Π‖W‖₂, Jiang's Fisher–Rao norm, the magnitude-aware PAC-Bayes
-    /// flatness 1/α'² (and whether α' hit its cap), ‖θ̂ − θ₀‖₂.
+    /// flatness 1/α'² (and whether α' hit its cap; α' = 0, where the criterion fails at ε alone, is
+    /// stored as 10³⁰⁰ so that it ranks sharpest), ‖θ̂ − θ₀‖₂.
     public var logPathNorm: Double
     public var logSpectralProduct: Double
     public var fisherRao: Double
