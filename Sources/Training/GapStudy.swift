@@ -52,7 +52,7 @@ public struct GapStudy: Sendable, Encodable {
     public var delta: Double?
     public var nForDelta: Int?
     public var nForDeltaNote: String?
-    /// Whether every student was trained with projected steps onto Θ.
+    /// Whether every student was trained with projected steps onto Θ (the projection's box is Θ).
     public var projected = false
     /// The adversarial search's settings (nil: off).
     public var adversarial: AdversarialSettings?
@@ -107,7 +107,14 @@ public struct GapStudy: Sendable, Encodable {
                              studentParameters: experiment.student.parameterCount, gamma: gamma, summaries: summaries, tails: tails,
                              trend: GapTrend(summaries), population: experiment.populationSize, tailSource: tail?.source,
                              constants: constants)
-        study.projected = experiment.training.projection != nil
+        study.projected = experiment.training.projection?.range == experiment.box
+        // Held by construction (the projection clamps every step, every climb is projected); checked, not assumed.
+        if study.projected, let s = summaries.first(where: { $0.checkpointsOutsideBox > 0 }) {
+            throw TwoScaleError.failure("internal error: projected training left Θ at n = \(s.n) (\(s.checkpointsOutsideBox) checkpoints outside the box)")
+        }
+        if let s = summaries.first(where: { ($0.adversarial?.iteratesOutsideBox ?? 0) > 0 }) {
+            throw TwoScaleError.failure("internal error: the adversarial search left Θ at n = \(s.n)")
+        }
         study.adversarial = experiment.adversarial
         if let tail {
             study.tailMethod = tail.method
