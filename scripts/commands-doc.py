@@ -44,6 +44,7 @@ LINES = [
      "bound --n 1000,10000 --gamma 1 --zeta 0.6667 --store $D/s --estimator nested --delta 0.05"),
     ("train", [], "train --arch 4-3-3 --data synthetic:teacher:4-3-3 --samples 64 --epochs 2 --batch 16 --seed 1"),
     ("gap", [], "gap --teacher 4-3-3 --student 4-5-3 --n 50,100 --trials 1 --epochs 2 --seed 1"),
+    ("gap --adversarial", [], "gap --teacher 4-3-3 --student 4-5-3 --n 50,100 --trials 1 --epochs 2 --seed 1 --loss probability --project --adversarial 2 --adversarial-iterations 5 --d-zeta rank-limit --rank-samples 20 --delta 0.05"),
     ("compare", [], "compare --archs 4-3-3,4-2-3 --data synthetic:teacher:4-3-3 --samples 64 --fisher-samples 20 --seeds 1 --epochs 2 --paths 8 --inner 4"),
     ("study", [], "study study/tiny-grid.json --dir $D/study --bootstrap 200"),
     ("notebook", [], "notebook %s --out-dir $D/Reports" % NOTEBOOK),

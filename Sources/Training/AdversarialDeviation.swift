@@ -90,15 +90,37 @@ public enum AdversarialDeviation {
     public static func search(architecture: Architecture, activation: Activation, box: ParameterBox, data: Dataset,
                               population: PopulationSample, settings: AdversarialSettings,
                               threads: Int? = nil) async throws -> AdversarialResult {
-        // Validates the data and the population sample against the architecture (typed errors).
-        let probe = Network.zeros(architecture: architecture, activation: activation)
-        _ = try ProbabilityLoss.empirical(probe, on: data)
-        _ = try ProbabilityLoss.population(probe, on: population)
+        try check(architecture: architecture, activation: activation, data: data, population: population)
         let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
         let climbs = try await Parallel.map(2 * settings.starts, threads: width) { u in
             try climb(start: u / 2, sign: u % 2 == 0 ? 1 : -1, architecture: architecture, activation: activation,
                       box: box, data: data, population: population, settings: settings)
         }
+        return try reduce(climbs, data: data, population: population, settings: settings)
+    }
+
+    /// The same search with its climbs one after another, for callers that already run many searches at
+    /// once (`EmpiricalGap`, one per (n, trial)): the same result as `search`, bit for bit.
+    public static func searchSerially(architecture: Architecture, activation: Activation, box: ParameterBox, data: Dataset,
+                                      population: PopulationSample, settings: AdversarialSettings) throws -> AdversarialResult {
+        try check(architecture: architecture, activation: activation, data: data, population: population)
+        let climbs = try (0..<(2 * settings.starts)).map { u in
+            try climb(start: u / 2, sign: u % 2 == 0 ? 1 : -1, architecture: architecture, activation: activation,
+                      box: box, data: data, population: population, settings: settings)
+        }
+        return try reduce(climbs, data: data, population: population, settings: settings)
+    }
+
+    /// Validates the data and the population sample against the architecture (typed errors).
+    static func check(architecture: Architecture, activation: Activation, data: Dataset, population: PopulationSample) throws {
+        let probe = Network.zeros(architecture: architecture, activation: activation)
+        _ = try ProbabilityLoss.empirical(probe, on: data)
+        _ = try ProbabilityLoss.population(probe, on: population)
+    }
+
+    /// The best climb in index order (the first wins ties), re-evaluated at its θ*.
+    static func reduce(_ climbs: [(climb: AdversarialClimb, network: Network)], data: Dataset, population: PopulationSample,
+                       settings: AdversarialSettings) throws -> AdversarialResult {
         var bestIndex = 0
         for (i, c) in climbs.enumerated() where c.climb.best > climbs[bestIndex].climb.best { bestIndex = i }
         let theta = climbs[bestIndex].network

@@ -20,6 +20,11 @@ public struct GapExperiment: Sendable {
     /// Fresh inputs M of the population sample.
     public var populationSize: Int
     public var seed: UInt64
+    /// With settings: per (n, trial), the adversarial search of `sup_{θ∈Θ}|R − R_n|` for the loss
+    /// `1 − p_θ(y|x)` (`AdversarialDeviation`), its seed replaced per unit; nil: off.
+    public var adversarial: AdversarialSettings? = nil
+    /// Whether the gaps of the loss `1 − p_θ(y|x)` are measured too (set by `GapStudy.run` for `--loss probability`).
+    public var probabilityLoss = false
 
     public init(task: TeacherTask, student: Architecture, studentActivation: Activation, training: TrainingConfig,
                 sampleSizes: [Int], trials: Int, randomDraws: Int, box: ClosedRange<Double>,
@@ -84,6 +89,34 @@ public struct TrialGaps: Sendable {
     public var checkpointsOutsideBox: Int
     public var finalTrainLoss: Double
     public var finalPopulationRisk: Double
+    /// The loss `1 − p_θ(y|x)` (measured when the experiment asks for it): final, in-box sup and outside
+    /// sup gaps, and the largest standard error of its R.
+    public var finalGapP: Double = 0
+    public var supGapP: Double = 0
+    public var supGapOutsideP: Double = 0
+    public var riskErrorP: Double = 0
+    /// The adversarial search on this trial's sample (when the experiment asks for it).
+    public var adversarial: TrialAdversarial? = nil
+}
+
+/// One (n, trial)'s adversarial search (`AdversarialDeviation`) for the loss `1 − p_θ(y|x)`, condensed.
+public struct TrialAdversarial: Sendable, Equatable {
+    /// `|R(θ*) − R_n(θ*)|` with R on the population sample the search climbed on: a lower estimate of the sup.
+    public var deviation: Double
+    /// +1: R above R_n at θ*.
+    public var sign: Int
+    public var populationRisk: Double
+    /// The Monte Carlo standard error of R(θ*) (`sd/√M`).
+    public var populationRiskError: Double
+    public var empiricalRisk: Double
+    /// `|R'(θ*) − R_n(θ*)|` with R' on an independent population sample of the same size (θ* was chosen on
+    /// the first, so this one is free of that selection), and its standard error.
+    public var freshDeviation: Double
+    public var freshRiskError: Double
+    /// The largest `|g(θ₀)|` over the random starts: what the starts alone found.
+    public var bestStart: Double
+    public var iteratesChecked: Int
+    public var iteratesOutsideBox: Int
 }
 
 /// The empirical side of the bound (docs/METHOD.md §16). For each n and trial, with the streams `(seed, 200, n, trial)` for
@@ -102,13 +135,15 @@ public enum EmpiricalGap {
     public static func run(_ e: GapExperiment, threads: Int? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> [TrialGaps] {
         var popRng = Xoshiro256(seed: e.seed, stream: [202])
         let population = e.task.population(count: e.populationSize, rng: &popRng)
+        var freshRng = Xoshiro256(seed: e.seed, stream: [204])
+        let fresh = e.adversarial == nil ? nil : e.task.population(count: e.populationSize, rng: &freshRng)
         let units = e.sampleSizes.flatMap { n in (0..<e.trials).map { (n, $0) } }
         var results = [TrialGaps?](repeating: nil, count: units.count)
         let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
         var done = 0
         try await Parallel.forEach(units.count, threads: width, { i in
             let (n, t) = units[i]
-            return try runUnit(e, n: n, trial: t, population: population)
+            return try runUnit(e, n: n, trial: t, population: population, fresh: fresh)
         }, completed: { i, r in
             results[i] = r
             done += 1
@@ -117,7 +152,8 @@ public enum EmpiricalGap {
         return results.map { $0! }
     }
 
-    static func runUnit(_ e: GapExperiment, n: Int, trial: Int, population: PopulationSample) throws -> TrialGaps {
+    static func runUnit(_ e: GapExperiment, n: Int, trial: Int, population: PopulationSample,
+                        fresh: PopulationSample? = nil) throws -> TrialGaps {
         var rng = Xoshiro256(seed: e.seed, stream: [200, UInt64(n), UInt64(trial)])
         let data = e.task.sample(count: n, rng: &rng)
         var cfg = e.training
@@ -128,6 +164,7 @@ public enum EmpiricalGap {
         var g = TrialGaps(n: n, trial: trial, finalGap: 0, finalGap01: 0, supGap: 0, supGap01: 0,
                           riskError: 0, riskError01: 0, checkpoints: 0, checkpointsOutsideBox: 0,
                           finalTrainLoss: 0, finalPopulationRisk: 0)
+        var lastP = 0.0  // the last θ's gap for 1 − p_θ(y|x)
         func measure(_ net: Network, inBox: Bool) throws -> (gap: Double, gap01: Double, trainLoss: Double, risk: Double) {
             let r = population.risk(of: net)
             let rn = EmpiricalRisk.of(net, on: data)
@@ -145,6 +182,13 @@ public enum EmpiricalGap {
             }
             g.riskError = Swift.max(g.riskError, r.crossEntropyError)
             g.riskError01 = Swift.max(g.riskError01, r.zeroOneError)
+            if e.probabilityLoss {
+                let rp = try ProbabilityLoss.population(net, on: population)
+                let gapP = Swift.abs(rp.risk - (try ProbabilityLoss.empirical(net, on: data)).risk)
+                if inBox { g.supGapP = Swift.max(g.supGapP, gapP) } else { g.supGapOutsideP = Swift.max(g.supGapOutsideP, gapP) }
+                g.riskErrorP = Swift.max(g.riskErrorP, rp.standardError)
+                lastP = gapP
+            }
             return (gap, gap01, rn.crossEntropy, r.crossEntropy)
         }
         _ = try Trainer(config: cfg).train(data: data) { cp in
@@ -154,12 +198,27 @@ public enum EmpiricalGap {
             if !inBox { g.checkpointsOutsideBox += 1 }
             // The last checkpoint is the trained θ̂.
             (g.finalGap, g.finalGap01, g.finalTrainLoss, g.finalPopulationRisk) = m
+            g.finalGapP = lastP
             g.finalOutsideBox = !inBox
         }
         for j in 0..<e.randomDraws {
             var r = Xoshiro256(seed: e.seed, stream: [201, UInt64(n), UInt64(trial), UInt64(j)])
             let net = Network.uniform(architecture: e.student, activation: e.studentActivation, box: e.box, rng: &r)
             _ = try measure(net, inBox: true)
+        }
+        if var settings = e.adversarial {
+            var seedRng = Xoshiro256(seed: e.seed, stream: [203, UInt64(n), UInt64(trial)])
+            settings.seed = seedRng.next()
+            let box = try ParameterBox(e.box)
+            let a = try AdversarialDeviation.searchSerially(architecture: e.student, activation: e.studentActivation, box: box,
+                                                            data: data, population: population, settings: settings)
+            let check = fresh ?? population
+            let rf = try ProbabilityLoss.population(a.network, on: check)
+            g.adversarial = TrialAdversarial(deviation: a.deviation, sign: a.sign, populationRisk: a.populationRisk,
+                                             populationRiskError: a.populationRiskError, empiricalRisk: a.empiricalRisk,
+                                             freshDeviation: Swift.abs(rf.risk - a.empiricalRisk), freshRiskError: rf.standardError,
+                                             bestStart: a.climbs.map { Swift.abs($0.initialGap) }.max() ?? 0,
+                                             iteratesChecked: a.iteratesChecked, iteratesOutsideBox: a.iteratesOutsideBox)
         }
         return g
     }
@@ -171,11 +230,26 @@ public enum GapLoss: String, Sendable, CaseIterable {
     case zeroOne = "zero-one"
     /// Cross-entropy: unbounded, outside the theorem's assumptions (reported for comparison).
     case crossEntropy = "cross-entropy"
+    /// `1 − p_θ(y|x)` (`ProbabilityLoss`): bounded in [0, 1] and Lipschitz, as the theorem assumes.
+    case probability = "probability"
 
     public var note: String {
         switch self {
-        case .zeroOne: "0-1 loss (bounded in [0, 1], as the theorem assumes)"
+        case .zeroOne: "0-1 loss (bounded in [0, 1] but not Lipschitz, as the theorem assumes it is)"
         case .crossEntropy: "cross-entropy (unbounded: outside the theorem's bounded-loss assumption)"
+        case .probability: "1 − p_θ(y|x) (bounded in [0, 1] and Lipschitz: constant ½ in the logits under ‖·‖_∞, 1 in the probabilities; the theorem's assumptions)"
+        }
+    }
+
+    /// Whether the loss is Lipschitz in θ's outputs, so that gradient ascent on its gap makes sense.
+    public var lipschitz: Bool { self == .probability }
+
+    /// This loss's in-box sup gap, its outside sup gap and the largest standard error of its R, of one trial.
+    func values(_ g: TrialGaps) -> (sup: Double, outside: Double, error: Double) {
+        switch self {
+        case .zeroOne: (g.supGap01, g.supGapOutside01, g.riskError01)
+        case .crossEntropy: (g.supGap, g.supGapOutside, g.riskError)
+        case .probability: (g.supGapP, g.supGapOutsideP, g.riskErrorP)
         }
     }
 }
@@ -213,6 +287,8 @@ public struct GapSummary: Sendable {
     /// final θ̂ lies outside Θ.
     public var supGapOutside: Double
     public var finalOutsideBox: Int
+    /// The adversarial searches of this n (nil when off).
+    public var adversarial: AdversarialSummary? = nil
 
     /// Whether the sup gap stands above the noise floor.
     public var resolved: Bool { supGap > noiseFloor }
@@ -223,11 +299,11 @@ public struct GapSummary: Sendable {
         sampleSizes.map { n in
             let g = gaps.filter { $0.n == n }
             let t = Double(g.count)
-            let lossGap: (TrialGaps) -> Double = loss == .zeroOne ? { $0.supGap01 } : { $0.supGap }
+            let lossGap: (TrialGaps) -> Double = { loss.values($0).sup }
             let sup = g.map(lossGap).max() ?? 0
-            let floor = 2 * (loss == .zeroOne ? g.map(\.riskError01).max() ?? 0 : g.map(\.riskError).max() ?? 0)
+            let floor = 2 * (g.map { loss.values($0).error }.max() ?? 0)
             let e = epsilon(n)
-            return GapSummary(
+            var summary = GapSummary(
                 n: n, trials: g.count,
                 gapMean: g.reduce(0) { $0 + $1.finalGap } / t, gapMax: g.map(\.finalGap).max() ?? 0,
                 supGapEstimate: g.map(\.supGap).max() ?? 0, supGapMean: g.reduce(0) { $0 + $1.supGap } / t,
@@ -240,9 +316,51 @@ public struct GapSummary: Sendable {
                 riskError: g.map(\.riskError).max() ?? 0, riskError01: g.map(\.riskError01).max() ?? 0,
                 checkpointsOutsideBox: g.reduce(0) { $0 + $1.checkpointsOutsideBox },
                 checkpoints: g.reduce(0) { $0 + $1.checkpoints },
-                supGapOutside: g.map { loss == .zeroOne ? $0.supGapOutside01 : $0.supGapOutside }.max() ?? 0,
+                supGapOutside: g.map { loss.values($0).outside }.max() ?? 0,
                 finalOutsideBox: g.filter(\.finalOutsideBox).count)
+            summary.adversarial = AdversarialSummary(g.compactMap(\.adversarial), deviation: e.map { C * $0 })
+            return summary
         }
+    }
+}
+
+/// Per n, the adversarial searches over the trials: the adversarial sup (max over trials, a lower estimate
+/// of `sup_{θ∈Θ}|R − R_n|` for the loss `1 − p_θ(y|x)`) with the Monte Carlo error of R at its maximiser,
+/// and whether it exceeds the deviation `C·ε_n`, i.e. whether the bound's event `sup ≥ C·ε_n` was seen.
+public struct AdversarialSummary: Sendable, Equatable {
+    /// The largest adversarial |R − R_n| over the trials, and the trial (0-based) that gave it.
+    public var sup: Double
+    public var trial: Int
+    /// At that trial's θ*: the standard error of R, and the gap with R on an independent population sample.
+    public var riskError: Double
+    public var freshSup: Double
+    public var freshRiskError: Double
+    /// The largest |g(θ₀)| over every trial's random starts.
+    public var bestStart: Double
+    /// sup > C·ε_n; and sup − 2·(its standard error) > C·ε_n (beyond Monte Carlo noise); nil where ε_n ≥ 1.
+    public var exceeds: Bool?
+    public var exceedsBeyondNoise: Bool?
+    /// The fraction of trials whose adversarial gap exceeds C·ε_n.
+    public var exceedFrequency: Double?
+    public var iteratesChecked: Int
+    public var iteratesOutsideBox: Int
+
+    /// nil for no trials.
+    public init?(_ t: [TrialAdversarial], deviation: Double?) {
+        guard var best = t.first else { return nil }
+        var bestTrial = 0
+        for (i, a) in t.enumerated() where a.deviation > best.deviation { best = a; bestTrial = i }
+        sup = best.deviation
+        trial = bestTrial
+        riskError = best.populationRiskError
+        freshSup = best.freshDeviation
+        freshRiskError = best.freshRiskError
+        bestStart = t.map(\.bestStart).max() ?? 0
+        exceeds = deviation.map { best.deviation > $0 }
+        exceedsBeyondNoise = deviation.map { best.deviation - 2 * best.populationRiskError > $0 }
+        exceedFrequency = deviation.map { d in Double(t.filter { $0.deviation > d }.count) / Double(t.count) }
+        iteratesChecked = t.reduce(0) { $0 + $1.iteratesChecked }
+        iteratesOutsideBox = t.reduce(0) { $0 + $1.iteratesOutsideBox }
     }
 }
 

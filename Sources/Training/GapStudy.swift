@@ -9,6 +9,28 @@ public struct GapTail: Sendable, Equatable {
     public var logTail: Double
 }
 
+/// The bound's side of `gap`: the bound (γ, ζ, C, H, K), d_ζ(ε) as a closure (the estimate and the value
+/// used in the tail), where that value comes from and whether it is conservative (an upper bound of d_ζ),
+/// and optionally δ with the range searched for n₀, the smallest n whose tail is below δ.
+public struct GapTailSettings {
+    public var bound: GeneralizationBound
+    public var values: DimensionValues
+    public var source: String
+    public var method: String
+    public var conservative: Bool
+    public var delta: (value: Double, range: ClosedRange<Int>)?
+
+    public init(bound: GeneralizationBound, values: @escaping DimensionValues, source: String, method: String = "",
+                conservative: Bool = true, delta: (value: Double, range: ClosedRange<Int>)? = nil) {
+        self.bound = bound
+        self.values = values
+        self.source = source
+        self.method = method
+        self.conservative = conservative
+        self.delta = delta
+    }
+}
+
 /// Empirical generalisation gaps against sample size, with the bound's deviation C·ε_n and, given a
 /// spectra store of the student, its log tail: `gap`'s result (docs/METHOD.md §16). JSON keys in this
 /// order; the per-n points carry every `GapSummary` field.
@@ -24,11 +46,23 @@ public struct GapStudy: Sendable, Encodable {
     public var tailSource: String?
     public var constants: BoundConstants
     public var seconds: Double = 0
+    /// With a tail: how d_ζ's value was obtained and whether it bounds d_ζ from above; with δ, n₀.
+    public var tailMethod: String?
+    public var tailConservative: Bool?
+    public var delta: Double?
+    public var nForDelta: Int?
+    public var nForDeltaNote: String?
+    /// Whether every student was trained with projected steps onto Θ (the projection's box is Θ).
+    public var projected = false
+    /// The adversarial search's settings (nil: off).
+    public var adversarial: AdversarialSettings?
 
     /// The largest standard error of R among the θ evaluated (cross-entropy and 0-1).
     public var riskStandardError: Double { summaries.map(\.riskError).max() ?? 0 }
     public var riskStandardError01: Double { summaries.map(\.riskError01).max() ?? 0 }
     public var loss: GapLoss { summaries.first?.loss ?? .zeroOne }
+
+    public static let adversarialNote = "adversarial_sup: per (n, trial) projected Adam ascent on ±(R − R_n) for 1 − p_θ(y|x) from random starts in Θ, every iterate checked in Θ; the max over trials, a lower estimate of sup_{θ∈Θ}|R − R_n| (up to the Monte Carlo error of R, adversarial_risk_error); adversarial_sup_fresh re-evaluates R at the maximiser on an independent population sample; adversarial_exceeds: the bound's event sup ≥ C·ε_n was observed"
 
     public static let riskNote = "R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)"
 
@@ -46,10 +80,16 @@ public struct GapStudy: Sendable, Encodable {
     /// Runs the experiment, summarises it per n with the loss compared against C·ε_n, and, with `tail`,
     /// evaluates the bound's log tail at each n with ε_n < 1.
     public static func run(_ experiment: GapExperiment, loss: GapLoss, gamma: Double, constants: BoundConstants,
-                           tail: (bound: GeneralizationBound, values: DimensionValues, source: String)?, threads: Int?,
+                           tail: GapTailSettings?, threads: Int?,
                            progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> GapStudy {
         let clock = ContinuousClock()
         let start = clock.now
+        if experiment.adversarial != nil, !loss.lipschitz {
+            throw TwoScaleError.invalid("--loss", loss.rawValue,
+                allowed: "the adversarial search climbs the gradient of a Lipschitz loss: give --loss probability with --adversarial")
+        }
+        var experiment = experiment
+        experiment.probabilityLoss = loss == .probability
         let gaps = try await EmpiricalGap.run(experiment, threads: threads) { done, total in progress?(done, total) }
         let ns = experiment.sampleSizes
         let summaries = GapSummary.summarize(gaps, sampleSizes: ns, C: constants.C, loss: loss) {
@@ -63,12 +103,35 @@ public struct GapStudy: Sendable, Encodable {
                 tails[s.n] = GapTail(estimate: v.estimate, dZetaUsed: p.dZeta, logTail: p.logTail)
             }
         }
+        var study = GapStudy(teacher: experiment.task.teacher.architecture.notation, student: experiment.student.notation,
+                             studentParameters: experiment.student.parameterCount, gamma: gamma, summaries: summaries, tails: tails,
+                             trend: GapTrend(summaries), population: experiment.populationSize, tailSource: tail?.source,
+                             constants: constants)
+        study.projected = experiment.training.projection?.range == experiment.box
+        // Held by construction (the projection clamps every step, every climb is projected); checked, not assumed.
+        if study.projected, let s = summaries.first(where: { $0.checkpointsOutsideBox > 0 }) {
+            throw TwoScaleError.failure("internal error: projected training left Θ at n = \(s.n) (\(s.checkpointsOutsideBox) checkpoints outside the box)")
+        }
+        if let s = summaries.first(where: { ($0.adversarial?.iteratesOutsideBox ?? 0) > 0 }) {
+            throw TwoScaleError.failure("internal error: the adversarial search left Θ at n = \(s.n)")
+        }
+        study.adversarial = experiment.adversarial
+        if let tail {
+            study.tailMethod = tail.method
+            study.tailConservative = tail.conservative
+            if let (delta, range) = tail.delta {
+                let values = tail.values
+                let r = try SampleSizeSearch.smallestN(bound: tail.bound, delta: delta, range: range, source: { try values($0).used })
+                study.delta = delta
+                study.nForDelta = r.n
+                study.nForDeltaNote = r.n == nil
+                    ? "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound) (widen --delta-range, or the bound is vacuous at these constants)"
+                    : "smallest integer n in \(range.lowerBound)...\(range.upperBound) with log_tail < log δ (\(r.method), \(r.evaluations) evaluations)"
+            }
+        }
         let elapsed = clock.now - start
-        return GapStudy(teacher: experiment.task.teacher.architecture.notation, student: experiment.student.notation,
-                        studentParameters: experiment.student.parameterCount, gamma: gamma, summaries: summaries, tails: tails,
-                        trend: GapTrend(summaries), population: experiment.populationSize, tailSource: tail?.source,
-                        constants: constants,
-                        seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        study.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return study
     }
 
     typealias Key = ResultKey
@@ -105,6 +168,20 @@ public struct GapStudy: Sendable, Encodable {
                 try c.encode(t.estimate, forKey: Key("d_zeta_estimate"))
                 try c.encode(t.dZetaUsed, forKey: Key("d_zeta_used"))
                 try c.encode(t.logTail, forKey: Key("log_tail"))
+                try c.encode(t.logTail / Foundation.log(10), forKey: Key("log10_tail"))
+            }
+            if let a = s.adversarial {
+                try c.encode(a.sup, forKey: Key("adversarial_sup"))
+                try c.encode(a.riskError, forKey: Key("adversarial_risk_error"))
+                try c.encode(a.trial + 1, forKey: Key("adversarial_trial"))
+                try c.encode(a.freshSup, forKey: Key("adversarial_sup_fresh"))
+                try c.encode(a.freshRiskError, forKey: Key("adversarial_risk_error_fresh"))
+                try c.encode(a.bestStart, forKey: Key("adversarial_best_start"))
+                try c.encode(a.exceeds, forKey: Key("adversarial_exceeds"))
+                try c.encode(a.exceedsBeyondNoise, forKey: Key("adversarial_exceeds_beyond_noise"))
+                try c.encode(a.exceedFrequency, forKey: Key("adversarial_exceed_frequency"))
+                try c.encode(a.iteratesChecked, forKey: Key("adversarial_iterates_checked"))
+                try c.encode(a.iteratesOutsideBox, forKey: Key("adversarial_iterates_outside_box"))
             }
         }
     }
@@ -128,6 +205,22 @@ public struct GapStudy: Sendable, Encodable {
         try c.encode(population, forKey: Key("population"))
         try c.encode(tailSource, forKey: Key("tail_source"))
         try c.encode(constants, forKey: Key("constants"))
+        if let tailMethod {
+            try c.encode(tailMethod, forKey: Key("d_zeta_used_method"))
+            try c.encode(tailConservative, forKey: Key("conservative"))
+        }
+        if let delta {
+            try c.encode(delta, forKey: Key("delta"))
+            try c.encode(nForDelta, forKey: Key("n_for_delta"))
+            try c.encode(nForDeltaNote, forKey: Key("n_for_delta_note"))
+        }
+        if projected { try c.encode(true, forKey: Key("projected")) }
+        if let a = adversarial {
+            try c.encode(a.starts, forKey: Key("adversarial_starts"))
+            try c.encode(a.iterations, forKey: Key("adversarial_iterations"))
+            try c.encode(a.stepFraction, forKey: Key("adversarial_step"))
+            try c.encode(Self.adversarialNote, forKey: Key("adversarial_note"))
+        }
         try c.encode(seconds, forKey: Key("seconds"))
     }
 }

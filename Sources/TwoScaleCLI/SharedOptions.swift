@@ -57,6 +57,7 @@ struct OutputOptions: ParsableArguments {
 
 extension Normalization: ExpressibleByArgument {}
 extension GapLoss: ExpressibleByArgument {}
+extension GapDimensionSource: ExpressibleByArgument {}
 
 /// Fixed-width number formatting for readable tables.
 enum Fmt {
