@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Writes study/zoo-grid.json, the pre-registered grid of `twoscale study` (issue 41; docs/STUDY.md).
+"""Writes study/zoo-grid.json and study/zoo-teacher-grid.json, the pre-registered grids of `twoscale study`
+(issue 41; docs/STUDY.md). The second has the same architectures and training on a teacher task (labels
+from a random 8x8x1 CNN, 1 000 training samples) whose test side is the population risk in the labels'
+exact expectation over 20 000 fresh inputs.
 
 The architectures take 8x8x1 images (Fashion-MNIST padded to 32x32 and average-pooled by 4; scikit-learn's
 digits as they are) and give 10 classes, without biases (twoscale's default). Three groups of about 1 500,
@@ -103,7 +106,14 @@ def main():
     with open("study/zoo-grid.json", "w") as f:
         json.dump(grid, f, indent=2)
         f.write("\n")
-    print("wrote study/zoo-grid.json:", sum(len(g["architectures"]) for g in groups), "architectures")
+    teacher = "synthetic:teacher:8x8x1-conv6k3-maxpool2-16-10"
+    grid_t = dict(grid, name="zoo-teacher",
+                  datasets=[{"name": "teacher", "train": teacher, "test": teacher,
+                             "train_samples": 1000, "test_samples": 20000, "pad": 0, "pool": 1}])
+    with open("study/zoo-teacher-grid.json", "w") as f:
+        json.dump(grid_t, f, indent=2)
+        f.write("\n")
+    print("wrote study/zoo-grid.json and study/zoo-teacher-grid.json:", sum(len(g["architectures"]) for g in groups), "architectures")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,11 @@ public struct StudyCellRunner: Sendable {
         let net = result.network
         guard let y = data.train.labels, let yt = data.test.labels else { throw TwoScaleError.failure("study: data without labels") }
         let tr = net.crossEntropy(inputs: data.train.inputs, labels: y)
-        let te = net.crossEntropy(inputs: data.test.inputs, labels: yt)
+        // A teacher task's test side is its population risk in the labels' expectation.
+        let te = data.population.map { p -> (loss: Double, accuracy: Double) in
+            let r = p.risk(of: net)
+            return (r.crossEntropy, 1 - r.zeroOne)
+        } ?? net.crossEntropy(inputs: data.test.inputs, labels: yt)
         let theta0 = initial ?? net
         var dist = 0.0
         for (u, v) in zip(net.parameters, theta0.parameters) { dist += (u - v) * (u - v) }

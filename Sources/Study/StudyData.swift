@@ -1,5 +1,6 @@
 import Foundation
 import Networks
+import Training
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
@@ -8,6 +9,15 @@ import TwoScaleNumerics
 public struct StudyData: Sendable {
     public var train: Dataset
     public var test: Dataset
+    /// For a teacher task: the test inputs with the teacher's exact label probabilities, so that the
+    /// test loss and error are the population risk in the labels' expectation (Monte Carlo in x only).
+    public var population: PopulationSample?
+
+    public init(train: Dataset, test: Dataset, population: PopulationSample? = nil) {
+        self.train = train
+        self.test = test
+        self.population = population
+    }
 
     /// Loads `d`'s sources (a CSV's last column is its label) and reduces every image: `pad` zeros on
     /// each side, then the mean of each non-overlapping `pool × pool` window (channels kept apart). Where
@@ -16,9 +26,13 @@ public struct StudyData: Sendable {
     public static func load(_ d: StudyDataset) throws -> StudyData {
         let flag = "study data set \(d.name)"
         if d.test == d.train {
+            if d.train.hasPrefix("synthetic:teacher:"), d.pad > 0 || d.pool > 1 {
+                throw TwoScaleError.failure("\(flag): a teacher task is not padded or pooled (its teacher reads the inputs as drawn)")
+            }
             let all = try reduce(DataSource.load(d.train, samples: d.trainSamples + d.testSamples, labels: .last, flag: flag), d)
             guard all.labels != nil else { throw TwoScaleError.failure("\(flag): training and test data need labels") }
-            return StudyData(train: all.prefix(d.trainSamples), test: all.subset(Array(d.trainSamples..<(d.trainSamples + d.testSamples))))
+            let test = all.subset(Array(d.trainSamples..<(d.trainSamples + d.testSamples)))
+            return StudyData(train: all.prefix(d.trainSamples), test: test, population: try teacherPopulation(d.train, test: test))
         }
         let train = try reduce(DataSource.load(d.train, samples: d.trainSamples, labels: .last, flag: flag + " (train)"), d)
         let test = try reduce(DataSource.load(d.test, samples: d.testSamples, labels: .last, flag: flag + " (test)"), d)
@@ -26,6 +40,17 @@ public struct StudyData: Sendable {
             throw TwoScaleError.failure("\(flag): training and test data need labels")
         }
         return StudyData(train: train.prefix(d.trainSamples), test: test.prefix(d.testSamples))
+    }
+
+    /// For `synthetic:teacher:ARCH[:ACTIVATION]` (whose teacher `DataSource.load` draws from seed 1):
+    /// the test inputs with that teacher's label probabilities; nil for any other source.
+    static func teacherPopulation(_ spec: String, test: Dataset) throws -> PopulationSample? {
+        let parts = spec.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 3, parts[0] == "synthetic", parts[1] == "teacher" else { return nil }
+        let arch = try Architecture(parsing: parts[2], flag: "study data set")
+        let activation = parts.count > 3 ? (Activation(rawValue: parts[3]) ?? .relu) : .relu
+        let task = try TeacherTask(teacher: Network.teacher(architecture: arch, activation: activation, seed: 1))
+        return PopulationSample(inputs: test.inputs, labelProbabilities: task.labelProbabilities(test.inputs))
     }
 
     static func reduce(_ data: Dataset, _ d: StudyDataset) throws -> Dataset {

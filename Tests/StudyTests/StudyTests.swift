@@ -32,6 +32,18 @@ final class StudyGridTests: XCTestCase {
         }
     }
 
+    /// The teacher-task grid has the same architectures and training as the main one.
+    func testTeacherGridMatchesTheMainGrid() throws {
+        let main = try StudyGrid.read(path: Self.repositoryRoot.appendingPathComponent("study/zoo-grid.json").path)
+        let t = try StudyGrid.read(path: Self.repositoryRoot.appendingPathComponent("study/zoo-teacher-grid.json").path)
+        XCTAssertEqual(t.groups, main.groups)
+        XCTAssertEqual(t.learningRates, main.learningRates)
+        XCTAssertEqual(t.batchSizes, main.batchSizes)
+        XCTAssertEqual(t.seeds, main.seeds)
+        XCTAssertEqual(t.fisher, main.fisher)
+        XCTAssertTrue(t.datasets.allSatisfy { $0.train == $0.test && $0.train.hasPrefix("synthetic:teacher:") })
+    }
+
     func testGridRefusesAGroupOfUnequalSizes() throws {
         var g = StudyTestGrid.make()
         g.sizeTolerance = 0.03
@@ -224,5 +236,46 @@ final class StudyAnalysisTests: XCTestCase {
         let p = partial.first { $0.measure == "d_zeta" && $0.target == "train_loss" }!
         XCTAssertNil(p.tau)
         XCTAssertNotNil(p.note)
+    }
+}
+
+final class StudyTeacherTests: XCTestCase {
+    /// A teacher task's test side is the population risk with the teacher's exact label probabilities:
+    /// the test samples follow the training ones in the same source, and the error of a network there is
+    /// 1 − mean_x p*(ŷ(x)|x), computed here by hand.
+    func testTeacherTaskUsesExactLabelExpectations() throws {
+        let spec = "synthetic:teacher:6-4-3"
+        let d = StudyDataset(name: "t", train: spec, test: spec, trainSamples: 20, testSamples: 50, pad: 0, pool: 1)
+        let data = try StudyData.load(d)
+        XCTAssertEqual(data.train.count, 20)
+        XCTAssertEqual(data.test.count, 50)
+        let all = try DataSource.load(spec, samples: 70)
+        XCTAssertEqual(Array(data.test.inputs.data), Array(all.inputs.data[(20 * 6)...]))
+        let pop = try XCTUnwrap(data.population)
+        let teacher = Network.teacher(architecture: try Architecture(parsing: "6-4-3", flag: "t"), activation: .relu, seed: 1)
+        var rng = Xoshiro256(seed: 9, stream: [1])
+        let student = Network.uniform(architecture: try Architecture(parsing: "6-4-3", flag: "t"), activation: .relu, box: -1...1, rng: &rng)
+        let pStar = Softmax.probabilities(teacher.forward(data.test.inputs).logits)
+        let logits = student.forward(data.test.inputs).logits
+        var error = 0.0
+        for i in 0..<50 {
+            let row = (0..<3).map { logits.data[i * 3 + $0] }
+            let yHat = row.indices.max { row[$0] < row[$1] }!
+            error += 1 - pStar.data[i * 3 + yHat]
+        }
+        XCTAssertEqual(pop.risk(of: student).zeroOne, error / 50, accuracy: 1e-12)
+        // Padding or pooling a teacher task is refused.
+        XCTAssertThrowsError(try StudyData.load(StudyDataset(name: "t", train: spec, test: spec, trainSamples: 20, testSamples: 50, pad: 1, pool: 1)))
+        // A data set with distinct sources has no population.
+        XCTAssertNil(try StudyTeacherTests.csvData().population)
+    }
+
+    static func csvData() throws -> StudyData {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("study-t-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try StudyTestGrid.csv(dir + "/a.csv", rows: 20, seed: 1)
+        try StudyTestGrid.csv(dir + "/b.csv", rows: 20, seed: 2)
+        return try StudyData.load(StudyDataset(name: "c", train: "csv:\(dir)/a.csv", test: "csv:\(dir)/b.csv", trainSamples: 20, testSamples: 20, pad: 0, pool: 1))
     }
 }
