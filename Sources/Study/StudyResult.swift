@@ -1,4 +1,5 @@
 import Foundation
+import SpectraStore
 import TwoScaleCore
 
 /// `twoscale study`'s result: the grid, how many cells this run computed, the Fisher-side measures per
@@ -39,6 +40,27 @@ public struct StudyPlan: Sendable, Encodable {
     enum CodingKeys: String, CodingKey {
         case grid, folder, architectures
         case fisherCells = "fisher_cells", trainingCells = "training_cells", fisherDone = "fisher_done", trainingDone = "training_done"
+    }
+}
+
+/// What `twoscale study --shard i/n` prints: the cells this shard computed and where the study stands.
+public struct StudyShardSummary: Sendable, Encodable {
+    public var grid: String
+    public var folder: String
+    public var shard: String
+    public var computed: Int
+    public var cells: Int
+    public var done: Int
+    public var seconds: Double
+
+    /// Computes `shard`'s missing cells of `folder`'s study.
+    public static func run(_ folder: StudyFolder, shard: Shard, threads: Int,
+                           progress: (StudyRunner.Progress) -> Void = { _ in }) async throws -> StudyShardSummary {
+        let clock = ContinuousClock(), t0 = clock.now
+        let computed = try await StudyRunner.compute(folder, threads: threads, shard: shard, progress: progress)
+        let c = try StudyRunner.counts(folder)
+        return StudyShardSummary(grid: folder.grid.name, folder: folder.path, shard: shard.description, computed: computed,
+                                 cells: c.fisher + c.training, done: c.fisherDone + c.trainingDone, seconds: (clock.now - t0) / .seconds(1))
     }
 }
 

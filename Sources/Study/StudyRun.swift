@@ -1,4 +1,5 @@
 import Foundation
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 
@@ -94,22 +95,41 @@ public enum StudyRunner {
         return (n, n * g.trainingSettings.count * g.seeds, fd, td)
     }
 
-    /// Computes every missing cell (training cells `threads` at once, each Fisher cell with `threads`
-    /// threads of its own) and returns all cells. `progress` is called after each cell.
+    /// Computes every missing cell and returns all cells (`compute`, then `read`).
     public static func run(_ folder: StudyFolder, threads: Int, load: (StudyDataset) throws -> StudyData = StudyData.load,
                            progress: (Progress) -> Void = { _ in }) async throws -> StudyCells {
+        _ = try await compute(folder, threads: threads, load: load, progress: progress)
+        return try read(folder)
+    }
+
+    /// Computes the missing cells of `shard` (all of them without one): training cells `threads` at once,
+    /// each Fisher cell with `threads` threads of its own. Cells are numbered per data set, Fisher cells
+    /// first, then training cells by architecture, hyperparameters and seed; shard `i/n` takes the cells
+    /// whose number is `i − 1` modulo n, so shards run side by side (or as a job array) into one folder.
+    /// `progress` is called after each cell. Returns the number of cells computed.
+    public static func compute(_ folder: StudyFolder, threads: Int, shard: Shard? = nil,
+                               load: (StudyDataset) throws -> StudyData = StudyData.load,
+                               progress: (Progress) -> Void = { _ in }) async throws -> Int {
         let g = folder.grid
         let runner = StudyCellRunner(grid: g, threads: threads)
         let archs = try g.architectures
         let c = try counts(folder)
         let total = c.fisher + c.training
-        var done = c.fisherDone + c.trainingDone
+        var done = c.fisherDone + c.trainingDone, computed = 0
+        var number = 0
+        func mine() -> Bool {
+            defer { number += 1 }
+            guard let shard else { return true }
+            return number % shard.count == shard.index - 1
+        }
+        let fm = FileManager.default
         for (di, d) in g.datasets.enumerated() {
-            let missingFisher = archs.indices.filter { !FileManager.default.fileExists(atPath: folder.fisherPath(dataset: di, architecture: $0)) }
+            var missingFisher: [Int] = []
+            for a in archs.indices where mine() && !fm.fileExists(atPath: folder.fisherPath(dataset: di, architecture: a)) { missingFisher.append(a) }
             var jobs: [(a: Int, s: Int, r: Int)] = []
             for a in archs.indices {
                 for s in g.trainingSettings.indices {
-                    for r in 0..<g.seeds where !FileManager.default.fileExists(atPath: folder.trainingPath(dataset: di, architecture: a, setting: s, seed: r)) {
+                    for r in 0..<g.seeds where mine() && !fm.fileExists(atPath: folder.trainingPath(dataset: di, architecture: a, setting: s, seed: r)) {
                         jobs.append((a, s, r))
                     }
                 }
@@ -120,6 +140,7 @@ public enum StudyRunner {
                 let cell = try await runner.fisher(dataset: di, architecture: a, data: data)
                 try folder.write(cell, to: folder.fisherPath(dataset: di, architecture: a))
                 done += 1
+                computed += 1
                 progress(Progress(done: done, total: total, label: "\(d.name) \(archs[a].architecture.notation): 2sED, bracket, Abbas ED, generic rank"))
             }
             let work = jobs
@@ -129,10 +150,11 @@ public enum StudyRunner {
                 let j = work[i]
                 try folder.write(cell, to: folder.trainingPath(dataset: di, architecture: j.a, setting: j.s, seed: j.r))
                 done += 1
+                computed += 1
                 progress(Progress(done: done, total: total, label: "\(d.name) \(archs[j.a].architecture.notation) lr \(cell.learningRate) batch \(cell.batchSize) seed \(j.r + 1)"))
             })
         }
-        return try read(folder)
+        return computed
     }
 
     /// Reads every cell; an error names the first missing one.

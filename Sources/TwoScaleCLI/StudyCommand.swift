@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpectraStore
 import Study
 import TwoScaleCore
 
@@ -16,7 +17,9 @@ struct StudyCommand: AsyncParsableCommand {
         the trained network — writing each cell as it finishes, so a stopped study resumes. Then ranks every \
         measure against both targets: oriented Kendall τ_b with hierarchical-bootstrap 95% intervals (architectures \
         and seeds resampled), τ(2sED) − τ(measure) with bootstrap p-values and Holm's correction, Jiang's granulated \
-        τ per hyperparameter, and τ(2sED, target | generic rank). Results do not depend on --threads.
+        τ per hyperparameter, and τ(2sED, target | generic rank). Results do not depend on --threads. With \
+        --shard i/n only that share of the missing cells is computed (shards may run at once into one --dir, e.g. as \
+        a SLURM array); a run without --shard then computes what is left and prints the statistics.
         """)
 
     @Argument(help: ArgumentHelp("The grid file (JSON).", valueName: "grid"))
@@ -31,6 +34,9 @@ struct StudyCommand: AsyncParsableCommand {
     @Flag(help: "Print the grid's cells, done and to do, and stop.")
     var plan = false
 
+    @Option(help: ArgumentHelp("Compute only shard i of n of the missing cells (side by side or as a job array), no statistics.", valueName: "i/n"))
+    var shard: String?
+
     @Option(help: "Parallel tasks (default: active cores); results do not depend on it.")
     var threads: Int?
 
@@ -42,6 +48,8 @@ struct StudyCommand: AsyncParsableCommand {
         guard (100...1_000_000).contains(bootstrap) else {
             throw TwoScaleError.invalid("--bootstrap", "\(bootstrap)", allowed: "give from 100 to 10⁶ replicates")
         }
+        if let s = shard { _ = try Shard(parsing: s) }
+        if plan, shard != nil { throw TwoScaleError.usage("study: --plan and --shard exclude each other") }
         if let t = threads, !(1...1024).contains(t) {
             throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024")
         }
@@ -56,6 +64,14 @@ struct StudyCommand: AsyncParsableCommand {
             return try output.emit(p) {
                 "\(p.grid): \(p.fisherDone)/\(p.fisherCells) Fisher cells and \(p.trainingDone)/\(p.trainingCells) training cells done in \(p.folder)\n"
                     + p.architectures.map { "  \($0.group)  \($0.architecture)  \($0.parameters) parameters" }.joined(separator: "\n") + "\n"
+            }
+        }
+        if let text = shard {
+            let summary = try await StudyShardSummary.run(folder, shard: try Shard(parsing: text), threads: threads) { p in
+                Console.progress("study \(design.name) shard \(text): [\(p.done)/\(p.total)] \(p.label)")
+            }
+            return try output.emit(summary) {
+                "\(summary.grid) shard \(summary.shard): computed \(summary.computed) cells; \(summary.done)/\(summary.cells) done in \(summary.folder)\n"
             }
         }
         let result = try await StudyResult.run(folder, threads: threads, replicates: bootstrap) { p in

@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import Sampling
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
@@ -157,6 +158,32 @@ final class StudyRunTests: XCTestCase {
         var other = g
         other.epochs = 3
         XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: other)) { XCTAssertTrue("\($0)".contains("another grid"), "\($0)") }
+    }
+
+    /// Shards 1/2 and 2/2 into one folder compute every cell once, the same cells as one unsharded run,
+    /// and the run without a shard then computes nothing.
+    func testShardsShareOneFolder() async throws {
+        let dir = try tempDir()
+        let g = try grid(in: dir)
+        let sharded = try StudyFolder(path: dir + "/sharded", grid: g)
+        let a = try await StudyShardSummary.run(sharded, shard: try Shard(parsing: "1/2"), threads: 1)
+        let b = try await StudyShardSummary.run(sharded, shard: try Shard(parsing: "2/2"), threads: 2)
+        XCTAssertEqual(a.computed + b.computed, a.cells)
+        XCTAssertEqual(a.computed, (a.cells + 1) / 2)
+        XCTAssertEqual(b.done, b.cells)
+        let again = try await StudyShardSummary.run(sharded, shard: try Shard(parsing: "1/2"), threads: 1)
+        XCTAssertEqual(again.computed, 0)
+        let rest = try await StudyResult.run(sharded, threads: 1, replicates: 200)
+        XCTAssertEqual(rest.computed, 0)
+        let whole = try StudyFolder(path: dir + "/whole", grid: g)
+        _ = try await StudyRunner.compute(whole, threads: 2)
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir + "/whole/cells") {
+            var x = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/whole/cells/" + f))) as! [String: Any]
+            var y = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/sharded/cells/" + f))) as! [String: Any]
+            x["seconds"] = nil
+            y["seconds"] = nil
+            XCTAssertEqual(NSDictionary(dictionary: x), NSDictionary(dictionary: y), f)
+        }
     }
 
     /// The Fisher cell's numbers are the smc estimator's: the 2sED lies in its bracket, the lower 2sED
