@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
 # notebooks-txt/brackets.txt and intervals.txt (about 60–70 minutes on 2 cores in a release build, layered.txt 16 of them, bound-test.txt about 6,
-# and intervals.txt over two hours more; each report's header
+# and intervals.txt about 2.5 hours more; each report's header
 # records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn;
 # notebooks-txt/study.txt, the measure study (hours; resumable), only with --with-study.
 #
