@@ -73,23 +73,23 @@ public struct StudyRow: Sendable, Encodable {
     public var kind: String
     /// Oriented τ_b over the models' seed means, with its hierarchical-bootstrap 95% interval (nil, with
     /// `note`, where τ is undefined: a measure constant over the models).
-    public var tau: Double?
-    public var tauLow: Double?
-    public var tauHigh: Double?
+    @NullIfNil public var tau: Double? = nil
+    @NullIfNil public var tauLow: Double? = nil
+    @NullIfNil public var tauHigh: Double? = nil
     /// τ(d_zeta) − τ(this measure), oriented, with its interval, the bootstrap p-value and Holm's
     /// correction over the measures of this data set and target (nil for d_zeta itself).
-    public var diff: Double?
-    public var diffLow: Double?
-    public var diffHigh: Double?
-    public var p: Double?
-    public var pHolm: Double?
+    @NullIfNil public var diff: Double? = nil
+    @NullIfNil public var diffLow: Double? = nil
+    @NullIfNil public var diffHigh: Double? = nil
+    @NullIfNil public var p: Double? = nil
+    @NullIfNil public var pHolm: Double? = nil
     /// Jiang's granulated τ (oriented) per varied hyperparameter, and Ψ (nil where undefined: a measure
     /// constant within every group, e.g. an architecture-only measure under a training hyperparameter).
-    public var psiArchitecture: Double?
-    public var psiLearningRate: Double?
-    public var psiBatch: Double?
-    public var psi: Double?
-    public var note: String?
+    @NullIfNil public var psiArchitecture: Double? = nil
+    @NullIfNil public var psiLearningRate: Double? = nil
+    @NullIfNil public var psiBatch: Double? = nil
+    @NullIfNil public var psi: Double? = nil
+    @NullIfNil public var note: String? = nil
 
     init(dataset: String, target: String, measure: String, kind: String, psiArchitecture: Double?, psiLearningRate: Double?,
          psiBatch: Double?, psi: Double?) {
@@ -98,30 +98,9 @@ public struct StudyRow: Sendable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case dataset, target, measure, kind, tau, diff, p, psi, note
-        case tauLow = "tau_low", tauHigh = "tau_high", diffLow = "diff_low", diffHigh = "diff_high", pHolm = "p_holm"
-        case psiArchitecture = "psi_architecture", psiLearningRate = "psi_lr", psiBatch = "psi_batch"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(dataset, forKey: .dataset)
-        try c.encode(target, forKey: .target)
-        try c.encode(measure, forKey: .measure)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(tau, forKey: .tau)
-        try c.encode(tauLow, forKey: .tauLow)
-        try c.encode(tauHigh, forKey: .tauHigh)
-        try c.encode(diff, forKey: .diff)
-        try c.encode(diffLow, forKey: .diffLow)
-        try c.encode(diffHigh, forKey: .diffHigh)
-        try c.encode(p, forKey: .p)
-        try c.encode(pHolm, forKey: .pHolm)
-        try c.encode(psiArchitecture, forKey: .psiArchitecture)
-        try c.encode(psiLearningRate, forKey: .psiLearningRate)
-        try c.encode(psiBatch, forKey: .psiBatch)
-        try c.encode(psi, forKey: .psi)
-        try c.encode(note, forKey: .note)
+        case dataset, target, measure, kind, tau, tauLow = "tau_low", tauHigh = "tau_high"
+        case diff, diffLow = "diff_low", diffHigh = "diff_high", p, pHolm = "p_holm"
+        case psiArchitecture = "psi_architecture", psiLearningRate = "psi_lr", psiBatch = "psi_batch", psi, note
     }
 }
 
@@ -131,27 +110,14 @@ public struct StudyPartialRow: Sendable, Encodable {
     public var target: String
     public var measure: String
     public var control: String
-    public var tau: Double?
-    public var tauLow: Double?
-    public var tauHigh: Double?
+    @NullIfNil public var tau: Double? = nil
+    @NullIfNil public var tauLow: Double? = nil
+    @NullIfNil public var tauHigh: Double? = nil
     /// Why τ is missing (the control ranks like the measure or the target), else nil.
-    public var note: String?
+    @NullIfNil public var note: String? = nil
 
     enum CodingKeys: String, CodingKey {
-        case dataset, target, measure, control, tau, note
-        case tauLow = "tau_low", tauHigh = "tau_high"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(dataset, forKey: .dataset)
-        try c.encode(target, forKey: .target)
-        try c.encode(measure, forKey: .measure)
-        try c.encode(control, forKey: .control)
-        try c.encode(tau, forKey: .tau)
-        try c.encode(tauLow, forKey: .tauLow)
-        try c.encode(tauHigh, forKey: .tauHigh)
-        try c.encode(note, forKey: .note)
+        case dataset, target, measure, control, tau, tauLow = "tau_low", tauHigh = "tau_high", note
     }
 }
 
@@ -186,12 +152,9 @@ public enum StudyAnalysis {
                                        psiArchitecture: g.perHyperparameter[0], psiLearningRate: g.perHyperparameter[1],
                                        psiBatch: g.perHyperparameter[2], psi: g.psi)
                     do {
-                        if measure == .dZeta {
-                            let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
-                            (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
-                        } else {
-                            let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
-                            (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                        let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
+                        (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                        if measure != .dZeta {
                             let pd = try await StudyStatistics.pairedDifference(measureA: base, measureB: x, target: y, bootstrap: boot)
                             (row.diff, row.diffLow, row.diffHigh, row.p) = (pd.difference.estimate, pd.difference.lower, pd.difference.upper, pd.pValue)
                         }
@@ -204,9 +167,9 @@ public enum StudyAnalysis {
                 let adjusted = try Holm.adjust(tested.map { targetRows[$0].p ?? 1 })
                 for (k, i) in tested.enumerated() { targetRows[i].pHolm = adjusted[k] }
                 rows += targetRows
+                let z = column { f, t, a in StudyMeasure.genericRank.value(f, t, a) }
                 for measure in [StudyMeasure.dZeta, .dZetaLower] {
                     let x = column { f, t, a in measure.value(f, t, a) * o }
-                    let z = column { f, t, a in StudyMeasure.genericRank.value(f, t, a) }
                     var row = StudyPartialRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue, control: StudyMeasure.genericRank.rawValue)
                     do {
                         let k = try await StudyStatistics.partialKendall(measure: x, target: y, control: z, bootstrap: boot)

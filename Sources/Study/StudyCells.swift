@@ -81,10 +81,13 @@ public struct StudyCellRunner: Sendable {
     public let grid: StudyGrid
     /// Threads for one Fisher cell's estimator.
     public let threads: Int
+    /// The grid's architectures, in grid order (parsed once).
+    let architectures: [Architecture]
 
-    public init(grid: StudyGrid, threads: Int) {
+    public init(grid: StudyGrid, threads: Int) throws {
         self.grid = grid
         self.threads = threads
+        architectures = try grid.architectures.map(\.architecture)
     }
 
     static let fisherStream: UInt64 = 0x5354_4446  // "STDF"
@@ -102,7 +105,7 @@ public struct StudyCellRunner: Sendable {
 
     public func fisher(dataset di: Int, architecture ai: Int, data: StudyData) async throws -> FisherCell {
         let f = grid.fisher, d = grid.datasets[di]
-        let a = try grid.architectures[ai].architecture
+        let a = architectures[ai]
         let clock = ContinuousClock(), t0 = clock.now
         let seed = self.seed(Self.fisherStream, [di, ai])
         let model = try MarkovFisher(architecture: a, activation: .relu, data: data.train.prefix(f.samples).inputs, sigma2: f.sigma2,
@@ -146,7 +149,7 @@ public struct StudyCellRunner: Sendable {
 
     public func train(dataset di: Int, architecture ai: Int, setting si: Int, seed r: Int, data: StudyData) throws -> TrainingCell {
         let d = grid.datasets[di]
-        let a = try grid.architectures[ai].architecture
+        let a = architectures[ai]
         let (lr, batch) = grid.trainingSettings[si]
         let clock = ContinuousClock(), t0 = clock.now
         // One seed per (data set, architecture, seed): every (lr, batch) starts from the same θ₀ and shuffles.

@@ -111,7 +111,7 @@ public enum StudyRunner {
                                load: (StudyDataset) throws -> StudyData = StudyData.load,
                                progress: (Progress) -> Void = { _ in }) async throws -> Int {
         let g = folder.grid
-        let runner = StudyCellRunner(grid: g, threads: threads)
+        let runner = try StudyCellRunner(grid: g, threads: threads)
         let archs = try g.architectures
         let c = try counts(folder)
         let total = c.fisher + c.training

@@ -93,8 +93,7 @@ public enum AdversarialDeviation {
         try check(architecture: architecture, activation: activation, data: data, population: population)
         let width = Swift.max(1, threads ?? Swift.min(ProcessInfo.processInfo.activeProcessorCount, 2))
         let climbs = try await Parallel.map(2 * settings.starts, threads: width) { u in
-            try climb(start: u / 2, sign: u % 2 == 0 ? 1 : -1, architecture: architecture, activation: activation,
-                      box: box, data: data, population: population, settings: settings)
+            try climb(u, architecture: architecture, activation: activation, box: box, data: data, population: population, settings: settings)
         }
         return try reduce(climbs, data: data, population: population, settings: settings)
     }
@@ -105,10 +104,16 @@ public enum AdversarialDeviation {
                                       population: PopulationSample, settings: AdversarialSettings) throws -> AdversarialResult {
         try check(architecture: architecture, activation: activation, data: data, population: population)
         let climbs = try (0..<(2 * settings.starts)).map { u in
-            try climb(start: u / 2, sign: u % 2 == 0 ? 1 : -1, architecture: architecture, activation: activation,
-                      box: box, data: data, population: population, settings: settings)
+            try climb(u, architecture: architecture, activation: activation, box: box, data: data, population: population, settings: settings)
         }
         return try reduce(climbs, data: data, population: population, settings: settings)
+    }
+
+    /// Climb u of a search: start u / 2, ascending g for even u and −g for odd u.
+    static func climb(_ u: Int, architecture: Architecture, activation: Activation, box: ParameterBox, data: Dataset,
+                      population: PopulationSample, settings: AdversarialSettings) throws -> (climb: AdversarialClimb, network: Network) {
+        try climb(start: u / 2, sign: u % 2 == 0 ? 1 : -1, architecture: architecture, activation: activation,
+                  box: box, data: data, population: population, settings: settings)
     }
 
     /// Validates the data and the population sample against the architecture (typed errors).

@@ -192,7 +192,7 @@ final class StudyRunTests: XCTestCase {
         let dir = try tempDir()
         let g = try grid(in: dir)
         let data = try StudyData.load(g.datasets[0])
-        let cell = try await StudyCellRunner(grid: g, threads: 2).fisher(dataset: 0, architecture: 0, data: data)
+        let cell = try await (try StudyCellRunner(grid: g, threads: 2)).fisher(dataset: 0, architecture: 0, data: data)
         XCTAssertEqual(cell.architecture, "6-3-2")
         XCTAssertEqual(cell.parameters, 24)
         XCTAssertLessThanOrEqual(cell.bracket[0], cell.dZeta)
