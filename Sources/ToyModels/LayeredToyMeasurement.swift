@@ -188,35 +188,56 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                                        joint: Bool = false, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
-        var results: [StagedSMC<LayeredToy>.Result] = []
-        var brackets: [CertifiedBracket] = []
-        var joints: [[SMCPoint]] = []
-        for i in 0..<trials {
-            if trials > 1 { progress("trial \(i + 1) of \(trials)") }
+        // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
+        let model = self.model, zeta = self.zeta, normalization = self.normalization, scale = self.scale
+        @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
+            -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?) {
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps)
-            var say: @Sendable (String) -> Void = progress
-            if trials > 1 { say = { @Sendable _ in } }
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
-            results.append(r)
             // The bracket at the exact c, so that it brackets the exact values.
-            brackets.append(try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads))
-            if joint {
-                // Joint tempering at the same ĉ, on streams of its own.
-                let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
-                let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
-                let stops = Array(Set(sOf)).sorted()
-                let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths).run(stops: stops, threads: threads)
-                joints.append(eps.indices.map { k in
-                    let t = stops.firstIndex(of: sOf[k])!
-                    let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
-                    var est = j.estimates[t]
-                    est.variance += cv
-                    return SMCPoint(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
-                                    normalizationVariance: cv)
-                })
+            let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads)
+            guard joint else { return (r, bracket, nil) }
+            // Joint tempering at the same ĉ, on streams of its own.
+            let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
+            let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+            let stops = Array(Set(sOf)).sorted()
+            let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths).run(stops: stops, threads: threads)
+            return (r, bracket, eps.indices.map { k in
+                let t = stops.firstIndex(of: sOf[k])!
+                let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
+                var est = j.estimates[t]
+                est.variance += cv
+                return SMCPoint(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
+                                normalizationVariance: cv)
+            })
+        }
+        // Trials are independent (each its own seed): with several, up to `threads` run side by side on one
+        // thread each; every number is the same as one after the other.
+        var byTrial = [(StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?)?](repeating: nil, count: trials)
+        if trials == 1 {
+            byTrial[0] = try await trial(0, threads: threads, say: progress)
+        } else {
+            let lanes = Swift.max(1, Swift.min(threads, trials))
+            let perTrial = lanes == 1 ? threads : 1
+            try await withThrowingTaskGroup(of: (Int, (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?)).self) { group in
+                var next = 0, done = 0
+                func start() {
+                    let i = next
+                    next += 1
+                    group.addTask { (i, try await trial(i, threads: perTrial, say: { @Sendable _ in })) }
+                }
+                while next < lanes { start() }
+                while let (i, out) = try await group.next() {
+                    byTrial[i] = out
+                    done += 1
+                    progress("trial \(done) of \(trials) done")
+                    if next < trials { start() }
+                }
             }
         }
+        let results = byTrial.map { $0!.0 }, brackets = byTrial.map { $0!.1 }
+        let joints = byTrial.compactMap { $0!.2 }
         let first = results[0]
         // The reported intervals of trial r at point i.
         func reported(_ r: Int, _ i: Int) -> (ReportedInterval, ReportedInterval?) {
