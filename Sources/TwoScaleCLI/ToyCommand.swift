@@ -40,6 +40,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "--family layered: J, island particles per stage-2 unit (default 32, as ed).")
     var inner: Int?
 
+    @Option(help: "--family layered: Metropolis–Hastings sweeps per island step (default 4, as ed).")
+    var islandSweeps: Int?
+
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: UInt64 = 1
 
@@ -58,6 +61,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     func validate() throws {
         guard trials >= 1, trials <= 10_000 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 10000 trials") }
         if let t = threads, t < 1 || t > 1024 { throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024") }
+        if let w = islandSweeps, w < 1 || w > 1000 {
+            throw TwoScaleError.invalid("--island-sweeps", "\(w)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
+        }
     }
 
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
@@ -128,7 +134,8 @@ struct ToyCommand: AsyncParsableCommand {
     /// The layered toy's flags given with another family, and the others' with layered.
     func checkFamilyFlags() throws {
         let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
-                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (joint, "--joint")].filter(\.0).map(\.1)
+                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
+                           (joint, "--joint")].filter(\.0).map(\.1)
         if family != .layered, let flag = layeredOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
         }
@@ -189,7 +196,8 @@ struct ToyCommand: AsyncParsableCommand {
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
             try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: StagedSMC<LayeredToy>.defaultIslandSweeps, joint: joint, threads: o.threadCount) {
+                                           islandSweeps: o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps, joint: joint,
+                                           threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }

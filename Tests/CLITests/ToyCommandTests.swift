@@ -123,6 +123,22 @@ import TwoScaleCore
         #expect(j["monte_carlo"]?["estimator"] == .string("smc"))
     }
 
+    /// `--island-sweeps` reaches the islands: one sweep per step gives other numbers than the default four,
+    /// and the same as the library run with one sweep.
+    @Test func islandSweepsReachTheIslands() async throws {
+        let base = ["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
+                    "--eps", "0.1", "--mc", "--paths", "8", "--inner", "8", "--json"]
+        let four = try await runJSON(base)
+        let one = try await runJSON(base + ["--island-sweeps", "1"])
+        let a = try #require(four["points"]?.arrayValue?.first?["d_zeta_mc"]?.doubleValue)
+        let b = try #require(one["points"]?.arrayValue?.first?["d_zeta_mc"]?.doubleValue)
+        #expect(a != b)
+        let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
+        var r = try LayeredToyMeasurement.measure(model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
+        try await r.runMonteCarlo(paths: 8, inner: 8, seed: 1, trials: 1, traceDraws: nil, islandSweeps: 1, threads: 2)
+        #expect(r.points[0].monteCarlo?.dZetaMc == b)
+    }
+
     @Test func flagsThatDoNotApplyAreRefused() async {
         let cases: [([String], String)] = [
             (["toy", "--family", "layered", "--dim", "3"], "--dim"),
@@ -136,6 +152,8 @@ import TwoScaleCore
             (["toy", "--family", "layered", "--threshold", "2"], "--threshold"),
             (["toy", "--family", "layered", "--units", "1,2,3"], "--units"),
             (["toy", "--family", "layered", "--unit-size", "0,3"], "--unit-size"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--island-sweeps", "8"], "--island-sweeps"),
+            (["toy", "--family", "layered", "--mc", "--island-sweeps", "0"], "--island-sweeps"),
         ]
         for (args, flag) in cases {
             let r = await runCLICapturingErrors(args + ["--eps", "0.1"])
