@@ -33,7 +33,7 @@ for nb in "${notebooks[@]}"; do
     [ -f "notebooks-txt/$nb" ] || { echo "reproduce.sh: notebooks-txt/$nb is missing" >&2; exit 1; }
 done
 if [ "$dry" = 1 ]; then
-    for nb in "${notebooks[@]}"; do echo ".build/release/twoscale notebook notebooks-txt/$nb"; done
+    for nb in "${notebooks[@]}"; do echo ".build/release/twoscale notebook notebooks-txt/$nb --resume runs/notebooks/${nb%.txt}"; done
     exit 0
 fi
 source scripts/deps.sh
@@ -42,5 +42,6 @@ twoscale_install_deps
 swift build -c release
 for nb in "${notebooks[@]}"; do
     echo "== notebook $nb" >&2
-    .build/release/twoscale notebook "notebooks-txt/$nb"
+    # Finished blocks are kept per notebook, so an interrupted render resumes (docs/NOTEBOOKS.md).
+    .build/release/twoscale notebook "notebooks-txt/$nb" --resume "runs/notebooks/${nb%.txt}"
 done

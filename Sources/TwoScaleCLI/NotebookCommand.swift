@@ -28,6 +28,10 @@ struct NotebookCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Folder for the report NAME.md and its figure folder NAME/ (created if missing).", valueName: "dir"))
     var outDir: String = "Reports"
 
+    @Option(help: ArgumentHelp("Keep finished blocks here; a rerun reuses those this binary made (docs/NOTEBOOKS.md).",
+                               valueName: "dir"))
+    var resume: String?
+
     @OptionGroup var output: OutputOptions
 
     /// Set while a notebook runs, so a nested `twoscale notebook` is refused.
@@ -36,16 +40,19 @@ struct NotebookCommand: AsyncParsableCommand {
     func validate() throws {
         try PathFlags.check(file, flag: "notebook", what: "a notebook file such as notebooks-txt/NAME.txt")
         try PathFlags.check(outDir, flag: "--out-dir", what: "a folder for the report")
+        if let r = resume { try PathFlags.check(r, flag: "--resume", what: "a folder for the finished blocks") }
     }
 
     func run() async throws {
-        let (summary, human) = try await Self.produce(file: file, outDir: outDir)
+        let (summary, human) = try await Self.produce(file: file, outDir: outDir, resume: resume)
         try output.emit(summary) { human }
     }
 
     /// Runs the notebook at `file` and writes its report under `outDir`; returns the JSON summary and
     /// a one-line readable summary. Throws (writing nothing) when parsing, a command or a plot fails.
-    static func produce(file: String, outDir: String) async throws -> (NotebookSummary, String) {
+    /// With `resume`, every finished block is kept there (`BlockCache`) and a block kept by this same
+    /// binary with the same commands is reused instead of run again.
+    static func produce(file: String, outDir: String, resume: String? = nil) async throws -> (NotebookSummary, String) {
         guard !running else {
             throw TwoScaleError.usage("twoscale notebook cannot run inside a notebook (nested notebooks are not allowed)")
         }
@@ -53,9 +60,17 @@ struct NotebookCommand: AsyncParsableCommand {
         guard !notebook.name.isEmpty, !notebook.name.hasPrefix(".") else {
             throw TwoScaleError.invalid("file", file, allowed: "the notebook's name (file name without extension) must not be empty or start with '.'")
         }
+        let cache = try resume.map { try BlockCache(folder: $0) }
         var outcomes: [BlockOutcome] = []
         for block in notebook.blocks {
-            outcomes.append(try await run(block, of: notebook))
+            if let kept = cache?.outcome(of: block) {
+                Console.progress("notebook: block \(block.number) (line \(block.line)) reused from \(cache!.folder)")
+                outcomes.append(kept)
+                continue
+            }
+            let outcome = try await run(block, of: notebook)
+            try cache?.keep(outcome)
+            outcomes.append(outcome)
         }
         let info = RunInfo(version: TwoScaleVersion.string, commit: MachineInfo.gitCommit(), date: MachineInfo.utcDate(),
                            host: MachineInfo.hostName(), architecture: MachineInfo.architecture(), cores: MachineInfo.cores())
@@ -100,5 +115,56 @@ struct NotebookCommand: AsyncParsableCommand {
         let elapsed = clock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return BlockOutcome(block: block, results: results, seconds: seconds)
+    }
+}
+
+/// `notebook --resume DIR`: one file per finished block, `DIR/block-N.json`, written atomically, holding
+/// the binary that ran it, its commands, its wall time and its results. A block is reused only when this
+/// very binary (its version and the size and modification time of its executable) ran the same commands;
+/// anything else, or a file that does not read, is run again and overwritten.
+struct BlockCache {
+    let folder: String
+    let binary: String
+
+    init(folder: String) throws {
+        self.folder = folder
+        binary = BlockCache.identity()
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw TwoScaleError.invalid("--resume", folder, allowed: "a folder that can be created and written (\(error.localizedDescription))")
+        }
+    }
+
+    /// This binary: its version, and its executable's size and modification time.
+    static func identity() -> String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let attributes = try? FileManager.default.attributesOfItem(atPath: exe)
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
+        let date = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "\(TwoScaleVersion.string) \(exe) \(size) \(date)"
+    }
+
+    func path(_ block: NotebookBlock) -> String { (folder as NSString).appendingPathComponent("block-\(block.number).json") }
+
+    func outcome(of block: NotebookBlock) -> BlockOutcome? {
+        guard let data = FileManager.default.contents(atPath: path(block)),
+              let record = try? JSONValue.parse(data, source: path(block)),
+              record["binary"]?.stringValue == binary,
+              record["commands"] == .array(block.commands.map { .array($0.arguments.map { .string($0) }) }),
+              let seconds = record["seconds"]?.doubleValue,
+              let results = record["results"]?.arrayValue, results.count == block.commands.count
+        else { return nil }
+        return BlockOutcome(block: block, results: results, seconds: seconds)
+    }
+
+    func keep(_ outcome: BlockOutcome) throws {
+        let record = JSONValue.object([
+            ("binary", .string(binary)),
+            ("commands", .array(outcome.block.commands.map { .array($0.arguments.map { .string($0) }) })),
+            ("seconds", .double(outcome.seconds)),
+            ("results", .array(outcome.results)),
+        ])
+        try AtomicFile.write(Data(try record.serialized().utf8), to: path(outcome.block))
     }
 }

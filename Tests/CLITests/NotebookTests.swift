@@ -82,6 +82,50 @@ final class NotebookTests: ScratchDirectoryTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["toy", "toy.md"])
     }
 
+    /// `--resume DIR` keeps every finished block; a rerun reuses them (same report, same figures, the
+    /// recorded wall times), a changed command is run again, and a block kept by another binary is not
+    /// reused.
+    func testResumeReusesFinishedBlocks() async throws {
+        let nb = try write("toy.txt", Self.toyNotebook)
+        let out = dir + "/Reports", keep = dir + "/kept"
+        func report() throws -> String {
+            // The date line is the only one that changes between runs.
+            try String(contentsOfFile: out + "/toy.md", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("| date |") }
+                .joined(separator: "\n")
+        }
+        let (s1, _) = await run(["notebook", nb, "--out-dir", out, "--resume", keep, "--json"])
+        XCTAssertEqual(s1, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: keep + "/block-1.json"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: keep + "/block-2.json"))
+        let first = try report()
+        let svg = try String(contentsOfFile: out + "/toy/compare.svg", encoding: .utf8)
+        // Change a number in block 2's kept results (not in its commands): a reuse shows up in the report.
+        let path2 = keep + "/block-2.json"
+        let kept = try String(contentsOfFile: path2, encoding: .utf8)
+        try kept.replacingOccurrences(of: "\"dimension\": 2,", with: "\"dimension\": 9876,").write(toFile: path2, atomically: true, encoding: .utf8)
+        let (s2, _) = await run(["notebook", nb, "--out-dir", out, "--resume", keep])
+        XCTAssertEqual(s2, 0)
+        XCTAssertTrue(try report().contains("9876"), "block 2 came from the kept file")
+        // Restore it: the resumed report is the first one, figures included.
+        try kept.write(toFile: path2, atomically: true, encoding: .utf8)
+        _ = await run(["notebook", nb, "--out-dir", out, "--resume", keep])
+        XCTAssertEqual(try report(), first)
+        XCTAssertEqual(try String(contentsOfFile: out + "/toy/compare.svg", encoding: .utf8), svg)
+        // Another binary's block is run again (and overwritten).
+        try kept.replacingOccurrences(of: "\"dimension\": 2,", with: "\"dimension\": 9876,")
+            .replacingOccurrences(of: "\"binary\": \"", with: "\"binary\": \"other ").write(toFile: path2, atomically: true, encoding: .utf8)
+        _ = await run(["notebook", nb, "--out-dir", out, "--resume", keep])
+        XCTAssertFalse(try report().contains("9876"))
+        XCTAssertFalse(try String(contentsOfFile: path2, encoding: .utf8).contains("other "))
+        // A changed command is run again.
+        let changed = Self.toyNotebook.replacingOccurrences(of: "--eps 0.1 --zeta 0", with: "--eps 0.2 --zeta 0")
+        _ = try write("toy.txt", changed)
+        try kept.replacingOccurrences(of: "\"dimension\": 2,", with: "\"dimension\": 9876,").write(toFile: path2, atomically: true, encoding: .utf8)
+        _ = await run(["notebook", nb, "--out-dir", out, "--resume", keep])
+        XCTAssertFalse(try report().contains("9876"))
+        XCTAssertTrue(try report().contains("--eps 0.2 --zeta 0"))
+    }
+
     func testFailingBlockLeavesPreviousReportUntouched() async throws {
         let nb = try write("toy.txt", Self.toyNotebook)
         let out = dir + "/Reports"
