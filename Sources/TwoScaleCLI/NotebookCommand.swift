@@ -63,8 +63,8 @@ struct NotebookCommand: AsyncParsableCommand {
         let cache = try resume.map { try BlockCache(folder: $0) }
         var outcomes: [BlockOutcome] = []
         for block in notebook.blocks {
-            if let kept = cache?.outcome(of: block) {
-                Console.progress("notebook: block \(block.number) (line \(block.line)) reused from \(cache!.folder)")
+            if let cache, let kept = cache.outcome(of: block) {
+                Console.progress("notebook: block \(block.number) (line \(block.line)) reused from \(cache.folder)")
                 outcomes.append(kept)
                 continue
             }
@@ -145,13 +145,18 @@ struct BlockCache {
         return "\(TwoScaleVersion.string) \(exe) \(size) \(date)"
     }
 
+    /// A block's commands as its record holds them.
+    static func commands(_ block: NotebookBlock) -> JSONValue {
+        .array(block.commands.map { .array($0.arguments.map { .string($0) }) })
+    }
+
     func path(_ block: NotebookBlock) -> String { (folder as NSString).appendingPathComponent("block-\(block.number).json") }
 
     func outcome(of block: NotebookBlock) -> BlockOutcome? {
         guard let data = FileManager.default.contents(atPath: path(block)),
               let record = try? JSONValue.parse(data, source: path(block)),
               record["binary"]?.stringValue == binary,
-              record["commands"] == .array(block.commands.map { .array($0.arguments.map { .string($0) }) }),
+              record["commands"] == Self.commands(block),
               let seconds = record["seconds"]?.doubleValue,
               let results = record["results"]?.arrayValue, results.count == block.commands.count
         else { return nil }
@@ -161,7 +166,7 @@ struct BlockCache {
     func keep(_ outcome: BlockOutcome) throws {
         let record = JSONValue.object([
             ("binary", .string(binary)),
-            ("commands", .array(outcome.block.commands.map { .array($0.arguments.map { .string($0) }) })),
+            ("commands", Self.commands(outcome.block)),
             ("seconds", .double(outcome.seconds)),
             ("results", .array(outcome.results)),
         ])

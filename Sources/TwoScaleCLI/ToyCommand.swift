@@ -61,9 +61,6 @@ struct ToyMonteCarloOptions: ParsableArguments {
     func validate() throws {
         guard trials >= 1, trials <= 10_000 else { throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 10000 trials") }
         if let t = threads, t < 1 || t > 1024 { throw TwoScaleError.invalid("--threads", "\(t)", allowed: "give a count from 1 to 1024") }
-        if let w = islandSweeps, w < 1 || w > 1000 {
-            throw TwoScaleError.invalid("--island-sweeps", "\(w)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
-        }
     }
 
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
@@ -194,10 +191,10 @@ struct ToyCommand: AsyncParsableCommand {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
-            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2)
+            let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
+            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2, islandSweeps: sweeps)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps, joint: joint,
-                                           threads: o.threadCount) {
+                                           islandSweeps: sweeps, joint: joint, threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }
