@@ -15,8 +15,8 @@ import TwoScaleCore
 /// * Stage m ≥ 2, per ε: K outer particles θ_{<m} ~ π_{m−1} (stage 2: one draw per unit from the pooled
 ///   population, independently; later stages: resampled ∝ Ẑ_m); for each, an *island* (a pooled sampler
 ///   of the stage's units) estimates `Z_m(θ_{<m})` and supplies a draw of θ_m. 2sED term
-///   `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising constant), lower term
-///   `mean_k log Ẑ_m^k`.
+///   `log mean_k Ẑ_m^k` (the fully adapted particle filter's normalising constant) less the excess that
+///   the n-th power of a pooled estimate carries (`powerBias`), lower term `mean_k log Ẑ_m^k`.
 ///
 /// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
 /// term's is the delta-method variance over the K outer particles, floored by the scatter a lognormal
@@ -143,8 +143,22 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         return Swift.min(1, noise.reduce(0, +) / Double(logZ.count) / spread)
     }
 
+    /// The islands' weights `n · log mean_r Ẑ_r` are nearly unbiased for `log Z_m`, not for `Z_m`: the n-th
+    /// power of an unbiased `Ẑ_u` has `E Ẑ_u^n ≈ Z_u^n e^{n(n−1)V/2}` (V the relative variance of the mean
+    /// over replicates), so a log-mean of the outer weights tends to `log E Z_m + (1 − 1/n) σ²/2` as K grows,
+    /// σ² = n²V the island's own noise variance in the log. This is that excess, from the islands' mean
+    /// noise (one shift for all outer particles, so the weights' ratios, ESS and resampling do not change),
+    /// and the variance of its estimate over the K islands. One unit (n = 1) needs none: a mean of
+    /// unbiased replicates is unbiased.
+    public static func powerBias(noise: [Double], units n: Int) -> LogEstimate {
+        guard n > 1, !noise.isEmpty else { return LogEstimate() }
+        let f = (1 - 1 / Double(n)) / 2
+        let m = LogEstimate.mean(noise)
+        return LogEstimate(value: f * m.value, variance: f * f * m.variance)
+    }
+
     /// A stage of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
-    /// as it is (the particle filter's weight); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`;
+    /// as it is (the particle filter's weight, less `powerBias` for the 2sED's term); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`;
     /// the slope `n · d log Z_u / d log s`; the replicates' own noise in `n · log Ẑ_u`, `n² var_r(l_r)/R`;
     /// and for the lower 2sED `n (mean_r l_r + var_r(l_r)/2)` (`LogEstimate.lognormalReplicates`).
     public static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int)
@@ -277,7 +291,12 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     }
                     let lz = islands.map(\.logZ)
                     for i in islands { islandsDiag.merge(i.diag) }
-                    let term = LogEstimate.logMeanAndShortfall(lz)
+                    // The 2sED's term: the log-mean of the outer weights, less the excess that raising the
+                    // islands' pooled estimates to the n-th power gives them (`powerBias`).
+                    let excess = Self.powerBias(noise: islands.map(\.noise), units: n)
+                    var term = LogEstimate.logMeanAndShortfall(lz)
+                    term.estimate = LogEstimate(value: term.estimate.value - excess.value,
+                                                variance: term.estimate.variance + excess.variance)
                     stageTerms.append(term.estimate)
                     stageShortfall.append(term.shortfall)
                     joint = joint + stageTerms[stageTerms.count - 1]
