@@ -40,10 +40,17 @@ public struct CertifiedBracket: Sendable, Equatable {
             self.markov = markov
             self.stageOneMarkov = stageOneMarkov
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
-            let hi = base + stageUpper.reduce(0, +) / l
+            // Each end is widened by its rounding: a stage term sums up to d logs, each within an ulp or two,
+            // so the sum is within (d + 16)·4u of its size; where a ceiling is attained (a stage that does
+            // not vary) the exact value and the end otherwise differ only in rounding, on either side.
+            let rounding = { (terms: [Double]) in
+                8 * Double.ulpOfOne * Double(d + 16) * (Swift.abs(base) + terms.reduce(0) { $0 + Swift.abs($1) } / l)
+            }
+            let hi = base + stageUpper.reduce(0, +) / l + rounding(stageUpper)
             let first = Swift.max(stageLower.first ?? 0, stageOneMarkov ?? 0)
-            dZeta = Swift.min(base + Swift.max(stageLower.reduce(0, +), first, markov ?? 0) / l, hi)...hi
-            dZetaLower = Swift.min(base + first / l, hi)...hi
+            let jensen = Swift.max(stageLower.reduce(0, +), first, markov ?? 0)
+            dZeta = Swift.min(base + jensen / l - rounding([jensen]), hi)...hi
+            dZetaLower = Swift.min(base + first / l - rounding([first]), hi)...hi
         }
 
         /// Whether `value` lies in the 2sED's bracket.
