@@ -158,7 +158,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     }
 
     /// A stage of n exchangeable units from its pooled unit estimate at stop t (`Z = Z_u^n`): `n · log Ẑ_u`
-    /// as it is (the particle filter's weight, less `powerBias` for the 2sED's term); bias-corrected, `n (log Ẑ_u + V/2)` with variance `n² V`;
+    /// as it is (the particle filter's weight, less `powerBias` for the 2sED's term); bias-corrected,
+    /// `n (log Ẑ_u + V/2)` with variance `n² V`;
     /// the slope `n · d log Z_u / d log s`; the replicates' own noise in `n · log Ẑ_u`, `n² var_r(l_r)/R`;
     /// and for the lower 2sED `n (mean_r l_r + var_r(l_r)/2)` (`LogEstimate.lognormalReplicates`).
     public static func block(_ est: SMCUnitEstimate, units n: Int, stop t: Int)
