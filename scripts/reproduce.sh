@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
 # notebooks-txt/brackets.txt, intervals.txt, bracket-coverage.txt and island-noise.txt (about 60–70 minutes on 2 cores in a release build, layered.txt 16 of them, bound-test.txt about 6,
-# intervals.txt about 2.5 hours more, bracket-coverage.txt about 1.5 and island-noise.txt about 0.3; each report's header
+# intervals.txt about 2.5 hours more, bracket-coverage.txt 2.4 and island-noise.txt 0.2; each report's header
 # records its blocks' wall times). notebooks-txt/cnn.txt (about an hour more) only with --with-cnn;
 # notebooks-txt/study.txt and study-teacher.txt, the measure study (hours; resumable), only with --with-study.
 #
@@ -17,7 +17,7 @@ for a in "$@"; do
         --dry-run) dry=1 ;;
         --with-cnn) cnn=1 ;;
         --with-study) study=1 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "reproduce.sh: unknown argument '$a' (--dry-run, --with-cnn, --with-study)" >&2; exit 2 ;;
     esac
 done

@@ -41,7 +41,7 @@ public struct CertifiedBracket: Sendable, Equatable {
             self.stageOneMarkov = stageOneMarkov
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
             // Each end is widened by its rounding: a stage term sums up to d logs, each within an ulp or two,
-            // so the sum is within (d + 16)·4u of its size (twice that is used); where a ceiling is attained
+            // so the sum is within (d + 16)·2ε of its size (ε = 2⁻⁵²; 8ε is used); where a ceiling is attained
             // (a stage that does not vary) the exact value and the end differ only in rounding, either way.
             let rounding = { (terms: [Double]) in
                 8 * Double.ulpOfOne * Double(d + 16) * (Swift.abs(base) + terms.reduce(0) { $0 + Swift.abs($1) } / l)

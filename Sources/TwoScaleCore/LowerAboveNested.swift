@@ -1,7 +1,8 @@
 /// The check that an estimate of the lower 2sED has not come out above the 2sED by more than their
 /// intervals allow. The true values are ordered, lower ≤ 2sED (Jensen: `E log X ≤ log E X` for each later
 /// layer's average). An estimator that corrects the two terms separately (smc: the islands' logs under a
-/// lognormal replicate model for the lower term, the log of their mean for the 2sED term;
+/// lognormal replicate model for the lower term, the log of their mean less the pooled power's excess for
+/// the 2sED term;
 /// docs/ESTIMATORS.md §3, §5) can break that order by noise; when the lower interval lies wholly above the
 /// 2sED's, a correction has failed (docs/lab/ESTIMATORS-LOG.md, Limits: island replicates that disagree by many
 /// nats), and the lower 2sED at that ε is not to be trusted.

@@ -5,12 +5,12 @@ import TwoScaleCore
 
 // The unit: p coordinates v on [0, 1], square-root eigenvalues a·v_j, so g_s(v) = Π_j (1 + s a v_j) and,
 // at s = 1, Z = E_U g = (1 + a/2)^p exactly. The layered toy's stage-2 unit at ε = 10⁻³ has a ≈ 17.
-let args = CommandLine.arguments.dropFirst().map { Double($0) }
-guard args.count == 5, args.allSatisfy({ $0 != nil }) else {
-    FileHandle.standardError.write("usage: island-noise P_DIM A PARTICLES SWEEPS RUNS (two replicates per run)\n".data(using: .utf8)!)
+let args = Array(CommandLine.arguments.dropFirst())
+guard args.count == 5, let p = Int(args[0]), let a = Double(args[1]), a.isFinite, a >= 0, let particles = Int(args[2]),
+      let sweeps = Int(args[3]), let runs = Int(args[4]), p >= 1, particles >= 4, sweeps >= 1, runs >= 1 else {
+    FileHandle.standardError.write(Data("usage: island-noise P_DIM A PARTICLES SWEEPS RUNS (integers ≥ 1, A ≥ 0, PARTICLES ≥ 4)\n".utf8))
     exit(2)
 }
-let p = Int(args[0]!), a = args[1]!, particles = Int(args[2]!), sweeps = Int(args[3]!), runs = Int(args[4]!)
 let unit = SMCUnit(dimension: p, box: 0...1, roots: { v in v.map { a * $0 } })
 let exact = Double(p) * log1p(a / 2)
 var errors: [Double] = [], steps = 0.0
