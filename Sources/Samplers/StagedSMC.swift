@@ -290,11 +290,11 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                         boundLow = low + boundStageLower
                         hasBound = true
                     }
-                    let lz = islands.map(\.logZ)
+                    let lz = islands.map(\.logZ), noise = islands.map(\.noise)
                     for i in islands { islandsDiag.merge(i.diag) }
                     // The 2sED's term: the log-mean of the outer weights, less the excess that raising the
                     // islands' pooled estimates to the n-th power gives them (`powerBias`).
-                    let excess = Self.powerBias(noise: islands.map(\.noise), units: n)
+                    let excess = Self.powerBias(noise: noise, units: n)
                     var term = LogEstimate.logMeanAndShortfall(lz)
                     term.estimate = LogEstimate(value: term.estimate.value - excess.value,
                                                 variance: term.estimate.variance + excess.variance)
@@ -307,7 +307,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     let w = LogSpace.normalizedWeights(logWeights: lz)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
-                    stageNoise.append(Self.noiseShare(noise: islands.map(\.noise), logZ: lz))
+                    stageNoise.append(Self.noiseShare(noise: noise, logZ: lz))
                     stageLogVariance.append(LogEstimate.sampleVariance(lz))
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
