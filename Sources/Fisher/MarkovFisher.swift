@@ -90,8 +90,16 @@ public struct MarkovFisher: FisherModel {
         }
     }
 
-    /// The samples of `x_m` (the input of block m): the data for m = 0; for m ≥ 1 the N·R rows
-    /// `x_m = act(W_m x_{m−1} + b_m) + σ v_m` (row `n·R + r`: data input n, noise draw r).
+    /// The first block's input samples: the data through the parameter-free layers before the first
+    /// parametric one (pooling or flattening), the same for every θ; the data itself where there are none.
+    public var firstBlockInputs: Matrix {
+        var h = data
+        for layer in architecture.stack.prefix(architecture.parametricLayers[0]) { h = layer.forward(h, parameters: []) }
+        return h
+    }
+
+    /// The samples of `x_m` (the input of block m): `firstBlockInputs` for m = 0; for m ≥ 1 the N·R
+    /// rows `x_m = act(W_m x_{m−1} + b_m) + σ v_m` (row `n·R + r`: data input n, noise draw r).
     public func blockInputs(_ net: Network, block m: Int) throws -> Matrix {
         try check(net, block: m)
         let target = architecture.parametricLayers[m]

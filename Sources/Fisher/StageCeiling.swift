@@ -167,7 +167,7 @@ extension MarkovFisher {
             if index == architecture.layers - 1 { break }
             var rho = a * a * Double(st.unitDimension) * patchTrace
             if bounds.count == 1 {
-                let xa = layer.patches(data)
+                let xa = layer.patches(firstBlockInputs)
                 let pi = BLAS.gram(xa, transpose: true, alpha: 1 / Double(data.rows))
                 let top = (try? SymmetricEigen.eigenvalues(pi).last) ?? nil
                 let entrywise = pi.data.reduce(0) { $0 + Swift.abs($1) }

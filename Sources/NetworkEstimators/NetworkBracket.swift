@@ -34,7 +34,7 @@ extension MarkovFisher {
         let L = blockDimensions.count
         let n1 = units(block: 0).count
         let me = self
-        let first = unitInputs(data, block: 0)
+        let first = unitInputs(firstBlockInputs, block: 0)
         // Per draw: the roots of every first-layer unit, then of every later block (streams "BRKT", 0, k: the
         // Markov end's samplers use "BRKT", 1… of their own).
         let roots: [[[Double]]] = try await sharing.map(draws, threads: threads) { k in

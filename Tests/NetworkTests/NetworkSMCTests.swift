@@ -116,7 +116,7 @@ final class NetworkSMCTests: XCTestCase {
         let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120, nv = 48
-        let xa0 = model.unitInputs(data, block: 0)
+        let xa0 = model.unitInputs(try model.blockInputs(model.zeroNetwork(), block: 0), block: 0)
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta)
             var g1 = [Double](), logZ2 = [Double]()
@@ -307,7 +307,7 @@ final class NetworkSMCTests: XCTestCase {
         let varLogC = r.trace.logVariance
         XCTAssertGreaterThan(varLogC, 1e-4, "20 trace draws leave ĉ uncertain")
         let nw = 600
-        let xa0 = model.unitInputs(data, block: 0)
+        let xa0 = model.unitInputs(try model.blockInputs(model.zeroNetwork(), block: 0), block: 0)
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta) * r.scale.squareRoot()
             var g1 = [Double](), dg1 = [Double](), logB = [Double](), dB = [Double]()
@@ -500,6 +500,22 @@ final class NetworkSMCTests: XCTestCase {
         let data = Matrix(rows: 4, cols: 4, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2, 0.1, 0.7, -1.4, 0.5])
         let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 2, noiseSeed: 3)
         try await assertAgainstQuadrature(model, data: data, seed: 5)
+    }
+
+    /// A pooling before the first parametric layer (2×2 average, then 1-1-2, tanh; d = 3): the smc
+    /// estimate and its bracket read the pooled inputs (they once read the raw image and stopped).
+    func testPoolingFirstNetworkAgainstQuadrature() async throws {
+        let arch = try Architecture(parsing: "2x2x1-avgpool2-1-2")
+        XCTAssertEqual(arch.parameterCount, 3)
+        let data = Matrix(rows: 4, cols: 4, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2, 0.1, 0.7, -1.4, 0.5])
+        let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 2, noiseSeed: 3)
+        for (a, b) in zip(model.firstBlockInputs.data, [0.45, -0.1, -0.025, -0.025]) { XCTAssertEqual(a, b, accuracy: 1e-15, "the rows' means") }
+        try await assertAgainstQuadrature(model, data: data, seed: 5)
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 5, paths: 16, inner: 8, traceDraws: 10)
+        let r = try await smc.run(eps: [0.01], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
+        let b = try await model.certifiedBracket(box: -1...1, eps: [0.01], zeta: 2.0 / 3, scale: 1, seed: 5, draws: 50, threads: 2)
+        XCTAssertLessThanOrEqual(b.points[0].dZeta.lowerBound, b.points[0].dZeta.upperBound)
+        XCTAssert(b.points[0].dZeta.contains(r.points[0].dZeta), "\(b.points[0].dZeta) ∌ \(r.points[0].dZeta)")
     }
 
     /// Same numbers for any thread count.
