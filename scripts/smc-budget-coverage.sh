@@ -6,16 +6,17 @@
 # one where the rule lets it stand, else the bracket) does. --seed draws the data and the noise too, so each seed is its own network problem with its own
 # 30× reference.
 #
-#   scripts/smc-budget-coverage.sh [OUTDIR] [SEEDS] [ARCH] [SAMPLES] [REF] [REF_INNER]
+#   scripts/smc-budget-coverage.sh [OUTDIR] [SEEDS] [ARCH] [SAMPLES] [REF] [REF_INNER] [DATA]
 #
 # Defaults: /tmp/smc-coverage, 20 seeds, 30-10-5, N = 50 (about 65 s per seed on 2 cores), the reference
 # with the default J = 32 island particles. Raising only K cannot show a bias of the islands' own logs
-# (docs/ESTIMATORS.md §3): give REF_INNER to raise J in the reference too. Runs already in OUTDIR are kept
+# (docs/ESTIMATORS.md §3): give REF_INNER to raise J in the reference too. DATA is --data's source
+# (default synthetic:gaussian; e.g. fashion-mnist with an image ARCH). Runs already in OUTDIR are kept
 # (rerun to continue). Needs a release build (swift build -c release; TWOSCALE_BIN=PATH runs another binary)
 # and python3.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"; ref_inner="${6:-32}"
+out="${1:-/tmp/smc-coverage}"; seeds="${2:-20}"; arch="${3:-30-10-5}"; samples="${4:-50}"; ref="${5:-1920}"; ref_inner="${6:-32}"; data="${7:-synthetic:gaussian}"
 bin="${TWOSCALE_BIN:-$here/.build/release/twoscale}"
 [ -x "$bin" ] || { echo "no release build at $bin: run swift build -c release" >&2; exit 2; }
 mkdir -p "$out"
@@ -26,7 +27,7 @@ for seed in $(seq 1 "$seeds"); do
     set -- $run
     f="$out/s${seed}_$1.json"
     [ -s "$f" ] && continue
-    "$bin" ed --arch "$arch" --data synthetic:gaussian --samples "$samples" --sigma2 0.1 --zeta 0.6667 --seed "$seed" \
+    "$bin" ed --arch "$arch" --data "$data" --samples "$samples" --sigma2 0.1 --zeta 0.6667 --seed "$seed" \
       --estimator smc --paths "$2" --inner "$3" --eps 0.001,0.1 --lower --json > "$f.tmp" 2> "$out/s${seed}_$1.err"
     mv "$f.tmp" "$f"
   done
