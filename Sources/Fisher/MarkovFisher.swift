@@ -104,10 +104,10 @@ public struct MarkovFisher: FisherModel {
         try check(net, block: m)
         let target = architecture.parametricLayers[m]
         let n = data.rows, r = noiseSamples
-        var h = data
+        var h = firstBlockInputs
         var expanded = false
         var hidden = 0
-        for layer in 0..<target {
+        for layer in architecture.parametricLayers[0]..<target {
             let z = net.preActivation(layer: layer, input: h)
             guard architecture.isActivated(layer: layer) else { h = z; continue }
             let a = net.activate(z)

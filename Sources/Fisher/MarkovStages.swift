@@ -36,7 +36,7 @@ extension MarkovFisher: StagedModel {
     /// Block m's unit given the earlier layers of `net`; the softmax block's supremum is its spectrum at
     /// uniform probabilities (`softmaxSupremumRoots`).
     public func stage(_ net: Network, _ m: Int, box: ClosedRange<Double>) throws -> StageUnit {
-        let x = m == 0 ? firstBlockInputs : try blockInputs(net, block: m)
+        let x = try blockInputs(net, block: m)
         let inputs = unitInputs(x, block: m)
         let model = self
         let last = m == blockDimensions.count - 1

@@ -116,7 +116,7 @@ final class NetworkSMCTests: XCTestCase {
         let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120, nv = 48
-        let xa0 = model.unitInputs(try model.blockInputs(model.zeroNetwork(), block: 0), block: 0)
+        let xa0 = model.unitInputs(model.firstBlockInputs, block: 0)
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta)
             var g1 = [Double](), logZ2 = [Double]()
@@ -307,7 +307,7 @@ final class NetworkSMCTests: XCTestCase {
         let varLogC = r.trace.logVariance
         XCTAssertGreaterThan(varLogC, 1e-4, "20 trace draws leave ĉ uncertain")
         let nw = 600
-        let xa0 = model.unitInputs(try model.blockInputs(model.zeroNetwork(), block: 0), block: 0)
+        let xa0 = model.unitInputs(model.firstBlockInputs, block: 0)
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta) * r.scale.squareRoot()
             var g1 = [Double](), dg1 = [Double](), logB = [Double](), dB = [Double]()
