@@ -10,12 +10,16 @@ public struct EstimatorBudget: Sendable, Equatable {
     public var inner: Int
     public var traceDraws: Int
     public var islandSweeps: Int
+    /// smc: proposals of the previous layer per particle and tempering step of a degenerate layer (0: off).
+    public var outerMoves: Int
 
-    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
+    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = NetworkSMC.defaultIslandSweeps,
+                outerMoves: Int = 0) {
         self.paths = paths
         self.inner = inner
         self.traceDraws = traceDraws
         self.islandSweeps = islandSweeps
+        self.outerMoves = outerMoves
     }
 }
 

@@ -56,7 +56,7 @@ public enum PlainNetworkEstimator: NetworkEstimator {
 /// Its samples depend on ε, so it runs end to end (no store).
 public enum SMCNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.smc
-    public static var flags: [String] { ["--trace-draws", "--island-sweeps"] }
+    public static var flags: [String] { ["--trace-draws", "--island-sweeps", "--outer-moves"] }
     public static var reportsIntervals: Bool { true }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
@@ -66,11 +66,15 @@ public enum SMCNetworkEstimator: NetworkEstimator {
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
                                    islandSweeps: budget.islandSweeps)
+        guard (0...1_000).contains(budget.outerMoves) else {
+            throw TwoScaleError.invalid("--outer-moves", "\(budget.outerMoves)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
+        }
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
         try NetworkSMC.encodeIslandKeys(sweeps: budget.islandSweeps, into: &c)
+        if budget.outerMoves > 0 { try c.encode(budget.outerMoves, forKey: ResultKey("outer_moves")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -79,6 +83,7 @@ public enum SMCNetworkEstimator: NetworkEstimator {
         var smc = try NetworkSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
                                  traceDraws: b.traceDraws, islandSweeps: b.islandSweeps)
         smc.sharing = problem.sharing
+        smc.staged.moveProposals = b.outerMoves
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
         let points = r.points.map { p in
@@ -89,9 +94,10 @@ public enum SMCNetworkEstimator: NetworkEstimator {
         var estimate = NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                        diagnostics: .init(tailShortfall: tail))
         if let configuration = problem.configuration {
-            let m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
+            var m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                                           normalization: request.normalization, lower: request.lower, paths: b.paths, inner: b.inner,
                                           islandSweeps: b.islandSweeps)
+            m.outerMoves = b.outerMoves
             let shortfall = m.boundShortfall.flatMap { s in m.points.firstIndex(of: s) }.map { points[$0] }
             estimate.diagnostics = .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested, tailShortfall: m.tailShortfall,
                                          aboveBound: m.aboveBound, boundShortfall: shortfall, bracketCheck: m.bracketCheck)

@@ -27,6 +27,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         /// Per stage: log Ẑ_m and its standard error.
         public var stageLogZ: [Double]
         public var stageSE: [Double]
+        /// Per stage m ≥ 2, with `--outer-moves`: what moving the previous layer did (else empty).
+        public var stageMoves: [OuterMoveDiagnostics] = []
         /// Whether the lower 2sED was asked for (its keys are written).
         public var lower: Bool
         /// The estimate of an upper bound on the 2sED (and the lower 2sED): the last stage's islands
@@ -65,6 +67,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
             try c.encode(stageLogVariance, forKey: ResultKey("stage_log_var"))
             try c.encode(stageLogZ, forKey: ResultKey("stage_log_z"))
             try c.encode(stageSE, forKey: ResultKey("stage_se"))
+            if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: ResultKey("stage_moves")) }
             if let u = bound {
                 // The upper bound's keys beside the estimate's (flat, so tables and plots read them).
                 try c.encode(u.dZeta, forKey: ResultKey("d_zeta_upper"))
@@ -103,6 +106,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var inner: Int
     /// MH sweeps per island step (0 for a one-layer network, which has no islands).
     public var islandSweeps: Int
+    /// `--outer-moves`: redraws of the previous layer per particle and tempering step (0: off, not written).
+    public var outerMoves = 0
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -148,6 +153,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
         try NetworkSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
+        if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -166,8 +172,8 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
-                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() }, lower: lower,
-                  bound: p.bound)
+                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() },
+                  stageMoves: p.stageMoves, lower: lower, bound: p.bound)
         }
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }

@@ -36,6 +36,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public var replicates: Int
     /// MH sweeps per island resample–move step.
     public var islandSweeps: Int
+    /// Metropolis–Hastings proposals of θ_{m−1} per particle and tempering step of a stage whose outer
+    /// weights degenerate (`moveEarlier`, docs/METHOD.md §22); 0 (the default) leaves earlier stages unmoved.
+    public var moveProposals = 0
     /// How the independent items (trace draws, stage-1 samplers, islands) are shared out.
     public var sharing: any WorkSharing = LocalSharing()
 
@@ -188,11 +191,34 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         var diag: SMCDiagnostics
         var boundLog: Double?
         var boundSlope: Double?
+        /// The island's population (at its one stop), kept for `moveEarlier` at the next stage.
+        var population: SMCUnitEstimate?
     }
 
     /// `Σ_i log(1 + s r̄_i)` and its slope in log s for a stage's supremum roots r̄.
     static func supremum(_ roots: [Double], scale s: Double) -> (log: Double, slope: Double) {
         (LogSpace.logDetSqrt(roots: roots, scale: s), LogSpace.logDetSqrtSlope(roots: roots, scale: s))
+    }
+
+    /// The island of stage m at θ_{<m} = `state`: a pooled sampler of the stage's units at scale s, its
+    /// factor, n draws of the units (before the last stage), and at the last stage the supremum.
+    func island(_ state: Model.State, stage m: Int, scale s: Double, settings: SMCSettings, stream: [UInt64],
+                drawStream: [UInt64]) throws -> Island {
+        let last = m == model.stageUnits.count - 1
+        let n = model.stageUnits[m].count
+        let stage = try model.stage(state, m, box: box)
+        let est = try runBlock(stage.unit, units: n, stops: [s], settings: settings, stream: stream, keep: !last)
+        let b = Self.block(est, units: n, stop: 0)
+        var drawn: [[Double]] = []
+        if !last {
+            var rng = Xoshiro256(seed: seed, stream: drawStream)
+            drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
+        }
+        // The last stage's supremum at the same outer particle (no random numbers).
+        let bound = last ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
+        return Island(logZ: b.logZ, lower: b.log.value, noise: b.noise, slope: b.slope, units: drawn,
+                      diag: est.diagnostics, boundLog: bound?.log, boundSlope: bound?.slope,
+                      population: moveProposals > 0 && !last ? est : nil)
     }
 
     public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
@@ -236,6 +262,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
             var stageNoise: [Double] = []
             var stageLogVariance: [Double] = []
             var stageShortfall: [Double] = []
+            var stageMoves: [OuterMoveDiagnostics] = []
             // The upper bound (`UpperBound`): the earlier stages' terms, then the last stage's supremum.
             var hasBound = false
             var boundJoint = LogEstimate(), boundLow = LogEstimate(), boundSlope = 0.0
@@ -259,26 +286,21 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     }
                     return state
                 }
+                // Where particle k's units of stage m − 1 were drawn from (the population and its stop), for
+                // `moveEarlier`: stage 1's pooled sampler, then each particle's island.
+                var sources = [UnitSource(population: first, stop: t)]
+                var sourceOf = [Int](repeating: 0, count: paths)
                 let s = stops[t]
                 for m in 1..<L {
                     let last = m == L - 1
-                    let current = particles
+                    var current = particles
                     let n = units[m].count
-                    let islands: [Island] = try await sharing.map(paths, threads: threads) { k in
-                            let stage = try me.model.stage(current[k], m, box: me.box)
-                            let est = try me.runBlock(stage.unit, units: n, stops: [s], settings: settingsPerBlock[m],
-                                                      stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)], keep: !last)
-                            let b = Self.block(est, units: n, stop: 0)
-                            var drawn: [[Double]] = []
-                            if !last {
-                                var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
-                                drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
-                            }
-                            // The last stage's supremum at the same outer particle (no random numbers).
-                            let bound = last ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
-                            return Island(logZ: b.logZ, lower: b.log.value, noise: b.noise, slope: b.slope, units: drawn,
-                                          diag: est.diagnostics, boundLog: bound?.log, boundSlope: bound?.slope)
-                        }
+                    let start = current
+                    var islands: [Island] = try await sharing.map(paths, threads: threads) { k in
+                        try me.island(start[k], stage: m, scale: s, settings: settingsPerBlock[m],
+                                      stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)],
+                                      drawStream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+                    }
                     if last, islands.allSatisfy({ $0.boundLog != nil }) {
                         let lb = islands.map { $0.boundLog! }
                         (boundStage, boundShortfall) = LogEstimate.logMeanAndShortfall(lb)
@@ -296,15 +318,30 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     // islands' pooled estimates to the n-th power gives them (`powerBias`).
                     let excess = Self.powerBias(noise: noise, units: n)
                     var term = LogEstimate.logMeanAndShortfall(lz)
+                    // With `moveProposals`, a degenerate stage's weights are tempered in and θ_{m−1} moved
+                    // under them (`moveEarlier`); the stage's diagnostics stay those of the plain weights.
+                    var finalLogW = lz
+                    let plain = islands
+                    if moveProposals > 0, LogSpace.effectiveSampleSize(logWeights: lz) < Self.moveESSFraction * Double(paths) {
+                        let moved = try await moveEarlier(current, sources: sourceOf.map { sources[$0] }, islands: islands, stage: m,
+                                                          scale: s, stop: t, settings: settingsPerBlock[m], threads: threads)
+                        term = moved.term
+                        finalLogW = moved.logWeights
+                        current = moved.states
+                        islands = moved.islands
+                        stageMoves.append(moved.diagnostics)
+                    } else if moveProposals > 0 {
+                        stageMoves.append(OuterMoveDiagnostics())
+                    }
                     term.estimate = LogEstimate(value: term.estimate.value - excess.value,
                                                 variance: term.estimate.variance + excess.variance)
                     stageTerms.append(term.estimate)
                     stageShortfall.append(term.shortfall)
                     joint = joint + stageTerms[stageTerms.count - 1]
-                    var lowerTerm = LogEstimate.mean(islands.map(\.lower))
+                    var lowerTerm = LogEstimate.mean(plain.map(\.lower))
                     lowerTerm.variance *= Self.populationVarianceFactor
                     low = low + lowerTerm
-                    let w = LogSpace.normalizedWeights(logWeights: lz)
+                    let w = LogSpace.normalizedWeights(logWeights: finalLogW)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
                     stageNoise.append(Self.noiseShare(noise: noise, logZ: lz))
@@ -316,6 +353,17 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                             var state = current[k]
                             for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }
                             return state
+                        }
+                        if moveProposals > 0 {
+                            // Each distinct island's population once; the particles point to theirs.
+                            var index = [Int: Int]()
+                            sources = []
+                            sourceOf = idx.map { k in
+                                if let i = index[k] { return i }
+                                index[k] = sources.count
+                                sources.append(UnitSource(population: islands[k].population!, stop: 0))
+                                return sources.count - 1
+                            }
                         }
                     }
                 }
@@ -335,6 +383,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
             point.stageIslandNoise = stageNoise
             point.stageLogVariance = stageLogVariance
             point.stageTailShortfall = stageShortfall
+            point.stageMoves = stageMoves
             if hasBound, boundJoint.value.isFinite, boundLow.value.isFinite {
                 point.bound = UpperBound(eps: e, zeta: zeta, dimension: d, estimate: boundJoint, lower: lower ? boundLow : nil,
                                          stage: boundStage, stageLower: boundStageLower, stageLogVariance: boundLogVariance,

@@ -47,6 +47,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         /// The estimator's stage terms (bias-corrected logs) and their errors against the exact ones.
         public var stageLogZMc: [Double]
         public var stageErrorMc: [Double]
+        /// With `--outer-moves`: what moving stage 1 did (first trial); else empty.
+        public var stageMoves: [OuterMoveDiagnostics] = []
         public var trials: Int?
         public var covered: Int?
         public var coveredLower: Int?
@@ -83,7 +85,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                  stageLogVarMc, stageLogZMc, stageErrorMc, trials, covered, coveredLower, mcBias, mcSd, meanHalfWidth, mcBiasLower,
                  maxStageEssFraction, dZetaBracket, dZetaLowerBracket, bracketCovered, bracketCoveredLower,
                  coveredInterval, coveredIntervalLower, bracketFallbacks, dZetaJointMc, ci95JointMc, errorJointMc,
-                 coveredJoint, mcBiasJoint, mcSdJoint
+                 coveredJoint, mcBiasJoint, mcSdJoint, stageMoves
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -102,6 +104,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             try c.encode(stageLogVarMc, forKey: .stageLogVarMc)
             try c.encode(stageLogZMc, forKey: .stageLogZMc)
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
+            if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }
             try c.encodeIfPresent(trials, forKey: .trials)
             try c.encodeIfPresent(covered, forKey: .covered)
             try c.encodeIfPresent(coveredLower, forKey: .coveredLower)
@@ -185,15 +188,16 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
 
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
-                                       joint: Bool = false, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, joint: Bool = false, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
         let model = self.model, zeta = self.zeta, normalization = self.normalization, scale = self.scale
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
             -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?) {
-            let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+            var smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps)
+            smc.moveProposals = moveProposals
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket at the exact c, so that it brackets the exact values.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads)
@@ -259,6 +263,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                                     stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 },
                                     dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower,
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
+            q.stageMoves = mc.stageMoves
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
                 let n = Double(ests.count)

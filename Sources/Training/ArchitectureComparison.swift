@@ -34,6 +34,8 @@ public struct ArchitectureComparison: Sendable {
         public var traceDraws: Int
         /// smc: the islands' sweeps per step (`NetworkSMC.islandSweeps`; `ed`'s default).
         public var islandSweeps = NetworkSMC.defaultIslandSweeps
+        /// smc: proposals of the previous layer per particle and tempering step (`ed --outer-moves`; 0: off).
+        public var outerMoves = 0
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
                     box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,
@@ -206,7 +208,7 @@ public struct ArchitectureComparison: Sendable {
         let estimator = try EstimatorRegistry.estimator(s.estimator)
         let problem = EstimatorProblem(model: model, box: s.box, seed: seed,
                                        budget: EstimatorBudget(paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
-                                                               islandSweeps: s.islandSweeps))
+                                                               islandSweeps: s.islandSweeps, outerMoves: s.outerMoves))
         let request = MeasurementRequest(eps: [s.eps], zeta: s.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: s.threads)
         let e = try await estimator.estimate(problem, request: request, progress: { _ in })
         guard let p = e.points.first, let bracket = e.bracket?.points.first else {

@@ -116,7 +116,8 @@ struct CompareCommand: AsyncParsableCommand {
         let chosen = try EstimatorRegistry.estimator(estimator)
         let draws = traceDraws(list)
         for a in list {
-            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: estimation.sweeps),
+            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: estimation.sweeps,
+                                                   outerMoves: estimation.moves),
                                    layers: a.parametricLayers.count)
         }
         try EstimatorFlags.refuseForeign(estimation.given, kind: estimator, choice: estimation.estimatorGiven != nil ? .given : .byDefault)
@@ -177,6 +178,7 @@ struct CompareCommand: AsyncParsableCommand {
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator, traceDraws: traceDraws(architectures))
         settings.islandSweeps = estimation.sweeps  // the default unless given, and given only to an estimator that reads it
+        settings.outerMoves = estimation.moves
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()

@@ -17,8 +17,8 @@ struct EdCommand: AsyncParsableCommand {
         By default the smc estimator (docs/ESTIMATORS.md), with 95% intervals, diagnostics and a certified \
         bracket. --estimator plain (chosen without the flag for --store, --resume, --shard, --abbas-n and \
         --fisher output) draws K uniform paths and can write a spectra store: twoscale analyze re-reads it, \
-        twoscale merge joins its shards. Under mpirun the ranks share the work. Results do not depend on \
-        --threads or the number of ranks. Usage: docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
+        twoscale merge joins its shards. Results do not depend on --threads or on mpirun's ranks. Usage: \
+        docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
         """)
 
     /// ed's defaults for the shared option groups: 100 Gaussian inputs, σ² = 0.1, the estimator chosen by the run.
@@ -175,7 +175,7 @@ struct EdCommand: AsyncParsableCommand {
         }
         let budget = EstimatorBudget(paths: paths, inner: inner,
                                      traceDraws: estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: estimation.sweeps)
+                                     islandSweeps: estimation.sweeps, outerMoves: estimation.moves)
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
                                        configuration: configuration(architecture: architecture, box: box))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.

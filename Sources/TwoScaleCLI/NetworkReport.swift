@@ -142,7 +142,7 @@ enum NetworkReport {
                 + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
                 + "are short of convergence"
             : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "
-                + "more --paths (K) shrink only slowly (moving those weights, which this version does not, is what would help)"
+                + "more --paths (K) shrink only slowly; --outer-moves N moves those weights (docs/METHOD.md §22)"
     }
 
     /// A share as a whole percentage, as the warnings print it.
@@ -258,7 +258,21 @@ enum NetworkReport {
         let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where the outer ESS "
             + "(below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or \(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% "
             + "in the lognormal limit) says the sampled interval cannot be believed (docs/ESTIMATORS.md)\n"
-        return head + Fmt.table(header, rows) + note + (fallback ? why : "")
+        return head + Fmt.table(header, rows) + note + (fallback ? why : "") + movesLine(m.points)
+    }
+
+    /// What `--outer-moves` did, per ε and moved layer (empty where nothing was moved).
+    static func movesLine(_ points: [NetworkSMCMeasurement.Point]) -> String {
+        let parts = points.compactMap { p -> String? in
+            let moved = p.stageMoves.enumerated().filter { $0.element.steps > 0 }
+            guard !moved.isEmpty else { return nil }
+            return "ε = \(Fmt.num(p.eps)): " + moved.map { m, d in
+                "layer \(m + 2) in \(d.steps) steps, acceptance \(Fmt.num(d.acceptance, 2)), \(Fmt.num((100 * d.distinct).rounded(), 3))% distinct"
+            }.joined(separator: ", ")
+        }
+        guard !parts.isEmpty else { return "" }
+        return "\nouter moves (docs/METHOD.md §22): " + parts.joined(separator: "; ")
+            + "; outer ESS and the interval's source are the unmoved weights'\n"
     }
 
     /// A reported interval, marked `bracket` where it is the certified bracket; else `sampled` as it is.

@@ -251,11 +251,19 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.")
     var islandSweeps: Int?
 
+    @Option(help: "smc: N redraws of the layer before a degenerate one, per particle and step (SMC²; default 0, off).")
+    var outerMoves: Int?
+
     /// The estimator: as given, else the command's default (nil: the run chooses).
     var estimator: EstimatorKind? { estimatorGiven ?? Defaults.estimator }
 
     /// The estimator-specific flags given (each some estimator's own, `NetworkEstimator.flags`).
-    var given: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + (islandSweeps != nil ? ["--island-sweeps"] : []) }
+    var given: [String] {
+        (traceDraws != nil ? ["--trace-draws"] : []) + (islandSweeps != nil ? ["--island-sweeps"] : [])
+            + (outerMoves != nil ? ["--outer-moves"] : [])
+    }
+    /// Outer-move proposals per particle and step: `--outer-moves`, else 0 (off).
+    var moves: Int { outerMoves ?? 0 }
 
     /// Sweeps per particle and island step: `--island-sweeps`, else the default.
     var sweeps: Int { islandSweeps ?? NetworkSMC.defaultIslandSweeps }

@@ -99,6 +99,9 @@ struct ToyCommand: AsyncParsableCommand {
     @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
+    @Option(help: "--family layered --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
+    var outerMoves: Int = 0
+
     @Option(help: "--family layered: γ in h = e^(γκ), κ the share of active stage-1 coordinates (default 0.12).")
     var coupling: Double?
 
@@ -132,7 +135,7 @@ struct ToyCommand: AsyncParsableCommand {
     func checkFamilyFlags() throws {
         let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
                            (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
-                           (joint, "--joint")].filter(\.0).map(\.1)
+                           (joint, "--joint"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
         if family != .layered, let flag = layeredOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
         }
@@ -187,6 +190,10 @@ struct ToyCommand: AsyncParsableCommand {
         var result = try LayeredToyMeasurement.measure(model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
                                                        normalization: normalize)
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
+        if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
+        guard (0...1_000).contains(outerMoves) else {
+            throw TwoScaleError.invalid("--outer-moves", "\(outerMoves)", allowed: "give from 0 (off) to 1000 sweeps per tempering step")
+        }
         if monteCarlo.mc {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
@@ -194,7 +201,7 @@ struct ToyCommand: AsyncParsableCommand {
             let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
             try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2, islandSweeps: sweeps)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: sweeps, joint: joint, threads: o.threadCount) {
+                                           islandSweeps: sweeps, moveProposals: outerMoves, joint: joint, threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }
