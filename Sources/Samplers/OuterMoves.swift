@@ -13,10 +13,14 @@ import TwoScaleCore
 /// resampling and `moveProposals` pseudo-marginal Metropolis–Hastings proposals per particle: one unit of
 /// stage m − 1, chosen at random, redrawn from the population it was drawn from (an independence proposal
 /// from its own factor of π̂_{m−1}), a fresh island for `Ẑ_m(θ')`, accepted with `(Ẑ_m(θ')/Ẑ_m(θ))^λ`.
-/// That leaves γ_λ invariant, so the product of the steps' mean incremental weights is unbiased for
-/// `E_{π̂_{m−1}} E Ẑ_m` — the quantity the plain weighting estimates — however well the moves mix. The
+/// That leaves γ_λ invariant, so for a fixed schedule of λ the product of the steps' mean incremental
+/// weights is unbiased for `E_{π̂_{m−1}} E Ẑ_m` — the quantity the plain weighting estimates — however well
+/// the moves mix (the schedule here adapts to the weights, as every sampler's in this module does). The
 /// term's variance is the larger of the steps' summed (delta method with the lognormal floor, as for one
 /// step) and the genealogy's (`eveVariance`), which sees what resampling correlates between steps.
+///
+/// Random streams: [SMCN, 8, t, m, step] resampling, [SMCN, 9, t, m, step, k] a particle's proposals,
+/// [SMCN, 10 and 11, t, m, step, proposal, k] its islands (distinct from `NetworkSMC`'s [SMCN, 8, k]).
 extension StagedSMC {
     /// The ESS fraction below which a stage's weights are tempered in, and that each step keeps.
     public static var moveESSFraction: Double { 0.5 }
@@ -38,7 +42,7 @@ extension StagedSMC {
     /// (value, variance, the lognormal shortfall summed over the steps), the final particles, their
     /// islands and last log-weights, and what the moves did.
     func moveEarlier(_ states: [Model.State], sources: [UnitSource], islands: [Island], stage m: Int, scale s: Double,
-                     stop t: Int, settings: SMCSettings, threads: Int) async throws
+                     stop t: Int, settings: SMCSettings, threads: Int, progress: (String) -> Void = { _ in }) async throws
         -> (term: (estimate: LogEstimate, shortfall: Double), logWeights: [Double], states: [Model.State],
             islands: [Island], diagnostics: OuterMoveDiagnostics) {
         let me = self
@@ -64,6 +68,7 @@ extension StagedSMC {
             variance += step.estimate.variance
             shortfall += step.shortfall
             if lambda >= 1 { break }
+            progress("tempering step \(diag.steps + 1) at λ = \(String(format: "%.3g", lambda)), \(K)×\(moveProposals) islands")
             var rng = Xoshiro256(seed: seed, stream: [Self.stream, 8, UInt64(t), UInt64(m), UInt64(diag.steps)])
             let idx = AnnealedSMC.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
             eve = idx.map { eve[$0] }
@@ -84,7 +89,7 @@ extension StagedSMC {
                     me.model.setUnit(&q, stage: m - 1, unit: u, parameters: y)
                     let tail: [UInt64] = [UInt64(t), UInt64(m), UInt64(step0), UInt64(proposal), UInt64(k)]
                     let iy = try me.island(q, stage: m, scale: s, settings: settings, stream: [Self.stream, 10] + tail,
-                                           drawStream: [Self.stream, 11] + tail)
+                                           drawStream: [Self.stream, 11] + tail, bound: false)
                     let logA = lam * (iy.logZ - out.island.logZ)
                     out.proposals += 1
                     if logA >= 0 || Foundation.log(rng.uniform()) < logA {
@@ -108,6 +113,7 @@ extension StagedSMC {
             diag.accepted += acc
         }
         diag.distinct = Double(Set(islands.map { $0.logZ.bitPattern }).count) / Double(K)
+        diag.ancestors = Double(Set(eve).count) / Double(K)
         variance = Swift.max(variance, Self.eveVariance(logWeights: lw, eve: eve, resamplings: diag.steps))
         return ((LogEstimate(value: value, variance: variance), shortfall), lw, states, islands, diag)
     }
@@ -116,7 +122,10 @@ extension StagedSMC {
     /// final normalised weights, S_e the weight of the particles descended from initial particle e and n
     /// resamplings, the relative variance of Ẑ is estimated by `1 − (K/(K−1))^{n+1} (1 − Σ_e S_e²)`,
     /// which sees the correlation that resampling leaves and the per-step sum does not; returned as
-    /// `log(1 + V)`. With no resampling it is the delta method's `(K Σ W² − 1)/(K − 1)`.
+    /// `log(1 + V)`. With no resampling it is the delta method's `(K Σ W² − 1)/(K − 1)`. Its theory assumes
+    /// multinomial resampling of independent initial particles (here: systematic, and the initial
+    /// particles of a stage ≥ 3 hold duplicates); where all particles descend from one ancestor it is
+    /// log 2 whatever the error (`OuterMoveDiagnostics.ancestors` says how far it has collapsed).
     public static func eveVariance(logWeights lw: [Double], eve: [Int], resamplings n: Int) -> Double {
         let k = Double(lw.count)
         guard lw.count >= 2 else { return 0 }

@@ -201,9 +201,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     }
 
     /// The island of stage m at θ_{<m} = `state`: a pooled sampler of the stage's units at scale s, its
-    /// factor, n draws of the units (before the last stage), and at the last stage the supremum.
+    /// factor, n draws of the units (before the last stage), and at the last stage (with `bound`) the supremum.
     func island(_ state: Model.State, stage m: Int, scale s: Double, settings: SMCSettings, stream: [UInt64],
-                drawStream: [UInt64]) throws -> Island {
+                drawStream: [UInt64], bound withBound: Bool = true) throws -> Island {
         let last = m == model.stageUnits.count - 1
         let n = model.stageUnits[m].count
         let stage = try model.stage(state, m, box: box)
@@ -215,7 +215,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
             drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
         }
         // The last stage's supremum at the same outer particle (no random numbers).
-        let bound = last ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
+        let bound = last && withBound ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
         return Island(logZ: b.logZ, lower: b.log.value, noise: b.noise, slope: b.slope, units: drawn,
                       diag: est.diagnostics, boundLog: bound?.log, boundSlope: bound?.slope,
                       population: moveProposals > 0 && !last ? est : nil)
@@ -324,7 +324,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     let plain = islands
                     if moveProposals > 0, LogSpace.effectiveSampleSize(logWeights: lz) < Self.moveESSFraction * Double(paths) {
                         let moved = try await moveEarlier(current, sources: sourceOf.map { sources[$0] }, islands: islands, stage: m,
-                                                          scale: s, stop: t, settings: settingsPerBlock[m], threads: threads)
+                                                          scale: s, stop: t, settings: settingsPerBlock[m], threads: threads,
+                                                          progress: { progress("ε = \(e), stage \(m + 1): " + $0) })
                         term = moved.term
                         finalLogW = moved.logWeights
                         current = moved.states

@@ -267,12 +267,15 @@ enum NetworkReport {
             let moved = p.stageMoves.enumerated().filter { $0.element.steps > 0 }
             guard !moved.isEmpty else { return nil }
             return "ε = \(Fmt.num(p.eps)): " + moved.map { m, d in
-                "layer \(m + 2) in \(d.steps) steps, acceptance \(Fmt.num(d.acceptance, 2)), \(Fmt.num((100 * d.distinct).rounded(), 3))% distinct"
+                "layer \(m + 1) under layer \(m + 2)'s weights in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance "
+                    + "\(Fmt.num(d.acceptance, 2)), \(Fmt.num((100 * d.distinct).rounded(), 3))% distinct"
             }.joined(separator: ", ")
         }
         guard !parts.isEmpty else { return "" }
+        let lastMoved = points.contains { ($0.stageMoves.last?.steps ?? 0) > 0 }
         return "\nouter moves (docs/METHOD.md §22): " + parts.joined(separator: "; ")
-            + "; outer ESS and the interval's source are the unmoved weights'\n"
+            + "; outer ESS and the interval's source are the unmoved weights'"
+            + (lastMoved ? ", and so is the bound's last term, which a moved last layer's estimate may exceed" : "") + "\n"
     }
 
     /// A reported interval, marked `bracket` where it is the certified bracket; else `sampled` as it is.

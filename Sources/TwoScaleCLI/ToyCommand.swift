@@ -192,7 +192,7 @@ struct ToyCommand: AsyncParsableCommand {
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         guard (0...1_000).contains(outerMoves) else {
-            throw TwoScaleError.invalid("--outer-moves", "\(outerMoves)", allowed: "give from 0 (off) to 1000 sweeps per tempering step")
+            throw TwoScaleError.invalid("--outer-moves", "\(outerMoves)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
         }
         if monteCarlo.mc {
             let o = monteCarlo

@@ -210,7 +210,7 @@ public struct SMCPoint: Sendable, Equatable {
     /// lognormal model (`LogNormalSpread.shortfall`, nats): a bias the interval does not include. Not in
     /// the JSON this version (a warning when it exceeds the interval, `TailShortfall`). Empty for one stage.
     public var stageTailShortfall: [Double] = []
-    /// Per stage m ≥ 2, with `StagedSMC.moveSweeps` > 0: what moving θ_{m−1} did. Empty otherwise.
+    /// Per stage m ≥ 2, with `StagedSMC.moveProposals` > 0: what moving θ_{m−1} did. Empty otherwise.
     public var stageMoves: [OuterMoveDiagnostics] = []
     /// Share of the variance of `log E det` that comes from the estimated normalisation ĉ.
     public var normalizationShare: Double

@@ -518,6 +518,31 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssert(b.points[0].dZeta.contains(r.points[0].dZeta), "\(b.points[0].dZeta) ∌ \(r.points[0].dZeta)")
     }
 
+    /// `--outer-moves` on a network of four Gaussian layers whose three later stages' weights all degenerate
+    /// (docs/METHOD.md §22): all three are moved (each later one from the populations of the moved islands
+    /// before it), the estimates lie inside the certified bracket, and the numbers do not depend on the
+    /// thread count.
+    func testOuterMovesOnADeepNetwork() async throws {
+        let arch = try Architecture(parsing: "8-4-4-4-3")
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
+                                     sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
+        var smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20)
+        smc.staged.moveProposals = 2
+        let r1 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
+        let r2 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+        let p = r1.points[0]
+        XCTAssertEqual(p.stageMoves.count, 3)
+        for (m, d) in p.stageMoves.enumerated() {
+            XCTAssertGreaterThan(d.steps, 0, "stage \(m + 2) moved (plain ESS \(p.stageESS[m]) of 16)")
+            XCTAssertGreaterThan(d.accepted, 0)
+            XCTAssertLessThanOrEqual(d.accepted, d.proposals)
+        }
+        XCTAssertEqual(r1.points, r2.points, "the same numbers on 1 and 2 threads")
+        let b = try XCTUnwrap(r1.bracket.points.first)
+        XCTAssert(b.dZeta.contains(p.dZeta), "\(b.dZeta) ∌ \(p.dZeta)")
+        if let low = p.dZetaLower { XCTAssert(b.dZetaLower.contains(low), "\(b.dZetaLower) ∌ \(low)") }
+    }
+
     /// Same numbers for any thread count.
     /// The island-noise share: its two formulas on hand-computed cases, and on a network it falls as
     /// the islands grow (their noise shrinks like 1/J, the variation of Z₂ over θ₁ does not).
