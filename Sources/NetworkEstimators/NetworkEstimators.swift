@@ -65,10 +65,7 @@ public enum SMCNetworkEstimator: NetworkEstimator {
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
-                                   islandSweeps: budget.islandSweeps)
-        guard (0...1_000).contains(budget.outerMoves) else {
-            throw TwoScaleError.invalid("--outer-moves", "\(budget.outerMoves)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
-        }
+                                   islandSweeps: budget.islandSweeps, moveProposals: budget.outerMoves)
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
@@ -81,9 +78,8 @@ public enum SMCNetworkEstimator: NetworkEstimator {
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
         let b = problem.budget
         var smc = try NetworkSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
-                                 traceDraws: b.traceDraws, islandSweeps: b.islandSweeps)
+                                 traceDraws: b.traceDraws, islandSweeps: b.islandSweeps, moveProposals: b.outerMoves)
         smc.sharing = problem.sharing
-        smc.staged.moveProposals = b.outerMoves
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
         let points = r.points.map { p in
@@ -94,10 +90,9 @@ public enum SMCNetworkEstimator: NetworkEstimator {
         var estimate = NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                        diagnostics: .init(tailShortfall: tail))
         if let configuration = problem.configuration {
-            var m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
+            let m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                                           normalization: request.normalization, lower: request.lower, paths: b.paths, inner: b.inner,
-                                          islandSweeps: b.islandSweeps)
-            m.outerMoves = b.outerMoves
+                                          islandSweeps: b.islandSweeps, outerMoves: b.outerMoves)
             let shortfall = m.boundShortfall.flatMap { s in m.points.firstIndex(of: s) }.map { points[$0] }
             estimate.diagnostics = .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested, tailShortfall: m.tailShortfall,
                                          aboveBound: m.aboveBound, boundShortfall: shortfall, bracketCheck: m.bracketCheck)

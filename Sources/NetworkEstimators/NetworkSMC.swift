@@ -38,17 +38,18 @@ public struct NetworkSMC: Sendable {
     public typealias Staged = StagedSMC<MarkovFisher>
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps,
+                moveProposals: Int = 0) throws {
         try Network.checkBox(box)
         staged = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
-                            replicates: replicates, islandSweeps: islandSweeps)
+                            replicates: replicates, islandSweeps: islandSweeps, moveProposals: moveProposals)
     }
 
     /// The budget the samplers can run with (`StagedSMC.checkBudget`).
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = NetworkSMC.defaultIslandSweeps) throws {
+                                   islandSweeps: Int = NetworkSMC.defaultIslandSweeps, moveProposals: Int = 0) throws {
         try Staged.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: layers, replicates: replicates,
-                               islandSweeps: islandSweeps)
+                               islandSweeps: islandSweeps, moveProposals: moveProposals)
     }
 
     /// The staged estimator's result (points, ĉ, stage-1 and island diagnostics) and what only a network has.

@@ -107,7 +107,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     /// MH sweeps per island step (0 for a one-layer network, which has no islands).
     public var islandSweeps: Int
     /// `--outer-moves`: redraws of the previous layer per particle and tempering step (0: off, not written).
-    public var outerMoves = 0
+    public var outerMoves: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -168,7 +168,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
     public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, lower: Bool, paths: Int, inner: Int,
-                islandSweeps: Int = NetworkSMC.defaultIslandSweeps) {
+                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, outerMoves: Int = 0) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -182,6 +182,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         self.paths = paths
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
+        self.outerMoves = outerMoves
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

@@ -38,7 +38,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public var islandSweeps: Int
     /// Metropolis–Hastings proposals of θ_{m−1} per particle and tempering step of a stage whose outer
     /// weights degenerate (`moveEarlier`, docs/METHOD.md §22); 0 (the default) leaves earlier stages unmoved.
-    public var moveProposals = 0
+    public var moveProposals: Int
     /// How the independent items (trace draws, stage-1 samplers, islands) are shared out.
     public var sharing: any WorkSharing = LocalSharing()
 
@@ -61,9 +61,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public static var populationVarianceFactor: Double { 2 }
 
     public init(model: Model, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4) throws {
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4, moveProposals: Int = 0) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.stageUnits.count,
-                             replicates: replicates, islandSweeps: islandSweeps)
+                             replicates: replicates, islandSweeps: islandSweeps, moveProposals: moveProposals)
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
             throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
         }
@@ -75,13 +75,14 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         self.traceDraws = traceDraws
         self.replicates = replicates
         self.islandSweeps = islandSweeps
+        self.moveProposals = moveProposals
     }
 
     /// The budget the samplers can run with, for a model of `layers` stages: K from 2R to 10⁶, J (islands,
     /// only with later stages) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates), island sweeps
-    /// from 1 to 1 000.
+    /// from 1 to 1 000, outer-move proposals (`moveProposals`) from 0 to 1 000.
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = 4) throws {
+                                   islandSweeps: Int = 4, moveProposals: Int = 0) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
@@ -94,6 +95,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+        }
+        guard (0...1_000).contains(moveProposals) else {
+            throw TwoScaleError.invalid("--outer-moves", "\(moveProposals)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
         }
     }
 
@@ -293,9 +297,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                 let s = stops[t]
                 for m in 1..<L {
                     let last = m == L - 1
-                    var current = particles
+                    let start = particles
+                    var current = start
                     let n = units[m].count
-                    let start = current
                     var islands: [Island] = try await sharing.map(paths, threads: threads) { k in
                         try me.island(start[k], stage: m, scale: s, settings: settingsPerBlock[m],
                                       stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)],

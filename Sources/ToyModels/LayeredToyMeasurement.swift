@@ -195,9 +195,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         let model = self.model, zeta = self.zeta, normalization = self.normalization, scale = self.scale
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
             -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?) {
-            var smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
-                                    traceDraws: draws, islandSweeps: islandSweeps)
-            smc.moveProposals = moveProposals
+            let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+                                    traceDraws: draws, islandSweeps: islandSweeps, moveProposals: moveProposals)
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket at the exact c, so that it brackets the exact values.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads)

@@ -191,15 +191,13 @@ struct ToyCommand: AsyncParsableCommand {
                                                        normalization: normalize)
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
-        guard (0...1_000).contains(outerMoves) else {
-            throw TwoScaleError.invalid("--outer-moves", "\(outerMoves)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
-        }
         if monteCarlo.mc {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
             let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
-            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2, islandSweeps: sweeps)
+            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2, islandSweeps: sweeps,
+                                                  moveProposals: outerMoves)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
                                            islandSweeps: sweeps, moveProposals: outerMoves, joint: joint, threads: o.threadCount) {
                 Console.progress("toy: " + $0)

@@ -191,6 +191,7 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--trace-draws", "1"], 2, "--trace-draws"), (ed + ["--resume"], 2, "--resume"),
             (ed + ["--shard", "1/2"], 2, "--shard"), (ed + ["--box=-1e200:1e200"], 1, "--box"),
             (ed + ["--island-sweeps", "0"], 2, "--island-sweeps"), (ed + ["--island-sweeps", "1001"], 2, "--island-sweeps"),
+            (ed + ["--outer-moves", "-1"], 2, "--outer-moves"), (ed + ["--outer-moves", "1001"], 2, "--outer-moves"),
             // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
             (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian"], 2, "--island-kernel"),  // removed: an unknown option
@@ -198,6 +199,7 @@ final class EstimatorCommandTests: XCTestCase {
             (compare + ["--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
             (compare + ["--estimator", "plain", "--trace-draws", "300"], 2, "--trace-draws is a setting of the smc estimator"),
             (compare + ["--estimator", "smc", "--island-sweeps", "0"], 2, "--island-sweeps"),
+            (compare + ["--estimator", "smc", "--outer-moves", "1001"], 2, "--outer-moves"),
             (["ed", "--arch", "4-3-2", "--samples", "5", "--eps", "0.1", "--store", NSTemporaryDirectory() + "ts-never-written",
               "--trace-draws", "100"], 2, "(chosen for --store)"),
         ]

@@ -154,6 +154,9 @@ import TwoScaleCore
             (["toy", "--family", "layered", "--unit-size", "0,3"], "--unit-size"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--island-sweeps", "8"], "--island-sweeps"),
             (["toy", "--family", "layered", "--mc", "--island-sweeps", "0"], "--island-sweeps"),
+            (["toy", "--family", "layered", "--mc", "--outer-moves", "1001"], "--outer-moves"),
+            (["toy", "--family", "layered", "--outer-moves", "4"], "add --mc"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--outer-moves", "4"], "--outer-moves"),
         ]
         for (args, flag) in cases {
             let r = await runCLICapturingErrors(args + ["--eps", "0.1"])

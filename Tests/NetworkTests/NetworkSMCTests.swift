@@ -526,8 +526,7 @@ final class NetworkSMCTests: XCTestCase {
         let arch = try Architecture(parsing: "8-4-4-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
                                      sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
-        var smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20)
-        smc.staged.moveProposals = 2
+        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20, moveProposals: 2)
         let r1 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
         let r2 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
         let p = r1.points[0]
