@@ -12,6 +12,11 @@
 // LAPACK: symmetric eigenvalues (divide and conquer), column-major, Fortran calling convention.
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
              double *work, const int *lwork, int *iwork, const int *liwork, int *info);
+// LAPACK: the two steps dsyevd takes without vectors — reduction to tridiagonal form, then the
+// tridiagonal eigenvalues (Pal–Walker–Kahan QL/QR) — for SymmetricEigen's values-only path.
+void dsytrd_(const char *uplo, const int *n, double *a, const int *lda, double *d, double *e, double *tau,
+             double *work, const int *lwork, int *info);
+void dsterf_(const int *n, double *d, double *e, int *info);
 // LAPACK: symmetric positive definite solve helpers (Cholesky).
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 

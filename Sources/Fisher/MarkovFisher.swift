@@ -35,8 +35,6 @@ public struct MarkovFisher: FisherModel {
     public let blockDimensions: [Int]
     /// σ·v for hidden layer m (0-based, m < L − 1): `(N·R) × n_{m+1}`, row `n·R + r`.
     let noise: [Matrix]
-    /// The `K × (K−1)` Helmert basis of `1^⊥` (row-major).
-    let helmert: [Double]
 
     static let noiseStream: UInt64 = 0x4E4F_4953  // "NOIS"
 
@@ -78,7 +76,6 @@ public struct MarkovFisher: FisherModel {
             }
             return v
         }
-        helmert = SoftmaxCovariance.helmert(architecture.classes)
     }
 
     func check(_ net: Network, block m: Int) throws {
@@ -211,6 +208,106 @@ public struct MarkovFisher: FisherModel {
         try SymmetricEigen.eigenvalues(softmaxProjectedFisher(probs, xa))
     }
 
+    /// The projected softmax covariances `A'_s[a, b] / S` (a ≤ b, packed row by row) of every sample,
+    /// `A'_s = Qᵀ(diag p_s − p_s p_sᵀ)Q = (QᵀΛ)(QᵀΛ)ᵀ` with Λ the stable factor of `diag p − p pᵀ`: a Gram, so
+    /// PSD by construction. (Forming `Qᵀ diag(p) Q − qp qpᵀ` cancels catastrophically when p is nearly
+    /// one-hot — a saturated softmax — and gave clearly negative eigenvalues.) Calls `body(s, A'_s / S)`.
+    func softmaxProjectedCovariances(_ probs: Matrix, samples: Int, _ body: (Int, UnsafePointer<Double>) -> Void) {
+        let k = probs.cols, q = k - 1
+        let pairs = q * (q + 1) / 2
+        // Per-sample scratch (raw buffers: this loop runs for every sample of every inner draw).
+        let aProj = UnsafeMutablePointer<Double>.allocate(capacity: pairs)
+        let lam = UnsafeMutablePointer<Double>.allocate(capacity: k * q)
+        let lq = UnsafeMutablePointer<Double>.allocate(capacity: q * q)
+        let running = UnsafeMutablePointer<Double>.allocate(capacity: q)
+        defer { aProj.deallocate(); lam.deallocate(); lq.deallocate(); running.deallocate() }
+        let invS = 1 / Double(samples)
+        probs.data.withUnsafeBufferPointer { pp in
+            for i in 0..<probs.rows {
+                SoftmaxCovariance.factor(pp.baseAddress! + i * k, k, into: lam)
+                SoftmaxCovariance.helmertProject(lam, k, into: lq, running: running)
+                var t = 0
+                for a in 0..<q {
+                    let la = lq + a * q
+                    for b in a..<q {
+                        let lb = lq + b * q
+                        var v = 0.0
+                        for j in 0..<q { v += la[j] * lb[j] }
+                        aProj[t] = v * invS
+                        t += 1
+                    }
+                }
+                body(i, aProj)
+            }
+        }
+    }
+
+    /// The packed outer products `x_s x_sᵀ` (upper triangle, row by row: p(p+1)/2 per row of `xa`) that
+    /// `softmaxProjectedFisher(_:outer:)` reads; nil when they would exceed 2²¹ doubles (16 MiB).
+    static func packedOuterProducts(_ xa: Matrix) -> [Double]? {
+        let s = xa.rows, p = xa.cols, width = p * (p + 1) / 2
+        guard s * width <= 1 << 21 else { return nil }
+        return [Double](unsafeUninitializedCapacity: s * width) { buf, count in
+            xa.data.withUnsafeBufferPointer { px in
+                for r in 0..<s {
+                    let x = px.baseAddress! + r * p
+                    var o = buf.baseAddress! + r * width
+                    for i in 0..<p { let xi = x[i]; for j in i..<p { o[j - i] = xi * x[j] }; o += p - i }
+                }
+            }
+            count = s * width
+        }
+    }
+
+    /// `F'` from precomputed outer products (`packedOuterProducts`): block (a, b) of F' is
+    /// `Σ_s A'_s[a, b] x_s x_sᵀ / S`, symmetric for every pair, so the pairs' blocks are the rows of one
+    /// product `C = A'·O` ((K−1)K/2 × p(p+1)/2, inner dimension S) — half the work of the route below
+    /// and no S × (pairs·p) scratch, for inputs that are fixed while the weights move (the samplers).
+    func softmaxProjectedFisher(_ probs: Matrix, outer: [Double], columns p: Int) -> Matrix {
+        let s = probs.rows, q = probs.cols - 1
+        let pairs = q * (q + 1) / 2, width = p * (p + 1) / 2
+        precondition(outer.count == s * width)
+        // A'ᵀ: S × pairs, sample by sample.
+        var at = [Double](repeating: 0, count: s * pairs)
+        at.withUnsafeMutableBufferPointer { pa in
+            softmaxProjectedCovariances(probs, samples: s) { i, a in
+                (pa.baseAddress! + i * pairs).update(from: a, count: pairs)
+            }
+        }
+        var c = [Double](repeating: 0, count: pairs * width)
+        at.withUnsafeBufferPointer { pa in
+            outer.withUnsafeBufferPointer { po in
+                c.withUnsafeMutableBufferPointer { pc in
+                    BLAS.gemm(m: pairs, n: width, k: s, a: pa.baseAddress!, lda: pairs, transA: true,
+                              b: po.baseAddress!, ldb: width, c: pc.baseAddress!, ldc: width)
+                }
+            }
+        }
+        let n = q * p
+        var f = Matrix(rows: n, cols: n)
+        f.data.withUnsafeMutableBufferPointer { pf in
+            c.withUnsafeBufferPointer { pc in
+                var t = 0
+                for a in 0..<q {
+                    for b in a..<q {
+                        var src = pc.baseAddress! + t * width
+                        for i in 0..<p {
+                            for j in i..<p {
+                                let v = src[j - i]
+                                pf[(a * p + i) * n + b * p + j] = v
+                                pf[(a * p + j) * n + b * p + i] = v
+                            }
+                            src += p - i
+                        }
+                        t += 1
+                    }
+                }
+            }
+        }
+        // Only the upper triangle is read; the diagonal blocks (a = b) are filled whole.
+        return f
+    }
+
     /// The projected softmax Fisher `F'` of `softmaxDirectEigenvalues`, upper triangle filled
     /// ((K−1)p × (K−1)p, index `(a, i) ↦ a·p + i`).
     func softmaxProjectedFisher(_ probs: Matrix, _ xa: Matrix) -> Matrix {
@@ -218,52 +315,14 @@ public struct MarkovFisher: FisherModel {
         let pairs = q * (q + 1) / 2
         let width = pairs * p
         var y = [Double](repeating: 0, count: s * width)
-        // Per-sample scratch (raw buffers: this loop runs for every sample of every inner draw).
-        let aProj = UnsafeMutablePointer<Double>.allocate(capacity: pairs)
-        let lam = UnsafeMutablePointer<Double>.allocate(capacity: k * q)
-        let lq = UnsafeMutablePointer<Double>.allocate(capacity: q * q)
-        defer { aProj.deallocate(); lam.deallocate(); lq.deallocate() }
-        let invS = 1 / Double(s)
-        helmert.withUnsafeBufferPointer { hqb in
-            let hq = hqb.baseAddress!
-            probs.data.withUnsafeBufferPointer { pp in
-                xa.data.withUnsafeBufferPointer { px in
-                    y.withUnsafeMutableBufferPointer { py in
-                        for i in 0..<s {
-                            let pr = pp.baseAddress! + i * k
-                            // A' = Qᵀ(diag p − p pᵀ)Q = (QᵀΛ)(QᵀΛ)ᵀ with Λ the stable factor of
-                            // diag p − p pᵀ: a Gram, so PSD by construction. (Forming Qᵀ diag(p) Q − qp qpᵀ
-                            // cancels catastrophically when p is nearly one-hot — a saturated softmax —
-                            // and gave clearly negative eigenvalues.)
-                            SoftmaxCovariance.factor(pr, k, into: lam)
-                            for a in 0..<q {
-                                let la = lq + a * q
-                                for j in 0..<q { la[j] = 0 }
-                                for c in 0..<k {
-                                    let h = hq[c * q + a]
-                                    if h == 0 { continue }  // the Helmert basis is half zeros
-                                    let lc = lam + c * q
-                                    for j in 0..<q { la[j] += h * lc[j] }
-                                }
-                            }
-                            var t = 0
-                            for a in 0..<q {
-                                let la = lq + a * q
-                                for b in a..<q {
-                                    let lb = lq + b * q
-                                    var v = 0.0
-                                    for j in 0..<q { v += la[j] * lb[j] }
-                                    aProj[t] = v * invS
-                                    t += 1
-                                }
-                            }
-                            let row = py.baseAddress! + i * width
-                            let xr = px.baseAddress! + i * p
-                            for t in 0..<pairs {
-                                let w = aProj[t]
-                                for j in 0..<p { row[t * p + j] = w * xr[j] }
-                            }
-                        }
+        xa.data.withUnsafeBufferPointer { px in
+            y.withUnsafeMutableBufferPointer { py in
+                softmaxProjectedCovariances(probs, samples: s) { i, aProj in
+                    let row = py.baseAddress! + i * width
+                    let xr = px.baseAddress! + i * p
+                    for t in 0..<pairs {
+                        let w = aProj[t]
+                        for j in 0..<p { row[t * p + j] = w * xr[j] }
                     }
                 }
             }

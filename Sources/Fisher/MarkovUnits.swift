@@ -32,14 +32,16 @@ extension MarkovFisher {
         // The Gram route needs the active rows to be fewer than the columns, so the Gram can only pay
         // when the rows are (at most a few times) the columns; 4096 rows cap it at 128 MiB.
         let useGram = !softmax && (gram ?? (xa.rows <= 4 * xa.cols && xa.rows <= 4096))
+        // The softmax unit's direct route (rows ≥ columns) reads the packed outer products x_s x_sᵀ.
+        let outer = softmax && xa.rows >= xa.cols ? Self.packedOuterProducts(xa) : nil
         return UnitInputs(block: m, patches: xa, samples: samples,
-                          gram: useGram ? BLAS.gram(xa) : nil, rowNorms: Self.rowSquaredNorms(xa))
+                          gram: useGram ? BLAS.gram(xa) : nil, outer: outer, rowNorms: Self.rowSquaredNorms(xa))
     }
 
     /// √ of the nonzero eigenvalues of the unit's Fisher block at parameters `w`, for the block and
     /// inputs that `inputs` (from `unitInputs`) holds.
     public func unitRoots(_ w: [Double], inputs: UnitInputs) throws -> [Double] {
-        let eig = inputs.block == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: inputs.patches)
+        let eig = inputs.block == blockDimensions.count - 1 ? try softmaxUnitEigenvalues(w, inputs: inputs.patches, outer: inputs.outer)
                                                             : try neuronEigenvalues(w, inputs: inputs)
         return try Spectrum(eigenvalues: eig).roots
     }
@@ -180,8 +182,9 @@ extension MarkovFisher {
         return try y.withUnsafeBufferPointer { try FisherKernels.gramEigenvalues($0.baseAddress!, rows: r, cols: p, alpha: scale) }
     }
 
-    /// The softmax block at weights `w` (K rows of the augmented input width).
-    func softmaxUnitEigenvalues(_ w: [Double], inputs xa: Matrix) throws -> [Double] {
+    /// The softmax block at weights `w` (K rows of the augmented input width); `outer`: the inputs'
+    /// packed outer products, when precomputed (`packedOuterProducts`).
+    func softmaxUnitEigenvalues(_ w: [Double], inputs xa: Matrix, outer: [Double]? = nil) throws -> [Double] {
         let k = architecture.classes, p = xa.cols
         precondition(w.count == k * p)
         // The unit's parameters are the rows w_c (each with its bias last): logits = X̃ Wᵀ.
@@ -190,6 +193,7 @@ extension MarkovFisher {
         if xa.rows < p {
             return Array(try softmaxGramEigenvalues(probs, xa).suffix((k - 1) * p))
         }
+        if let outer { return try SymmetricEigen.eigenvalues(softmaxProjectedFisher(probs, outer: outer, columns: p)) }
         return try softmaxDirectEigenvalues(probs, xa)
     }
 
@@ -235,6 +239,8 @@ public struct UnitInputs: Sendable {
     let samples: Int
     /// `patches · patchesᵀ`, both triangles, when the Gram route can pay.
     let gram: Matrix?
+    /// The softmax unit's packed outer products `x_s x_sᵀ` (`MarkovFisher.packedOuterProducts`).
+    let outer: [Double]?
     /// `|x̃_i|²` of every patch row (the traces of `unitTrace`).
     let rowNorms: [Double]
 }

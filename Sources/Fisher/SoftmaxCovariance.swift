@@ -19,13 +19,34 @@ enum SoftmaxCovariance {
         for c in 1..<k where p[c] > p[kmax] { kmax = c }
         let sk = p[kmax].squareRoot()
         let g = sk / (1 + sk)
-        for c in 0..<k {
-            let pc = p[c]
-            let h = g * ((c == kmax ? 1 : 0) - pc)
-            var col = 0
-            for j in 0..<k where j != kmax {
-                out[c * (k - 1) + col] = p[j].squareRoot() * ((c == j ? 1 : 0) - pc - h)
-                col += 1
+        // Column by column, so that each √p_j is taken once (K square roots, not K(K − 1)).
+        var col = 0
+        for j in 0..<k where j != kmax {
+            let sj = p[j].squareRoot()
+            for c in 0..<k {
+                let pc = p[c]
+                let h = g * ((c == kmax ? 1 : 0) - pc)
+                out[c * (k - 1) + col] = sj * ((c == j ? 1 : 0) - pc - h)
+            }
+            col += 1
+        }
+    }
+
+    /// `M = QᵀΛ` ((K−1) × (K−1), row-major) for the Helmert basis Q below and a `K × (K−1)` factor Λ,
+    /// by running sums instead of the product: column a of Q is `(1, …, 1, −(a+1), 0, …)/√((a+1)(a+2))`
+    /// with a + 1 ones, so row a of M is `(Σ_{c≤a} Λ_c − (a+1) Λ_{a+1}) / √((a+1)(a+2))` (Λ_c row c of Λ):
+    /// K(K−1) additions where the product takes K(K−1)²/2.
+    @inline(__always)
+    static func helmertProject(_ lam: UnsafePointer<Double>, _ k: Int, into out: UnsafeMutablePointer<Double>,
+                               running: UnsafeMutablePointer<Double>) {
+        let q = k - 1
+        for j in 0..<q { running[j] = 0 }
+        for a in 0..<q {
+            let la = lam + a * q, next = lam + (a + 1) * q, row = out + a * q
+            let m = Double(a + 1), scale = 1 / (m * (m + 1)).squareRoot()
+            for j in 0..<q {
+                running[j] += la[j]
+                row[j] = scale * (running[j] - m * next[j])
             }
         }
     }

@@ -21,6 +21,7 @@ public struct Spectrum: Sendable, Equatable {
     ///   - eigenvalues: the eigenvalues of `F(θ)` or of one diagonal block of it.
     ///   - scale: the largest eigenvalue magnitude of the whole matrix `F(θ)` when `eigenvalues` are one
     ///     block of it (round-off in a block is relative to the whole matrix, docs/METHOD.md §2); 0 for a whole matrix.
+    @inlinable  // specialised where it is called: the samplers build one per eigenproblem
     public init(eigenvalues: some Collection<Double>, scale: Double = 0) throws {
         let clamped = try Spectrum.checkRoundOff(eigenvalues, scale: scale)
         var roots: [Double] = []
@@ -37,6 +38,7 @@ public struct Spectrum: Sendable, Equatable {
 
     /// The clamp rule of docs/METHOD.md §2: every eigenvalue finite, none below `−1e-8·λ_max` with
     /// `λ_max = max(max|λ_i|, scale)`. Returns how many negatives are round-off (to be clamped to 0).
+    @inlinable
     public static func checkRoundOff(_ eigenvalues: some Collection<Double>, scale: Double = 0) throws -> Int {
         var lmax = scale.isFinite ? Swift.abs(scale) : 0
         for l in eigenvalues {

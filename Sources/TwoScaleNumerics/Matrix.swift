@@ -111,14 +111,65 @@ public enum BLAS {
     }
 }
 
-/// Eigenvalues of symmetric matrices (LAPACK `dsyevd`, divide and conquer).
+/// Eigenvalues of symmetric matrices (LAPACK: values as `dsyevd` computes them, `dsytrd` then `dsterf`;
+/// vectors by `dsyevd`, divide and conquer).
 public enum SymmetricEigen {
     /// All eigenvalues of the symmetric matrix `a` (only its upper triangle is read), ascending.
     public static func eigenvalues(_ a: Matrix) throws -> [Double] {
         precondition(a.rows == a.cols, "eigenvalues of a non-square matrix")
         if a.rows == 1 { try checkFinite(a) }
         if a.rows <= 1 { return a.data }
-        return try solve(a, vectors: false).values
+        return try values(a)
+    }
+
+    /// What `dsyevd` computes without vectors, bit for bit: it reduces `a` to tridiagonal form (`dsytrd`)
+    /// and takes the tridiagonal's eigenvalues (`dsterf`), after rescaling `a` only when its largest
+    /// entry `‖a‖_max` lies outside `[r, 1/r]`, `r = √(s/ε)` (s the safe minimum, ε the precision). Here
+    /// the two steps are called directly, which saves dsyevd's workspace query and norm pass on every
+    /// small eigenproblem the samplers solve. The test is the sum σ of `|a_ij|` over the triangle LAPACK
+    /// reads (row-major upper; the other is never examined): σ finite means every entry is, and
+    /// `σ/T ≤ ‖a‖_max ≤ σ` (T entries), so `σ = 0` or `T·r ≤ σ ≤ 1/r` means dsyevd would not rescale; any
+    /// other matrix goes to dsyevd itself.
+    static func values(_ a: Matrix) throws -> [Double] {
+        GSL.prepare()
+        let n = a.rows
+        var sum = 0.0
+        a.data.withUnsafeBufferPointer { p in
+            var acc = SIMD4<Double>(repeating: 0), tail = 0.0
+            let raw = UnsafeRawPointer(p.baseAddress!)
+            for i in 0..<n {
+                var j = i
+                while j + 4 <= n {
+                    let v = raw.loadUnaligned(fromByteOffset: (i * n + j) * 8, as: SIMD4<Double>.self)
+                    acc += v.replacing(with: -v, where: v .< 0)
+                    j += 4
+                }
+                while j < n { tail += Swift.abs(p[i * n + j]); j += 1 }
+            }
+            sum = acc.sum() + tail
+        }
+        guard sum.isFinite else { throw nonFinite(n) }
+        let r = (Double.leastNormalMagnitude / Double.ulpOfOne).squareRoot()
+        guard sum == 0 || (sum >= Double(n * (n + 1) / 2) * r && sum <= 1 / r) else {
+            return try solve(a, vectors: false).values
+        }
+        var m = a.data
+        var d = [Double](repeating: 0, count: n)
+        var nn = Int32(n), lda = Int32(n), info: Int32 = 0
+        var uplo = Int8(UInt8(ascii: "L"))
+        var lwork: Int32 = -1, wq = 0.0
+        var e = [Double](repeating: 0, count: n), tau = [Double](repeating: 0, count: n)
+        dsytrd_(&uplo, &nn, &m, &lda, &d, &e, &tau, &wq, &lwork, &info)
+        guard info == 0 else { throw TwoScaleError.failure("LAPACK dsytrd workspace query failed (info \(info))") }
+        lwork = Swift.max(1, Int32(wq))
+        var work = [Double](repeating: 0, count: Int(lwork))
+        dsytrd_(&uplo, &nn, &m, &lda, &d, &e, &tau, &work, &lwork, &info)
+        guard info == 0 else { throw TwoScaleError.failure("LAPACK dsytrd failed (info \(info)) on a \(n)×\(n) matrix") }
+        dsterf_(&nn, &d, &e, &info)
+        guard info == 0 else {
+            throw TwoScaleError.failure("LAPACK dsterf failed to converge (info \(info)) on a \(n)×\(n) matrix")
+        }
+        return d
     }
 
     /// Eigenvalues (ascending) and orthonormal eigenvectors of the symmetric matrix `a` (only its upper
@@ -133,9 +184,11 @@ public enum SymmetricEigen {
     /// A NaN or ∞ (an overflow upstream, e.g. huge weights) makes LAPACK fail or return garbage: say so
     /// plainly instead.
     static func checkFinite(_ a: Matrix) throws {
-        guard a.data.allSatisfy(\.isFinite) else {
-            throw TwoScaleError.failure("a \(a.rows)×\(a.rows) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
-        }
+        guard a.data.allSatisfy(\.isFinite) else { throw nonFinite(a.rows) }
+    }
+
+    static func nonFinite(_ n: Int) -> TwoScaleError {
+        .failure("a \(n)×\(n) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
     }
 
     /// `dsyevd` on a non-empty symmetric `a`: the eigenvalues and, with `vectors`, the overwritten array,

@@ -1,7 +1,7 @@
 import Foundation
 import Sampling
 import Testing
-import TwoScaleNumerics
+@testable import TwoScaleNumerics
 
 /// `BLAS.gemm`/`BLAS.syrk` on raw row-major buffers against naive loops: every transpose, α and β,
 /// leading dimensions longer than the rows, and the empty cases.
@@ -135,5 +135,42 @@ import TwoScaleNumerics
         }
         #expect(try SymmetricEigen.decomposition(Matrix(rows: 0, cols: 0)).values.isEmpty)
         #expect(throws: (any Error).self) { try SymmetricEigen.decomposition(Matrix(rows: 2, cols: 2, data: [1, .nan, 0, 1])) }
+    }
+
+    /// The values-only path (`dsytrd` + `dsterf` called directly) returns dsyevd's eigenvalues bit for
+    /// bit, reading only the upper triangle, on sizes across dsytrd's blocking threshold; matrices that
+    /// dsyevd would rescale (‖a‖_max near the under- and overflow limits) take dsyevd itself; a NaN or ∞
+    /// in either triangle is an error.
+    @Test func valuesOnlyPathIsDsyevdBitForBit() throws {
+        var rng = Xoshiro256(seed: 11)
+        for n in [2, 3, 7, 31, 32, 33, 64, 96, 120] {
+            for scale in [1.0, 1e-3, 1e5, 1e-150, 1e150, 0] {
+                var a = Matrix(rows: n, cols: n)
+                for i in 0..<n { for j in i..<n { a.data[i * n + j] = scale * rng.uniform(-1, 1) } }
+                for i in 0..<n { for j in 0..<i { a.data[i * n + j] = -77 } }
+                let fast = try SymmetricEigen.eigenvalues(a)
+                let reference = try SymmetricEigen.solve(a, vectors: false).values
+                #expect(fast == reference, "n = \(n), scale \(scale)")
+                #expect(fast.count == n && fast == fast.sorted())
+            }
+        }
+        // A NaN or ∞ anywhere in the upper triangle, past the 4-wide part of a row or inside it.
+        for n in [3, 9] {
+            for index in [1, n - 1, n + 1, 2 * n - 1, n * n - 1] {
+                for bad in [Double.nan, .infinity, -.infinity] {
+                    var a = Matrix.identity(n)
+                    a.data[index] = bad
+                    #expect(throws: (any Error).self) { try SymmetricEigen.eigenvalues(a) }
+                }
+            }
+        }
+        // Near the limits where the sum decides nothing, dsyevd itself (its own rescaling).
+        let r = (Double.leastNormalMagnitude / Double.ulpOfOne).squareRoot()
+        for v in [r, 2 * r, 1 / r, 0.6 / r] {
+            var a = Matrix.identity(3)
+            for i in 0..<3 { a.data[i * 3 + i] = v }
+            a.data[1] = v / 4
+            #expect(try SymmetricEigen.eigenvalues(a) == SymmetricEigen.solve(a, vectors: false).values)
+        }
     }
 }

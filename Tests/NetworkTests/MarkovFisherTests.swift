@@ -116,6 +116,23 @@ final class MarkovFisherTests: XCTestCase {
                 }
             }
         }
+        // helmertProject's running sums against the product QᵀΛ with the explicit basis.
+        for p in ps where p.count >= 3 {
+            let k = p.count, q = SoftmaxCovariance.helmert(k)
+            var lam = [Double](repeating: 0, count: k * (k - 1)), m = lam, running = lam
+            p.withUnsafeBufferPointer { pp in lam.withUnsafeMutableBufferPointer { SoftmaxCovariance.factor(pp.baseAddress!, k, into: $0.baseAddress!) } }
+            lam.withUnsafeBufferPointer { pl in
+                m.withUnsafeMutableBufferPointer { pm in
+                    running.withUnsafeMutableBufferPointer { SoftmaxCovariance.helmertProject(pl.baseAddress!, k, into: pm.baseAddress!, running: $0.baseAddress!) }
+                }
+            }
+            for a in 0..<(k - 1) {
+                for j in 0..<(k - 1) {
+                    let product = (0..<k).reduce(0.0) { $0 + q[$1 * (k - 1) + a] * lam[$1 * (k - 1) + j] }
+                    XCTAssertEqual(m[a * (k - 1) + j], product, accuracy: 1e-15, "p = \(p)")
+                }
+            }
+        }
         let q = SoftmaxCovariance.helmert(5)
         for a in 0..<4 {
             XCTAssertEqual((0..<5).map { q[$0 * 4 + a] }.reduce(0, +), 0, accuracy: 1e-15)

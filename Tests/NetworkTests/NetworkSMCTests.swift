@@ -91,6 +91,46 @@ final class NetworkSMCTests: XCTestCase {
         }
     }
 
+    /// The softmax unit's eigenvalues from the inputs' precomputed outer products (`A'·O`, the samplers'
+    /// route), from the scaled-rows product and from the dense `Σ_s (diag p_s − p_s p_sᵀ) ⊗ x_s x_sᵀ / S`,
+    /// with 5 classes (10 pairs of projected blocks) and weights up to saturation (p nearly one-hot).
+    func testSoftmaxUnitOuterProductRouteMatchesTheDenseBlock() throws {
+        let arch = try Architecture(parsing: "4-3-5", bias: true)
+        let samples = 9, k = 5, p = 4
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(samples, 4, seed: 8),
+                                     sigma2: 0.3, noiseSamples: 1, noiseSeed: 2)
+        let x = R.gaussianData(samples, 3, seed: 21)
+        let inputs = model.unitInputs(x, block: 1)
+        XCTAssertNotNil(inputs.outer, "rows ≥ columns: the outer-product route")
+        var rng = Xoshiro256(seed: 5)
+        for size in [0.5, 3.0, 40.0] {
+            let w = (0..<(k * p)).map { _ in size * (rng.uniform() * 2 - 1) }
+            var dense = Matrix(rows: k * p, cols: k * p)
+            for s in 0..<samples {
+                let xs = (0..<3).map { x.data[s * 3 + $0] } + [1]
+                let logits = (0..<k).map { c in (0..<p).reduce(0) { $0 + w[c * p + $1] * xs[$1] } }
+                let top = logits.max()!
+                let e = logits.map { Foundation.exp($0 - top) }
+                let pr = e.map { $0 / e.reduce(0, +) }
+                for c in 0..<k { for d in 0..<k { for i in 0..<p { for j in 0..<p {
+                    dense.data[(c * p + i) * k * p + d * p + j] += ((c == d ? pr[c] : 0) - pr[c] * pr[d]) * xs[i] * xs[j] / Double(samples)
+                } } } }
+            }
+            let exact = try SymmetricEigen.eigenvalues(dense)
+            let scale = exact.last ?? 1
+            let viaOuter = try model.softmaxUnitEigenvalues(w, inputs: inputs.patches, outer: inputs.outer)
+            let viaRows = try model.softmaxUnitEigenvalues(w, inputs: inputs.patches)
+            XCTAssertEqual(viaOuter.count, (k - 1) * p)
+            for (a, b) in zip(viaOuter, viaRows) { XCTAssertEqual(a, b, accuracy: 1e-13 * scale, "weights ±\(size)") }
+            // The dense block has p extra zero eigenvalues (the direction 1 ⊗ x the projection removes).
+            for (a, b) in zip(viaOuter, exact.suffix((k - 1) * p)) { XCTAssertEqual(a, b, accuracy: 1e-12 * scale, "weights ±\(size)") }
+            XCTAssertEqual(try model.unitRoots(w, inputs: inputs).map { $0 * $0 }.reduce(0, +), viaOuter.filter { $0 > 0 }.reduce(0, +),
+                           accuracy: 1e-12 * scale)
+        }
+        // Fewer samples than columns: the Gram route, no outer products.
+        XCTAssertNil(model.unitInputs(R.gaussianData(2, 3, seed: 1), block: 1).outer)
+    }
+
     /// 4-3-3-2 (ReLU on inputs ×4, so that at a small ε the softmax islands must move) and its data.
     func deepModel() throws -> (model: MarkovFisher, data: Matrix) {
         let raw = R.gaussianData(10, 4, seed: 5)
