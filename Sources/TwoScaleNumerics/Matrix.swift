@@ -127,9 +127,9 @@ public enum SymmetricEigen {
     /// entry `‖a‖_max` lies outside `[r, 1/r]`, `r = √(s/ε)` (s the safe minimum, ε the precision). Here
     /// the two steps are called directly, which saves dsyevd's workspace query and norm pass on every
     /// small eigenproblem the samplers solve. The test is the sum σ of `|a_ij|` over the triangle LAPACK
-    /// reads (row-major upper; the other is never examined): σ finite means every entry is, and
-    /// `σ/T ≤ ‖a‖_max ≤ σ` (T entries), so `σ = 0` or `T·r ≤ σ ≤ 1/r` means dsyevd would not rescale; any
-    /// other matrix goes to dsyevd itself.
+    /// reads (row-major upper; the other is never examined here): `σ/T ≤ ‖a‖_max ≤ σ` (T entries), so
+    /// `σ = 0` or `T·r ≤ σ ≤ 1/r` means every entry is finite and dsyevd would not rescale; any other matrix
+    /// (a non-finite entry included) goes to dsyevd itself, after the finiteness check of every entry.
     static func values(_ a: Matrix) throws -> [Double] {
         GSL.prepare()
         let n = a.rows
@@ -148,8 +148,8 @@ public enum SymmetricEigen {
             }
             sum = acc.sum() + tail
         }
-        guard sum.isFinite else { throw nonFinite(n) }
         let r = (Double.leastNormalMagnitude / Double.ulpOfOne).squareRoot()
+        // (σ = ∞ or NaN: a non-finite entry, or finite ones whose sum overflows; dsyevd's path tells which.)
         guard sum == 0 || (sum >= Double(n * (n + 1) / 2) * r && sum <= 1 / r) else {
             return try solve(a, vectors: false).values
         }
