@@ -32,10 +32,10 @@ enum SoftmaxCovariance {
         }
     }
 
-    /// `M = QᵀΛ` ((K−1) × (K−1), row-major) for the Helmert basis Q below and a `K × (K−1)` factor Λ,
-    /// by running sums instead of the product: column a of Q is `(1, …, 1, −(a+1), 0, …)/√((a+1)(a+2))`
-    /// with a + 1 ones, so row a of M is `(Σ_{c≤a} Λ_c − (a+1) Λ_{a+1}) / √((a+1)(a+2))` (Λ_c row c of Λ):
-    /// K(K−1) additions where the product takes K(K−1)²/2.
+    /// `M = QᵀΛ` ((K−1) × (K−1), row-major) for a `K × (K−1)` factor Λ and the Helmert basis Q of `1^⊥`
+    /// (orthonormal columns: column a is `(1, …, 1, −(a+1), 0, …)/√((a+1)(a+2))` with a + 1 ones), by
+    /// running sums instead of the product: row a of M is `(Σ_{c≤a} Λ_c − (a+1) Λ_{a+1}) / √((a+1)(a+2))`
+    /// (Λ_c row c of Λ), K(K−1) additions where the product takes K(K−1)²/2.
     @inline(__always)
     static func helmertProject(_ lam: UnsafePointer<Double>, _ k: Int, into out: UnsafeMutablePointer<Double>,
                                running: UnsafeMutablePointer<Double>) {
@@ -49,17 +49,5 @@ enum SoftmaxCovariance {
                 row[j] = scale * (running[j] - m * next[j])
             }
         }
-    }
-
-    /// The `K × (K−1)` Helmert basis Q of `1^⊥` (orthonormal columns: column j is
-    /// `(1, …, 1, −j, 0, …) / √(j(j+1))` with j ones), row-major.
-    static func helmert(_ k: Int) -> [Double] {
-        var q = [Double](repeating: 0, count: k * (k - 1))
-        for j in 1..<k {
-            let s = 1 / (Double(j) * Double(j + 1)).squareRoot()
-            for c in 0..<j { q[c * (k - 1) + (j - 1)] = s }
-            q[j * (k - 1) + (j - 1)] = -Double(j) * s
-        }
-        return q
     }
 }

@@ -184,11 +184,9 @@ public enum SymmetricEigen {
     /// A NaN or ∞ (an overflow upstream, e.g. huge weights) makes LAPACK fail or return garbage: say so
     /// plainly instead.
     static func checkFinite(_ a: Matrix) throws {
-        guard a.data.allSatisfy(\.isFinite) else { throw nonFinite(a.rows) }
-    }
-
-    static func nonFinite(_ n: Int) -> TwoScaleError {
-        .failure("a \(n)×\(n) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
+        guard a.data.allSatisfy(\.isFinite) else {
+            throw TwoScaleError.failure("a \(a.rows)×\(a.rows) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
+        }
     }
 
     /// `dsyevd` on a non-empty symmetric `a`: the eigenvalues and, with `vectors`, the overwritten array,

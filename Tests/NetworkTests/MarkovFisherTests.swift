@@ -118,7 +118,7 @@ final class MarkovFisherTests: XCTestCase {
         }
         // helmertProject's running sums against the product QᵀΛ with the explicit basis.
         for p in ps where p.count >= 3 {
-            let k = p.count, q = SoftmaxCovariance.helmert(k)
+            let k = p.count, q = Self.helmert(k)
             var lam = [Double](repeating: 0, count: k * (k - 1)), m = lam, running = lam
             p.withUnsafeBufferPointer { pp in lam.withUnsafeMutableBufferPointer { SoftmaxCovariance.factor(pp.baseAddress!, k, into: $0.baseAddress!) } }
             lam.withUnsafeBufferPointer { pl in
@@ -133,12 +133,24 @@ final class MarkovFisherTests: XCTestCase {
                 }
             }
         }
-        let q = SoftmaxCovariance.helmert(5)
+        let q = Self.helmert(5)
         for a in 0..<4 {
             XCTAssertEqual((0..<5).map { q[$0 * 4 + a] }.reduce(0, +), 0, accuracy: 1e-15)
             for b in 0..<4 {
                 XCTAssertEqual((0..<5).map { q[$0 * 4 + a] * q[$0 * 4 + b] }.reduce(0, +), a == b ? 1 : 0, accuracy: 1e-15)
             }
         }
+    }
+
+    /// The `K × (K−1)` Helmert basis of `1^⊥`, row-major (column j − 1: `(1, …, 1, −j, 0, …)/√(j(j+1))`
+    /// with j ones): the explicit Q that `SoftmaxCovariance.helmertProject` applies by running sums.
+    static func helmert(_ k: Int) -> [Double] {
+        var q = [Double](repeating: 0, count: k * (k - 1))
+        for j in 1..<k {
+            let s = 1 / (Double(j) * Double(j + 1)).squareRoot()
+            for c in 0..<j { q[c * (k - 1) + (j - 1)] = s }
+            q[j * (k - 1) + (j - 1)] = -Double(j) * s
+        }
+        return q
     }
 }
