@@ -225,6 +225,26 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                       population: moveProposals > 0 && !last ? est : nil)
     }
 
+    /// The variance of the later stages' terms together, from the genealogy, for three or more stages.
+    /// Stage m's particles descend from the resampled few of stage m − 1, so the stages' errors are
+    /// correlated and their variances do not simply add (docs/ESTIMATORS.md §5, "Several later stages").
+    /// Grouped by each particle's ancestor e among stage 2's K outer particles:
+    ///
+    /// * the 2sED's `Σ_m log mean_k Ẑ_m^k`: `eveVariance` (Lee & Whiteley 2018) from the last stage's weights;
+    /// * the lower 2sED's `Σ_m mean_k log Ẑ_m^k`, an additive functional: `K/(K − 1) Σ_e X_e²`, X_e the sum over
+    ///   every stage of e's descendants' terms less their stage's mean, each over K (`lowerByEve`; Chan & Lai
+    ///   2013); with one later stage this is the sample variance over k divided by K.
+    ///
+    /// The run takes each, doubled as each stage's lower term is (`populationVarianceFactor`: the ancestors
+    /// are drawn from stage 1's finite population), where it is larger than the stages' summed variances; the
+    /// estimates themselves are not changed.
+    public static func genealogyVariance(logWeights lw: [Double], eve: [Int], lowerByEve: [Double], resamplings: Int)
+        -> (nested: Double, lower: Double) {
+        let k = Double(lowerByEve.count)
+        guard lowerByEve.count >= 2 else { return (0, 0) }
+        return (eveVariance(logWeights: lw, eve: eve, resamplings: resamplings), k / (k - 1) * lowerByEve.reduce(0) { $0 + $1 * $1 })
+    }
+
     public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
                     progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
         try ScaleParameters.checkZeta(zeta)
@@ -295,6 +315,11 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                 var sources = [UnitSource(population: first, stop: t)]
                 var sourceOf = [Int](repeating: 0, count: paths)
                 let s = stops[t]
+                // The genealogy over three or more stages (`genealogyVariance`): each particle's ancestor among
+                // stage 2's outer particles, and per ancestor its descendants' share of the lower 2sED's terms.
+                var eve = Array(0..<paths)
+                var lowerByEve = [Double](repeating: 0, count: paths)
+                var laterVariance = 0.0, lowerLaterVariance = 0.0
                 for m in 1..<L {
                     let last = m == L - 1
                     let start = particles
@@ -346,6 +371,17 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     var lowerTerm = LogEstimate.mean(plain.map(\.lower))
                     lowerTerm.variance *= Self.populationVarianceFactor
                     low = low + lowerTerm
+                    laterVariance += term.estimate.variance
+                    lowerLaterVariance += lowerTerm.variance
+                    let lowerMean = plain.reduce(0) { $0 + $1.lower } / Double(paths)
+                    for (k, i) in plain.enumerated() { lowerByEve[eve[k]] += (i.lower - lowerMean) / Double(paths) }
+                    if last, L > 2, moveProposals == 0 {
+                        // Stage 2's outer particles, the ancestors, are drawn from stage 1's finite population:
+                        // the same factor as each stage's lower term.
+                        let g = Self.genealogyVariance(logWeights: lz, eve: eve, lowerByEve: lowerByEve, resamplings: L - 2)
+                        joint.variance += Swift.max(0, Self.populationVarianceFactor * g.nested - laterVariance)
+                        low.variance += Swift.max(0, Self.populationVarianceFactor * g.lower - lowerLaterVariance)
+                    }
                     let w = LogSpace.normalizedWeights(logWeights: finalLogW)
                     slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
                     stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
@@ -354,6 +390,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
+                        eve = idx.map { eve[$0] }
                         particles = idx.map { k in
                             var state = current[k]
                             for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }

@@ -10,15 +10,17 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var eps: Double
         public var dZeta: Double
         public var dZetaLower: Double
-        /// `(E_{π_1} Z_2)² / E_{π_1} Z_2²`: the ESS per outer particle that stage-1 draws weighted by stage 2
-        /// reach as K → ∞ (exact).
-        public var outerEssFraction: Double
-        /// The exact stage terms of the 2sED: `log Z_1` and `log E_{π_1} Z_2` (raw log-determinants).
+        /// Per stage m ≥ 2, `(E_{π_{<m}} Z_m)² / E_{π_{<m}} Z_m²`: the ESS per outer particle that draws of the
+        /// earlier stages weighted by stage m reach as K → ∞ (exact).
+        public var stageOuterEssFraction: [Double]
+        /// Their product, the path's (two stages: stage 2's).
+        public var outerEssFraction: Double { stageOuterEssFraction.reduce(1, *) }
+        /// The exact stage terms of the 2sED: `log Z_1`, then `log E_{π_{<m}} Z_m` (raw log-determinants).
         public var stageLogZ: [Double]
         /// With `--mc`: its keys sit beside the exact ones (as `toy --mc`'s do).
         public var monteCarlo: MonteCarloPoint?
 
-        enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaLower, outerEssFraction, stageLogZ }
+        enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaLower, outerEssFraction, stageOuterEssFraction, stageLogZ }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -26,6 +28,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             try c.encode(dZeta, forKey: .dZeta)
             try c.encode(dZetaLower, forKey: .dZetaLower)
             try c.encode(outerEssFraction, forKey: .outerEssFraction)
+            if stageOuterEssFraction.count > 1 { try c.encode(stageOuterEssFraction, forKey: .stageOuterEssFraction) }
             try c.encode(stageLogZ, forKey: .stageLogZ)
             try monteCarlo?.encode(to: encoder)
         }
@@ -179,7 +182,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
     public static func measure(model: LayeredToy, eps: [Double], zeta: Double, normalization: Normalization) throws -> Self {
         let points = try eps.map { e -> Point in
             let x = try model.exact(eps: e, zeta: zeta, normalization: normalization)
-            return Point(eps: e, dZeta: x.dZeta, dZetaLower: x.dZetaLower, outerEssFraction: x.outerESSFraction,
+            return Point(eps: e, dZeta: x.dZeta, dZetaLower: x.dZetaLower, stageOuterEssFraction: x.stageOuterESSFraction,
                          stageLogZ: x.stageLogZ, monteCarlo: nil)
         }
         return LayeredToyMeasurement(model: model, zeta: zeta, normalization: normalization,

@@ -17,7 +17,7 @@ extension EstimatorKind: ExpressibleByArgument {
     public static var allValueStrings: [String] { EstimatorRegistry.kinds.map(\.rawValue) }
 }
 
-/// `toy --family`: the per-axis families of `ToyModel`, or the two-stage `LayeredToy`.
+/// `toy --family`: the per-axis families of `ToyModel`, or the staged `LayeredToy`.
 enum ToyFamily: String, CaseIterable, ExpressibleByArgument {
     case constant, bernoulli, poisson, exponential, layered
 
@@ -79,21 +79,21 @@ struct ToyCommand: AsyncParsableCommand {
         GSL QAGS quadrature otherwise). Box counts use the raw metric (c = 1): the exact minimal count for \
         constant λ, the two-scale cover count (meso-cubes of side ε^ζ) otherwise; log_det_bound is \
         log Π_i (1 + ε⁻¹∫√λ_i). Counts too large for a double's integers are given in log form only. \
-        --family layered: two stages, F = diag(w², e^(γκ) v²) with κ the share of w_i above --threshold; \
-        exact 2sED and lower 2sED by one binomial sum, and --mc runs the networks' smc estimator on it \
-        (docs/METHOD.md §20).
+        --family layered: stages w_1, w_2, …, F = diag(w_1², e^(γκ_1) w_2², …) with κ_m the share of the \
+        coordinates of stages 1…m above --threshold; exact 2sED and lower 2sED by binomial sums, and --mc runs \
+        the networks' smc estimator on it (docs/METHOD.md §20).
         """)
 
     @Option(help: "Family of λ.")
     var family: ToyFamily = .constant
 
-    @Option(help: ArgumentHelp("--family layered: units per stage, n1,n2 (default 10,10).", valueName: "n1,n2"))
+    @Option(help: ArgumentHelp("--family layered: units per stage, n1,n2[,n3…] (default 10,10; 2 to 8 stages).", valueName: "n1,n2,…"))
     var units: String?
 
-    @Option(help: ArgumentHelp("--family layered: coordinates per unit, p1,p2 (default 1000,1000: d = 2·10⁴).", valueName: "p1,p2"))
+    @Option(help: ArgumentHelp("--family layered: coordinates per unit, one per stage (default 1000 each: d = 2·10⁴).", valueName: "p1,p2,…"))
     var unitSize: String?
 
-    @Option(help: "--family layered: b, the level above which a stage-1 coordinate is active (default: the box's midpoint).")
+    @Option(help: "--family layered: b, the level above which a coordinate is active (default: the box's midpoint).")
     var threshold: Double?
 
     @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
@@ -102,7 +102,7 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "--family layered --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
     var outerMoves: Int = 0
 
-    @Option(help: "--family layered: γ in h = e^(γκ), κ the share of active stage-1 coordinates (default 0.12).")
+    @Option(help: "--family layered: γ in h = e^(γκ), κ the earlier stages' share of active coordinates (default 0.12).")
     var coupling: Double?
 
     @Option(help: ArgumentHelp("λ per axis for --family constant (comma-separated, each ≥ 0); d = count.", valueName: "list"))
@@ -179,10 +179,12 @@ struct ToyCommand: AsyncParsableCommand {
 
     /// `--family layered`: exact values, and with `--mc` the smc estimator beside them.
     func runLayered() async throws {
-        let n = try units.map { try Grid.parseList($0, flag: "--units") } ?? [10, 10]
-        let p = try unitSize.map { try Grid.parseList($0, flag: "--unit-size") } ?? [1000, 1000]
+        // Either list alone sets the number of stages; the other defaults per stage (10 units of 1 000).
+        let givenSizes = try unitSize.map { try Grid.parseList($0, flag: "--unit-size") }
+        let n = try units.map { try Grid.parseList($0, flag: "--units") } ?? [Double](repeating: 10, count: givenSizes?.count ?? 2)
+        let p = givenSizes ?? [Double](repeating: 1000, count: n.count)
         for (flag, list) in [("--units", n), ("--unit-size", p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 > 1e7 }) {
-            throw TwoScaleError.invalid(flag, list.map { "\($0)" }.joined(separator: ","), allowed: "give two whole numbers from 1 to 10⁷")
+            throw TwoScaleError.invalid(flag, list.map { "\($0)" }.joined(separator: ","), allowed: "give whole numbers from 1 to 10⁷, one per stage")
         }
         let model = try LayeredToy(units: n.map { Int($0) }, unitSize: p.map { Int($0) },
                                    box: try Grid.parseInterval(box, flag: "--box"), threshold: threshold,
@@ -196,7 +198,7 @@ struct ToyCommand: AsyncParsableCommand {
             let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
             let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
-            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: 2, islandSweeps: sweeps,
+            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                                   moveProposals: outerMoves)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
                                            islandSweeps: sweeps, moveProposals: outerMoves, joint: joint, threads: o.threadCount) {
@@ -259,7 +261,7 @@ enum LayeredToyReport {
             + "box [\(Fmt.num(m.lo)), \(Fmt.num(m.hi))], threshold \(Fmt.num(m.threshold)), coupling \(Fmt.num(m.coupling)), "
             + "ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue) (c = \(Fmt.num(r.scale)))\n\n"
         text += Fmt.table(["eps", "d_zeta", "d_zeta_lower", "outer ESS/K (K → ∞)"],
-                          r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), Fmt.num($0.outerEssFraction)] })
+                          r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), $0.stageOuterEssFraction.map { Fmt.num($0) }.joined(separator: ", ")] })
         if let mc = r.monteCarlo {
             var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K", "interval"]
             if mc.trials > 1 { columns += ["covered", "covered lower", "interval covered", "bracket used", "bias", "sd"] }
@@ -268,7 +270,7 @@ enum LayeredToyReport {
                 var row = [Fmt.num(p.eps), Fmt.num(q.dZetaMc), "[\(Fmt.num(q.ci95Mc.lowerBound)), \(Fmt.num(q.ci95Mc.upperBound))]",
                            Fmt.num(q.errorMc), Fmt.num(q.dZetaLowerMc),
                            q.ci95LowerMc.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "",
-                           Fmt.num(q.stageEssFraction.last),
+                           q.stageEssFraction.map { Fmt.num($0) }.joined(separator: ", "),
                            "[\(Fmt.num(q.intervalMc.range.lowerBound)), \(Fmt.num(q.intervalMc.range.upperBound))] \(q.intervalMc.source.rawValue)"]
                 if let t = q.trials {
                     row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", "\(q.coveredInterval ?? 0)/\(t)",

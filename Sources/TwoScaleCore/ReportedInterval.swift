@@ -4,11 +4,13 @@ import Foundation
 /// sampler's own diagnostics say it can be believed, else the certified bracket (docs/ESTIMATORS.md,
 /// "Which interval to read").
 ///
-/// * `sampled`: at every later stage the outer weights' ESS is at least `minimumESSFraction` of K as
-///   counted, `(Σw)²/Σw²`, and at least `minimumLimitESSFraction` as a lognormal model of their logs'
-///   spread s² puts it for K → ∞, `e^{−s²}` (a heavy tail that K draws have not yet reached lifts the
-///   first, not the second). Island noise counts through both: it widens the spread and unevens the weights. The interval is the sampler's,
-///   cut to the bracket (both hold ⇒ their intersection holds).
+/// * `sampled`: the run has one later stage (two stages in all), and there the outer weights' ESS is at
+///   least `minimumESSFraction` of K as counted, `(Σw)²/Σw²`, and at least `minimumLimitESSFraction` as a
+///   lognormal model of their logs' spread s² puts it for K → ∞, `e^{−s²}` (a heavy tail that K draws have
+///   not yet reached lifts the first, not the second). Island noise counts through both. With two or more
+///   later stages each stage's particles descend from the previous stage's resampled few, their errors are
+///   correlated, and no sampled interval has held at the rate it claims (docs/ESTIMATORS.md §5, "Several
+///   later stages"). The interval is the sampler's, cut to the bracket (both hold ⇒ their intersection holds).
 /// * `bracket`: otherwise, or where the sampled interval misses the bracket altogether. It holds by
 ///   construction, with probability ≥ 1 − δ for its lower end, conditional on what the bracket is.
 public struct ReportedInterval: Sendable, Equatable, Encodable {
@@ -29,12 +31,13 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// The lognormal limit ESS fraction `e^{−s²}` below which a sampled interval is not reported.
     public static let minimumLimitESSFraction = 0.02
 
-    /// Whether the diagnostics of a run let its sampled interval stand: at every stage m ≥ 2, the outer ESS
-    /// (`essFraction`, a share of K) at least `minimumESSFraction` and `e^{−s²}` (`logWeightVariance`: s², the
-    /// sample variance of the outer log-weights) at least `minimumLimitESSFraction`. A one-stage model (no
-    /// entries) always does.
+    /// Whether the diagnostics of a run let its sampled interval stand: a model of at most two stages (at
+    /// most one entry per array), whose later stage's outer ESS (`essFraction`, a share of K) is at least
+    /// `minimumESSFraction` and whose `e^{−s²}` (`logWeightVariance`: s², the sample variance of the outer
+    /// log-weights) is at least `minimumLimitESSFraction`. A one-stage model (no entries) always does.
     public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double]) -> Bool {
-        essFraction.allSatisfy { $0 >= minimumESSFraction }
+        essFraction.count <= 1 && logWeightVariance.count <= 1
+            && essFraction.allSatisfy { $0 >= minimumESSFraction }
             && logWeightVariance.allSatisfy { Foundation.exp(-$0) >= minimumLimitESSFraction }
     }
 

@@ -104,9 +104,33 @@ import TwoScaleCore
             let x = try m.exact(eps: e, zeta: 2.0 / 3, normalization: .trace)
             #expect(p["d_zeta"]?.doubleValue == x.dZeta)
             #expect(p["d_zeta_lower"]?.doubleValue == x.dZetaLower)
-            #expect(p["outer_ess_fraction"]?.doubleValue == x.outerESSFraction)
+            #expect(p["outer_ess_fraction"]?.doubleValue == x.stageOuterESSFraction[0])
             #expect(p["d_zeta_mc"] == nil)
         }
+    }
+
+    /// Three stages: `--unit-size` alone sets the count (10 units per stage by default), the exact values are
+    /// the library's, each later stage has its limit ESS and `outer_ess_fraction` is their product; with
+    /// `--mc` every stage has its term and the reported interval is the bracket.
+    @Test func threeStagesThroughTheCLI() async throws {
+        let j = try await runJSON(["toy", "--family", "layered", "--unit-size", "1,2,1", "--coupling", "2", "--eps", "1e-3,0.1",
+                                   "--mc", "--paths", "16", "--inner", "8", "--json"])
+        #expect(j["dimension"] == .int(40))
+        let m = try LayeredToy(units: [10, 10, 10], unitSize: [1, 2, 1], coupling: 2)
+        let points = try #require(j["points"]?.arrayValue)
+        for (p, e) in zip(points, [1e-3, 0.1]) {
+            let x = try m.exact(eps: e, zeta: 2.0 / 3, normalization: .trace)
+            #expect(p["d_zeta"]?.doubleValue == x.dZeta)
+            #expect(p["d_zeta_lower"]?.doubleValue == x.dZetaLower)
+            let list = try #require(p["stage_outer_ess_fraction"]?.arrayValue)
+            let stages = list.compactMap { $0.doubleValue }
+            #expect(stages == x.stageOuterESSFraction && stages.count == 2)
+            #expect(abs((p["outer_ess_fraction"]?.doubleValue ?? 0) - stages[0] * stages[1]) < 1e-15)
+            #expect(p["stage_log_z_mc"]?.arrayValue?.count == 3)
+            #expect(p["interval_mc_source"] == .string("bracket"))
+        }
+        let text = await runCLICapturingErrors(["toy", "--family", "layered", "--unit-size", "1,2,1", "--eps", "0.1"])
+        #expect(text.status == 0 && text.out.contains("stages 10×1, 10×2, 10×1"))
     }
 
     @Test func smcRunsBesideTheExactValues() async throws {
@@ -150,7 +174,9 @@ import TwoScaleCore
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--inner", "8"], "--inner"),
             (["toy", "--family", "layered", "--box=-1:1"], "--box"),
             (["toy", "--family", "layered", "--threshold", "2"], "--threshold"),
-            (["toy", "--family", "layered", "--units", "1,2,3"], "--units"),
+            (["toy", "--family", "layered", "--units", "1,2,3", "--unit-size", "3,3"], "--units"),
+            (["toy", "--family", "layered", "--units", "1,1,1,1,1,1,1,1,1", "--unit-size", "1,1,1,1,1,1,1,1,1"], "--units"),
+            (["toy", "--family", "layered", "--units", "4"], "--units"),
             (["toy", "--family", "layered", "--unit-size", "0,3"], "--unit-size"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--island-sweeps", "8"], "--island-sweeps"),
             (["toy", "--family", "layered", "--mc", "--island-sweeps", "0"], "--island-sweeps"),

@@ -30,13 +30,22 @@ final class ReportedIntervalTests: XCTestCase {
     func testEachDiagnosticAloneSendsToTheBracket() {
         let min = ReportedInterval.minimumESSFraction
         // Counted ESS just below and at the threshold.
-        XCTAssertEqual(choose(12...14, ess: [0.5, min * 0.99]).source, .bracket)
-        XCTAssertEqual(choose(12...14, ess: [0.5, min]).source, .sampled)
+        XCTAssertEqual(choose(12...14, ess: [min * 0.99]).source, .bracket)
+        XCTAssertEqual(choose(12...14, ess: [min]).source, .sampled)
         // The lognormal limit e^{−s²}: s² = −log(minimumLimitESSFraction) is the edge.
         let edge = -log(ReportedInterval.minimumLimitESSFraction)
         XCTAssertEqual(choose(12...14, logVar: [edge * 1.01]).source, .bracket)
         XCTAssertEqual(choose(12...14, logVar: [edge * 0.99]).source, .sampled)
-        XCTAssertEqual(choose(12...14, ess: [0.9, 0.9], logVar: [0.1, edge * 1.01]).source, .bracket, "every stage counts")
+    }
+
+    /// Two or more later stages: the bracket, however even the weights (the stages' errors are correlated
+    /// through the genealogy, docs/ESTIMATORS.md §5). Among them a seed of 12-6-5-4-3 at ε = 0.1 whose
+    /// sampled interval passed every stage's thresholds and missed the joint tempering value (seed 8: ESS
+    /// 15.6, 13.7, 60.9 of 64; s² 2.39, 2.90, 0.05).
+    func testSeveralLaterStagesGiveTheBracket() {
+        XCTAssertEqual(choose(12...14, ess: [0.9, 0.9], logVar: [0.1, 0.1]).source, .bracket)
+        XCTAssertEqual(choose(12...14, ess: [15.6 / 64, 13.7 / 64, 60.9 / 64], logVar: [2.39, 2.90, 0.05]).source, .bracket)
+        XCTAssertEqual(choose(12...14, ess: [0.9], logVar: [0.1]).source, .sampled)
     }
 
     func testOneStageAndNoBracket() {
