@@ -54,3 +54,18 @@ extension MarkovFisher: StagedModel {
         return t
     }
 }
+
+/// Joint tempering's view of the network (`JointSMC`): θ uniform on the box, and a stage's unit as its
+/// coordinates (a Gaussian layer's neuron; the softmax layer's whole weight matrix, its one unit).
+extension MarkovFisher: UniformStagedModel {
+    public func uniformState(box: ClosedRange<Double>, rng: inout Xoshiro256) -> Network {
+        Network.uniform(architecture: architecture, activation: activation, box: box, rng: &rng)
+    }
+
+    public func unitParameters(_ net: Network, stage m: Int, unit u: Int) -> [Double] {
+        let layer = architecture.parametricLayers[m]
+        let st = architecture.structure(layer: layer)
+        let rows = m == blockDimensions.count - 1 ? Array(0..<st.units) : [u]
+        return rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
+    }
+}

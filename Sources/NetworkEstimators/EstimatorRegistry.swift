@@ -9,7 +9,7 @@ import TwoScaleCore
 /// in `builtIn`. A program (or a test) may `register` one at run time.
 public enum EstimatorRegistry {
     /// The estimators shipped, in the order help texts and errors list them.
-    static let builtIn: [any NetworkEstimator.Type] = [PlainNetworkEstimator.self, SMCNetworkEstimator.self]
+    static let builtIn: [any NetworkEstimator.Type] = [PlainNetworkEstimator.self, SMCNetworkEstimator.self, JointNetworkEstimator.self]
 
     /// `ed`'s estimator when none is given and the run needs no uniform-path spectra.
     public static let edDefault: EstimatorKind = SMCNetworkEstimator.kind
@@ -29,6 +29,13 @@ public enum EstimatorRegistry {
     }
 
     public static var kinds: [EstimatorKind] { all.map { $0.kind } }
+
+    /// The estimators that estimate the lower 2sED, as a phrase for errors ("plain or smc").
+    public static var lowerEstimators: String {
+        var names: [String] = []
+        for e in all where e.estimatesLower { names.append(e.kind.rawValue) }
+        return names.joined(separator: " or ")
+    }
 
     /// Adds an estimator under its name (a name already taken is refused).
     public static func register(_ estimator: any NetworkEstimator.Type) throws {

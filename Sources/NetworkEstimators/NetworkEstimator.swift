@@ -65,6 +65,8 @@ public protocol NetworkEstimator: Sendable {
     static var storesSpectra: Bool { get }
     /// Whether its 95% intervals cover (a comparison reports their mean half-width).
     static var reportsIntervals: Bool { get }
+    /// Whether it estimates the lower 2sED (`compare` ranks by it; `ed --lower` asks for it).
+    static var estimatesLower: Bool { get }
     /// K and J where the user gives none.
     static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int)
     /// Checks a budget for a network of `layers` parametric layers, before any data is read.
@@ -81,6 +83,7 @@ extension NetworkEstimator {
     public static var flags: [String] { [] }
     public static var storesSpectra: Bool { false }
     public static var reportsIntervals: Bool { false }
+    public static var estimatesLower: Bool { true }
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {}
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {}
 }

@@ -13,7 +13,7 @@ import TwoScaleCore
 /// of θ_{≤m} changes the later stages' spectra, which are recomputed). Every move keeps `π_s` invariant,
 /// so `Ẑ(s) = Π_steps mean_i w_i` is unbiased for Z(s) whatever the mixing; how well it mixes shows in
 /// the spread of the replicates.
-public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
+public struct JointSMC<Model: UniformStagedModel>: Sendable {
     public var model: Model
     public var box: ClosedRange<Double>
     public var seed: UInt64
@@ -22,6 +22,8 @@ public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
     public var replicates: Int
     public var sweeps: Int
     public var essFraction: Double
+    /// How the replicates are shared out (this process, or also the ranks of an MPI job).
+    public var sharing: any WorkSharing = LocalSharing()
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
@@ -56,7 +58,7 @@ public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
     public func run(stops: [Double], threads: Int) async throws -> Result {
         precondition(!stops.isEmpty && zip(stops, stops.dropFirst()).allSatisfy { $0 < $1 } && stops[0] >= 0)
         let me = self
-        let reps = try await Parallel.map(replicates, threads: threads) { r in
+        let reps = try await sharing.map(replicates, threads: threads) { r in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, UInt64(r)])
             return try me.replicate(stops: stops, rng: &rng)
         }
@@ -100,7 +102,7 @@ public struct JointSMC<Model: CertifiedStagedModel>: Sendable {
         p.roots.reduce(0) { $0 + $1.reduce(0) { $0 + LogSpace.logDetSqrtSlope(roots: $1, scale: s) } }
     }
 
-    struct Replicate {
+    struct Replicate: Codable, Sendable {
         var logZ: [Double] = []
         var slope: [Double] = []
         var steps = 0, proposals = 0, accepted = 0

@@ -114,6 +114,9 @@ struct CompareCommand: AsyncParsableCommand {
     func validate() throws {
         let list = try architectures()
         let chosen = try EstimatorRegistry.estimator(estimator)
+        guard chosen.estimatesLower else {
+            throw TwoScaleError.usage("compare ranks by the lower 2sED, which the \(estimator) estimator does not estimate; use --estimator \(EstimatorRegistry.lowerEstimators)")
+        }
         let draws = traceDraws(list)
         for a in list {
             try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: estimation.sweeps,

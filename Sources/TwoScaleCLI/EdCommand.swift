@@ -29,7 +29,7 @@ struct EdCommand: AsyncParsableCommand {
         static var labels: LabelColumn { .none }
         static var use: EstimatorUse { .ed }
         static var estimator: EstimatorKind? { nil }
-        static var estimatorHelp: String { "smc (the default) or plain, which --store and plain's other flags select." }
+        static var estimatorHelp: String { "smc (default), plain (which --store and its kin select) or joint." }
     }
 
     @OptionGroup var model: ModelOptions
@@ -95,6 +95,9 @@ struct EdCommand: AsyncParsableCommand {
                                          : plainOnly.isEmpty ? .byDefault : .chosenFor(plainOnly))
         if estimation.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
+        }
+        if request.lower, !estimator.estimatesLower {
+            throw TwoScaleError.usage("--lower: the \(kind) estimator estimates the 2sED only; drop --lower, or use --estimator \(EstimatorRegistry.lowerEstimators)")
         }
         let (paths, inner) = estimation.budget(estimator)
         if !estimator.storesSpectra {

@@ -186,6 +186,7 @@ enum NetworkReport {
     static func text(_ e: NetworkEstimate, architecture: Architecture) -> String {
         if let m = e.report as? NetworkSMCMeasurement { return text(m, architecture: architecture) }
         if let m = e.report as? NetworkMeasurement { return text(m) }
+        if let m = e.report as? JointNetworkMeasurement { return text(m, architecture: architecture) }
         let lower = e.points.contains { $0.dZetaLower != nil }
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
@@ -229,6 +230,21 @@ enum NetworkReport {
         return line
     }
 
+    /// The readable report of the joint estimator: per ε the 2sED, its 95% interval (the replicates' spread)
+    /// and the certified bracket, and how far apart the replicates came out.
+    static func text(_ m: JointNetworkMeasurement, architecture: Architecture) -> String {
+        var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
+        head += "\(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
+        head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
+        head += rankLine(m.rank, dimension: m.dimension) + "\n"
+        let rows = m.points.map { p -> [String] in
+            let spread = (p.replicateLogZ.max() ?? 0) - (p.replicateLogZ.min() ?? 0)
+            return [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95), interval(p.bracket?.dZeta), Fmt.num(spread, 3)]
+        }
+        return head + Fmt.table(["eps", "d_zeta", "ci95", "certified bracket", "replicates' range (nats)"], rows)
+            + "\nci95: from the replicates' spread, which does not see a region that none of them reaches (docs/ESTIMATORS.md §8)\n"
+    }
+
     /// The readable report of the smc estimator.
     static func text(_ m: NetworkSMCMeasurement, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
@@ -255,9 +271,10 @@ enum NetworkReport {
         let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
             + "the last stage's estimate is too low by at most the distance to them, given the shared earlier stages\n" : ""
         let fallback = m.points.contains { $0.interval?.source == .bracket || $0.intervalLower?.source == .bracket }
-        let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where the outer ESS "
-            + "(below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or \(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% "
-            + "in the lognormal limit) says the sampled interval cannot be believed (docs/ESTIMATORS.md)\n"
+        let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where the network has two "
+            + "or more hidden layers or the outer ESS (below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
+            + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit) says the sampled interval cannot be believed "
+            + "(docs/ESTIMATORS.md §5)\n"
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + movesLine(m.points)
     }
 

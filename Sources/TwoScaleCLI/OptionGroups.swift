@@ -237,15 +237,15 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(name: .customLong("estimator"), help: ArgumentHelp(Defaults.estimatorHelp))
     var estimatorGiven: EstimatorKind?
 
-    @Option(help: ArgumentHelp("K: plain: paths θ^k ~ U(box) (default \(PlainNetworkEstimator.defaultBudget(Defaults.use).paths)); "
-        + "smc: outer particles, 2K per first-layer neuron (\(SMCNetworkEstimator.defaultBudget(Defaults.use).paths))."))
+    @Option(help: ArgumentHelp("K: plain: paths (default \(PlainNetworkEstimator.defaultBudget(Defaults.use).paths)); "
+        + "smc: outer particles (\(SMCNetworkEstimator.defaultBudget(Defaults.use).paths)); joint: particles per sampler (\(JointNetworkEstimator.defaultBudget(Defaults.use).paths))."))
     var paths: Int?
 
-    @Option(help: ArgumentHelp("J: plain: inner draws per path and later layer (default \(PlainNetworkEstimator.defaultBudget(Defaults.use).inner)); "
-        + "smc: island size, ≥ 8 (\(SMCNetworkEstimator.defaultBudget(Defaults.use).inner))."))
+    @Option(help: ArgumentHelp("J: plain: inner draws per path and layer (\(PlainNetworkEstimator.defaultBudget(Defaults.use).inner)); "
+        + "smc: island size ≥ 8 (\(SMCNetworkEstimator.defaultBudget(Defaults.use).inner)); joint: samplers (\(JointNetworkEstimator.defaultBudget(Defaults.use).inner))."))
     var inner: Int?
 
-    @Option(help: "smc: uniform draws of θ for the trace normalisation (default: d/2 and ≥ 1000, d the largest network's).")
+    @Option(help: "smc, joint: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
     var traceDraws: Int?
 
     @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.")

@@ -95,6 +95,43 @@ final class EstimatorCommandTests: XCTestCase {
     /// Without --estimator, ed runs smc — the same bytes as asking for it — unless the run needs
     /// uniform-path spectra: then plain, with one note on stderr naming the flags, and the same bytes as
     /// --estimator plain (and no note when the estimator is given).
+    /// `ed --estimator joint`: the same ĉ and Fisher rank as smc at the seed, a 95% interval per ε with the
+    /// bracket beside it, the readable table; `--lower`, `compare`, smc's own flags and a bad budget refused.
+    func testEdJointReportAndRefusals() async throws {
+        let net = ["--arch", "4-3-3", "--data", "synthetic:gaussian", "--samples", "20", "--sigma2", "0.1", "--seed", "1", "--eps", "0.01,0.1"]
+        let (s, out, err) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3", "--json"])
+        XCTAssertEqual(s, 0, err)
+        let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
+        XCTAssertEqual(j["estimator"], .string("joint"))
+        XCTAssertEqual(j["paths"], .int(16))
+        XCTAssertEqual(j["inner"], .int(3))
+        let (_, smcOut, _) = await run(["ed"] + net + ["--paths", "8", "--inner", "8", "--json"])
+        let smc = try JSONValue.parse(Data(smcOut.utf8), source: "stdout")
+        XCTAssertEqual(j["scale"], smc["scale"], "the same ĉ")
+        XCTAssertEqual(j["rank_generic"], smc["rank_generic"])
+        for p in try XCTUnwrap(j["points"]?.arrayValue) {
+            let d = try XCTUnwrap(p["d_zeta"]?.doubleValue)
+            let ci = try XCTUnwrap(p["ci95"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertTrue(ci[0] < d && d < ci[1])
+            XCTAssertEqual(try XCTUnwrap(p["replicate_log_z"]?.arrayValue).count, 3)
+            XCTAssertEqual(try XCTUnwrap(p["d_zeta_bracket"]?.arrayValue).count, 2)
+            XCTAssertNil(p["d_zeta_lower"])
+        }
+        let (st, text, _) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3"])
+        XCTAssertEqual(st, 0)
+        XCTAssertTrue(text.contains("joint estimator") && text.contains("certified bracket"), text)
+        for (args, says) in [(["--lower"], "--lower"), (["--island-sweeps", "2"], "--island-sweeps"), (["--inner", "1"], "--inner"),
+                             (["--paths", "2"], "--paths")] {
+            let (code, o, e) = await run(["ed", "--estimator", "joint"] + net + args)
+            XCTAssertEqual(code, 2, "\(args)")
+            XCTAssertTrue(e.contains(says), "\(args): \(e)")
+            XCTAssertTrue(o.isEmpty)
+        }
+        let (code, _, e) = await run(["compare", "--archs", "4-3-3,4-2-3", "--data", "synthetic:gaussian", "--estimator", "joint"])
+        XCTAssertEqual(code, 2)
+        XCTAssertTrue(e.contains("lower 2sED"), e)
+    }
+
     func testEdDefaultEstimator() async throws {
         let common = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
                       "--eps", "0.01,0.2", "--paths", "8", "--inner", "8", "--seed", "2", "--json"]

@@ -1,0 +1,180 @@
+import Foundation
+import Fisher
+import Networks
+import Samplers
+import SpectraStore
+import TwoScaleCore
+
+/// Joint tempering on a network (docs/ESTIMATORS.md §8, docs/METHOD.md §21): R independent annealed samplers
+/// of P particles over the whole θ, from s = 0 to the grid's largest scale, each step's moves a random walk in
+/// one neuron's weights (the softmax layer's whole matrix) at a time, accepted with the ratio of the whole
+/// `det(I + s F^{1/2})`, so every layer is moved under all the layers after it. There is no staging and no
+/// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix, which the
+/// replicates' spread shows. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
+/// `--paths` is P, `--inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
+public enum JointNetworkEstimator: NetworkEstimator {
+    public static let kind = EstimatorKind.joint
+    public static var flags: [String] { ["--trace-draws"] }
+    public static var reportsIntervals: Bool { true }
+    public static var estimatesLower: Bool { false }
+
+    /// MH sweeps over every unit per tempering step.
+    public static let sweeps = 5
+
+    public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
+
+    public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
+        guard (4...100_000).contains(budget.paths) else {
+            throw TwoScaleError.invalid("--paths", "\(budget.paths)", allowed: "joint: particles per replicate sampler, 4 to 10⁵")
+        }
+        guard (2...1_000).contains(budget.inner) else {
+            throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
+        }
+        guard (2...10_000_000).contains(budget.traceDraws) else {
+            throw TwoScaleError.invalid("--trace-draws", "\(budget.traceDraws)", allowed: "2 to 10⁷")
+        }
+    }
+
+    public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
+        try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
+        try c.encode(sweeps, forKey: ResultKey("sweeps"))
+    }
+
+    public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
+                                progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
+        guard !request.lower else {
+            throw TwoScaleError.usage("--estimator joint estimates the 2sED only (joint tempering has no layerwise terms): drop --lower, or use --estimator smc")
+        }
+        try ScaleParameters.checkZeta(request.zeta)
+        for e in request.eps { try ScaleParameters.checkEpsilon(e) }
+        let model = problem.model, b = problem.budget, d = model.architecture.parameterCount
+        try checkBudget(b, layers: model.blockDimensions.count)
+        // ĉ and the Fisher rank from the smc estimator's uniform draws at this seed (its streams), so both share them.
+        progress("trace normalisation from \(b.traceDraws) uniform draws")
+        var smc = try NetworkSMC(model: model, box: problem.box, seed: problem.seed, paths: NetworkSMC.defaultPaths,
+                                 inner: NetworkSMC.defaultInner, traceDraws: b.traceDraws)
+        smc.sharing = problem.sharing
+        let trace = try await smc.staged.traceEstimate(threads: request.threads)
+        let (c, varLogC) = try trace.scale(request.normalization, dimension: d)
+        let sOf = request.eps.map { ScaleParameters.t(eps: $0, zeta: request.zeta) * c.squareRoot() }
+        let stops = Array(Set(sOf)).sorted()
+        progress("joint tempering: \(b.inner) samplers of \(b.paths) particles over \(stops.count) scale(s)")
+        var joint = try JointSMC(model: model, box: problem.box, seed: problem.seed, particles: b.paths, replicates: b.inner,
+                                 sweeps: sweeps)
+        joint.sharing = problem.sharing
+        let j = try await joint.run(stops: stops, threads: request.threads)
+        var points: [JointNetworkMeasurement.Point] = []
+        for (i, e) in request.eps.enumerated() {
+            let t = stops.firstIndex(of: sOf[i])!
+            let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
+            var est = j.estimates[t]
+            est.variance += cv
+            guard est.value.isFinite, est.variance.isFinite else {
+                throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
+            }
+            let p = SMCPoint(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
+            points.append(JointNetworkMeasurement.Point(eps: e, zeta: request.zeta, dZeta: p.dZeta, ci95: p.ci95, seLogDet: p.standardError ?? 0,
+                                                        normalizationShare: p.normalizationShare, replicateLogZ: j.logZ[t]))
+        }
+        progress("Fisher rank from \(NetworkSMC.rankDraws) uniform draws, and the generic rank")
+        let rank = RankReport(try await smc.rankEstimate(threads: request.threads),
+                              generic: try GenericRank(model: model, box: problem.box, seed: problem.seed), zeta: request.zeta, dimension: d)
+        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
+        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: c, seed: problem.seed,
+                                                       sharing: problem.sharing, threads: request.threads)
+        var report = JointNetworkMeasurement(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
+                                             particles: b.paths, replicates: b.inner, traceDraws: b.traceDraws, zeta: request.zeta,
+                                             normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
+                                             acceptance: j.proposals > 0 ? Double(j.accepted) / Double(j.proposals) : 0, rank: rank)
+        let check = report.attach(bracket)
+        let common = report.points.map { p in
+            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZeta, ci95: p.ci95)
+        }
+        report.settings = problem.configuration
+        return NetworkEstimate(kind: kind, points: common, paths: b.paths, scale: c, bracket: bracket,
+                               diagnostics: .init(bracketCheck: check), report: problem.configuration == nil ? nil : report)
+    }
+}
+
+/// `ed --estimator joint`'s result (JSON keys in docs/COMMANDS.md).
+public struct JointNetworkMeasurement: NetworkEstimateReport {
+    public struct Point: Sendable, Equatable, Encodable, BracketedPoint {
+        public var eps: Double
+        public var zeta: Double
+        public var dZeta: Double
+        public var ci95: ClosedRange<Double>
+        /// The standard error of `log E det` (nats), ĉ's share of its variance.
+        public var seLogDet: Double
+        public var normalizationShare: Double
+        /// Each replicate sampler's `log Ẑ` (nats).
+        public var replicateLogZ: [Double]
+        public var bracket: CertifiedBracket.Point?
+        /// No lower 2sED: `BracketedPoint` asks for one.
+        public var dZetaLower: Double? = nil
+        public var ci95Lower: ClosedRange<Double>? = nil
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
+                                                         ci95Joint: ci95, lower: nil)
+            try NetworkMeasurement.Point.encodeBracket(&c, bracket, lower: false)
+            try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
+            try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
+            try c.encode(replicateLogZ, forKey: ResultKey("replicate_log_z"))
+        }
+    }
+
+    public var points: [Point]
+    public var dimension: Int
+    public var layers: [Int]
+    public var particles: Int
+    public var replicates: Int
+    public var traceDraws: Int
+    public var zeta: Double
+    public var normalization: Normalization
+    public var scale: Double
+    public var meanTrace: Double
+    /// Tempering steps summed over the replicates, and the share of proposed unit moves accepted.
+    public var steps: Int
+    public var acceptance: Double
+    /// The Fisher rank over uniform draws and the generic rank, with the ε → 0 limit (`d_zeta_limit`).
+    public var rank: RankReport
+    public var settings: NetworkRunConfiguration?
+    public var bracket: CertifiedBracket?
+    public var bracketCheck: BracketCheck?
+    public var seconds: Double = 0
+
+    /// Puts the certified bracket beside every point; returns what lies outside it.
+    mutating func attach(_ b: CertifiedBracket) -> BracketCheck? {
+        bracket = b
+        bracketCheck = Self.attach(b, to: &points)
+        return bracketCheck
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: ResultKey.self)
+        try c.encode(dimension, forKey: ResultKey("dimension"))
+        try c.encode(JointNetworkEstimator.kind, forKey: ResultKey("estimator"))
+        try c.encode(points, forKey: ResultKey("points"))
+        try c.encode(seconds, forKey: ResultKey("seconds"))
+        try c.encode(layers, forKey: ResultKey("layers"))
+        try c.encode(particles, forKey: ResultKey("paths"))
+        try c.encode(replicates, forKey: ResultKey("inner"))
+        try c.encode(JointNetworkEstimator.sweeps, forKey: ResultKey("sweeps"))
+        try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
+        try c.encodeIfPresent(settings, forKey: ResultKey("settings"))
+        try c.encode(zeta, forKey: ResultKey("zeta"))
+        try c.encode(normalization.rawValue, forKey: ResultKey("normalization"))
+        try c.encode(scale, forKey: ResultKey("scale"))
+        try c.encode(meanTrace, forKey: ResultKey("mean_trace"))
+        try c.encode(steps, forKey: ResultKey("steps"))
+        try c.encode(acceptance, forKey: ResultKey("acceptance"))
+        try c.encodeIfPresent(bracket, forKey: ResultKey("bracket"))
+        try c.encodeIfPresent(bracketCheck, forKey: ResultKey("bracket_check"))
+        try rank.encode(to: encoder)
+    }
+}
+
+extension JointNetworkMeasurement: BracketedMeasurement {
+    typealias P = Point
+}
