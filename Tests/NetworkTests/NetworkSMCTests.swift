@@ -155,24 +155,10 @@ final class NetworkSMCTests: XCTestCase {
         let eps = [0.01, 0.2], zeta = 2.0 / 3
         let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
-        let nw = 120, nv = 48
-        let xa0 = model.unitInputs(model.firstBlockInputs, block: 0)
+        let nw = 120
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta)
-            var g1 = [Double](), logZ2 = [Double]()
-            for a in 0..<nw {
-                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
-                g1.append(LogSpace.logDetSqrt(roots: try model.unitRoots([w], inputs: xa0), scale: s))
-                var net = model.zeroNetwork()
-                model.setUnit(&net, block: 0, unit: 0, parameters: [w])
-                let xa = model.unitInputs(try model.blockInputs(net, block: 1), block: 1)
-                var l2 = [Double]()
-                for b in 0..<nv { for c in 0..<nv {
-                    let v = [-1 + (Double(b) + 0.5) * 2 / Double(nv), -1 + (Double(c) + 0.5) * 2 / Double(nv)]
-                    l2.append(LogSpace.logDetSqrt(roots: try model.unitRoots(v, inputs: xa), scale: s))
-                } }
-                logZ2.append(LogSpace.logMeanExp(l2))
-            }
+            let (_, g1, logZ2) = try tinyNetworkQuadratureParts(model, scale: s, nw: nw, nv: 48)
             let logZ1 = LogSpace.logMeanExp(g1)
             let joint = LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 })
             let pi = LogSpace.normalizedWeights(logWeights: g1)

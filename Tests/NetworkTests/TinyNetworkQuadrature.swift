@@ -4,14 +4,15 @@ import Foundation
 import TwoScaleCore
 import TwoScaleNumerics
 
-/// `log Z` and the lower 2sED's `log I_1 + E_{π_1} log I_2` of a network θ = (w; v₁, v₂) of one first-layer
-/// weight and a 2-weight softmax layer (d = 3) by midpoint quadrature (c = 1) at scale s, on `nw` points for w
-/// and `nv`² for v: `log Z = log ∫ g₁(w) Z₂(w)`, `lower = log Z₁ + ∫ π₁(w) log Z₂(w)`, `Z₂(w) = E_v g₂(w, v)`.
-func tinyNetworkQuadrature(_ m: MarkovFisher, scale s: Double, nw: Int = 100, nv: Int = 30) throws -> (logZ: Double, lower: Double) {
+/// The midpoint-quadrature parts of a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight
+/// softmax layer (d = 3) at scale s (c = 1): on `nw` points w, `g1 = log g₁(w)` and `logZ2 = log Z₂(w)`,
+/// `Z₂(w) = E_v g₂(w, v)` over `nv`² points v.
+func tinyNetworkQuadratureParts(_ m: MarkovFisher, scale s: Double, nw: Int, nv: Int) throws -> (w: [Double], g1: [Double], logZ2: [Double]) {
     let x0 = m.unitInputs(m.firstBlockInputs, block: 0)
-    var g1 = [Double](), logZ2 = [Double]()
+    var ws = [Double](), g1 = [Double](), logZ2 = [Double]()
     for a in 0..<nw {
         let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+        ws.append(w)
         g1.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: x0), scale: s))
         var net = m.zeroNetwork()
         m.setUnit(&net, block: 0, unit: 0, parameters: [w])
@@ -23,11 +24,17 @@ func tinyNetworkQuadrature(_ m: MarkovFisher, scale s: Double, nw: Int = 100, nv
         } }
         logZ2.append(LogSpace.logMeanExp(l2))
     }
-    let pi = LogSpace.normalizedWeights(logWeights: g1)
-    return (LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 }),
-            LogSpace.logMeanExp(g1) + zip(pi, logZ2).reduce(0) { $0 + $1.0 * $1.1 })
+    return (ws, g1, logZ2)
 }
 
+/// `log Z = log ∫ g₁(w) Z₂(w)` and the lower 2sED's `log Z₁ + ∫ π₁(w) log Z₂(w)` of that network
+/// (`tinyNetworkQuadratureParts`).
+func tinyNetworkQuadrature(_ m: MarkovFisher, scale s: Double, nw: Int = 100, nv: Int = 30) throws -> (logZ: Double, lower: Double) {
+    let q = try tinyNetworkQuadratureParts(m, scale: s, nw: nw, nv: nv)
+    let pi = LogSpace.normalizedWeights(logWeights: q.g1)
+    return (LogSpace.logMeanExp(zip(q.g1, q.logZ2).map { $0 + $1 }),
+            LogSpace.logMeanExp(q.g1) + zip(pi, q.logZ2).reduce(0) { $0 + $1.0 * $1.1 })
+}
 
 /// The 1-1-2 relu network of four scalar inputs that the bracket and joint tempering tests integrate.
 func tinyReluNetwork() throws -> (MarkovFisher, Matrix) {
