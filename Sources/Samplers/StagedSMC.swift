@@ -315,8 +315,10 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                 var sources = [UnitSource(population: first, stop: t)]
                 var sourceOf = [Int](repeating: 0, count: paths)
                 let s = stops[t]
-                // The genealogy over three or more stages (`genealogyVariance`): each particle's ancestor among
-                // stage 2's outer particles, and per ancestor its descendants' share of the lower 2sED's terms.
+                // The genealogy over three or more stages (`genealogyVariance`; not with moves, whose steps keep
+                // their own): each particle's ancestor among stage 2's outer particles, and per ancestor its
+                // descendants' share of the lower 2sED's terms.
+                let genealogy = L > 2 && moveProposals == 0
                 var eve = Array(0..<paths)
                 var lowerByEve = [Double](repeating: 0, count: paths)
                 var laterVariance = 0.0, lowerLaterVariance = 0.0
@@ -371,11 +373,13 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     var lowerTerm = LogEstimate.mean(plain.map(\.lower))
                     lowerTerm.variance *= Self.populationVarianceFactor
                     low = low + lowerTerm
-                    laterVariance += term.estimate.variance
-                    lowerLaterVariance += lowerTerm.variance
-                    let lowerMean = plain.reduce(0) { $0 + $1.lower } / Double(paths)
-                    for (k, i) in plain.enumerated() { lowerByEve[eve[k]] += (i.lower - lowerMean) / Double(paths) }
-                    if last, L > 2, moveProposals == 0 {
+                    if genealogy {
+                        laterVariance += term.estimate.variance
+                        lowerLaterVariance += lowerTerm.variance
+                        let lowerMean = plain.reduce(0) { $0 + $1.lower } / Double(paths)
+                        for (k, i) in plain.enumerated() { lowerByEve[eve[k]] += (i.lower - lowerMean) / Double(paths) }
+                    }
+                    if last, genealogy {
                         // Stage 2's outer particles, the ancestors, are drawn from stage 1's finite population:
                         // the same factor as each stage's lower term.
                         let g = Self.genealogyVariance(logWeights: lz, eve: eve, lowerByEve: lowerByEve, resamplings: L - 2)
@@ -390,7 +394,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
                     if !last {
                         var rng = Xoshiro256(seed: seed, stream: [Self.stream, 7, UInt64(t), UInt64(m)])
                         let idx = AnnealedSMC.systematic(w, u: rng.uniform())
-                        eve = idx.map { eve[$0] }
+                        if genealogy { eve = idx.map { eve[$0] } }
                         particles = idx.map { k in
                             var state = current[k]
                             for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }

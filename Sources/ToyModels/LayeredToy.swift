@@ -46,7 +46,6 @@ public struct LayeredToy: CertifiedStagedModel {
     /// d_m, the coordinates of stage m (0-based).
     public func dimension(ofStage m: Int) -> Int { stageUnits[m].count * stageUnits[m].dimension }
     public var d1: Int { dimension(ofStage: 0) }
-    public var d2: Int { dimension(ofStage: 1) }
     public var parameterCount: Int { stageUnits.indices.reduce(0) { $0 + dimension(ofStage: $1) } }
     public var box: ClosedRange<Double> { lo...hi }
 
