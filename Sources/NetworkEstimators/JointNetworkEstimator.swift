@@ -14,12 +14,12 @@ import TwoScaleCore
 /// `--paths` is P, `--inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum JointNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.joint
-    public static var flags: [String] { ["--trace-draws"] }
+    public static var flags: [String] { ["--trace-draws", "--sweeps"] }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { false }
 
-    /// MH sweeps over every unit per tempering step.
-    public static let sweeps = 5
+    /// MH sweeps over every unit per tempering step, unless `--sweeps` says otherwise.
+    public static let defaultSweeps = 5
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
@@ -30,6 +30,9 @@ public enum JointNetworkEstimator: NetworkEstimator {
         guard (2...1_000).contains(budget.inner) else {
             throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
+        guard (1...1_000).contains(budget.sweeps) else {
+            throw TwoScaleError.invalid("--sweeps", "\(budget.sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
+        }
         guard (2...10_000_000).contains(budget.traceDraws) else {
             throw TwoScaleError.invalid("--trace-draws", "\(budget.traceDraws)", allowed: "2 to 10⁷")
         }
@@ -37,7 +40,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
-        try c.encode(sweeps, forKey: ResultKey("sweeps"))
+        try c.encode(budget.sweeps, forKey: ResultKey("sweeps"))
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -60,7 +63,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
         let stops = Array(Set(sOf)).sorted()
         progress("joint tempering: \(b.inner) samplers of \(b.paths) particles over \(stops.count) scale(s)")
         var joint = try JointSMC(model: model, box: problem.box, seed: problem.seed, particles: b.paths, replicates: b.inner,
-                                 sweeps: sweeps)
+                                 sweeps: b.sweeps)
         joint.sharing = problem.sharing
         let j = try await joint.run(stops: stops, threads: request.threads)
         var points: [JointNetworkMeasurement.Point] = []
@@ -83,7 +86,8 @@ public enum JointNetworkEstimator: NetworkEstimator {
         let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: c, seed: problem.seed,
                                                        sharing: problem.sharing, threads: request.threads)
         var report = JointNetworkMeasurement(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
-                                             particles: b.paths, replicates: b.inner, traceDraws: b.traceDraws, zeta: request.zeta,
+                                             particles: b.paths, replicates: b.inner, sweeps: b.sweeps, traceDraws: b.traceDraws,
+                                             zeta: request.zeta,
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
                                              acceptance: j.proposals > 0 ? Double(j.accepted) / Double(j.proposals) : 0, rank: rank)
         let check = report.attach(bracket)
@@ -129,6 +133,8 @@ public struct JointNetworkMeasurement: NetworkEstimateReport {
     public var layers: [Int]
     public var particles: Int
     public var replicates: Int
+    /// Metropolis sweeps over every unit per tempering step.
+    public var sweeps: Int
     public var traceDraws: Int
     public var zeta: Double
     public var normalization: Normalization
@@ -160,7 +166,7 @@ public struct JointNetworkMeasurement: NetworkEstimateReport {
         try c.encode(layers, forKey: ResultKey("layers"))
         try c.encode(particles, forKey: ResultKey("paths"))
         try c.encode(replicates, forKey: ResultKey("inner"))
-        try c.encode(JointNetworkEstimator.sweeps, forKey: ResultKey("sweeps"))
+        try c.encode(sweeps, forKey: ResultKey("sweeps"))
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try c.encodeIfPresent(settings, forKey: ResultKey("settings"))
         try c.encode(zeta, forKey: ResultKey("zeta"))

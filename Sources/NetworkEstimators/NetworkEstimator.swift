@@ -3,8 +3,8 @@ import Foundation
 import SpectraStore
 import TwoScaleCore
 
-/// The budget of one estimator run: K, J, the uniform draws for ĉ and the islands' sweeps. Each estimator
-/// reads what it uses (plain: K and J; smc: all four).
+/// The budget of one estimator run: K, J, the uniform draws for ĉ and the samplers' sweeps. Each estimator
+/// reads what it uses (plain: K and J; smc: all but `sweeps`; joint: K, J, the draws and `sweeps`).
 public struct EstimatorBudget: Sendable, Equatable {
     public var paths: Int
     public var inner: Int
@@ -12,14 +12,17 @@ public struct EstimatorBudget: Sendable, Equatable {
     public var islandSweeps: Int
     /// smc: proposals of the previous layer per particle and tempering step of a degenerate layer (0: off).
     public var outerMoves: Int
+    /// joint: Metropolis sweeps over every unit per tempering step.
+    public var sweeps: Int
 
     public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = NetworkSMC.defaultIslandSweeps,
-                outerMoves: Int = 0) {
+                outerMoves: Int = 0, sweeps: Int = JointNetworkEstimator.defaultSweeps) {
         self.paths = paths
         self.inner = inner
         self.traceDraws = traceDraws
         self.islandSweeps = islandSweeps
         self.outerMoves = outerMoves
+        self.sweeps = sweeps
     }
 }
 

@@ -144,6 +144,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var bracketDelta: Double
         public var bracketDraws: Int
         public var smc: Diagnostics
+        /// With `--joint`: its Metropolis sweeps per tempering step.
+        public var jointSweeps: Int? = nil
         public struct Diagnostics: Sendable, Encodable {
             public var stage1: SMCDiagnostics.Summary
             public var islands: SMCDiagnostics.Summary
@@ -191,7 +193,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
 
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
-                                       moveProposals: Int = 0, joint: Bool = false, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = 5, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
@@ -208,7 +210,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
             let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
             let stops = Array(Set(sOf)).sorted()
-            let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths).run(stops: stops, threads: threads)
+            let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
+                .run(stops: stops, threads: threads)
             return (r, bracket, eps.indices.map { k in
                 let t = stops.firstIndex(of: sOf[k])!
                 let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
@@ -302,6 +305,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         }
         monteCarlo = MonteCarloSummary(estimator: .smc, paths: paths, inner: inner, seed: seed, trials: trials, traceDraws: draws,
                                        mcScale: first.scale, bracketDelta: brackets[0].delta, bracketDraws: brackets[0].draws,
-                                       smc: .init(stage1: first.stage1.summary, islands: first.islands.summary))
+                                       smc: .init(stage1: first.stage1.summary, islands: first.islands.summary),
+                                       jointSweeps: joint ? jointSweeps : nil)
     }
 }

@@ -15,10 +15,9 @@ struct EdCommand: AsyncParsableCommand {
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
         By default the smc estimator (docs/ESTIMATORS.md), with 95% intervals, diagnostics and a certified \
-        bracket. --estimator plain (chosen without the flag for --store, --resume, --shard, --abbas-n and \
-        --fisher output) draws K uniform paths and can write a spectra store: twoscale analyze re-reads it, \
-        twoscale merge joins its shards. Results do not depend on --threads or on mpirun's ranks. Usage: \
-        docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
+        bracket. --estimator plain (chosen for --store, --resume, --shard, --abbas-n and --fisher output) \
+        draws K uniform paths and can write a spectra store (twoscale analyze, merge). Results do not depend \
+        on --threads or mpirun's ranks. Usage: docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
         """)
 
     /// ed's defaults for the shared option groups: 100 Gaussian inputs, σ² = 0.1, the estimator chosen by the run.
@@ -44,6 +43,9 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var estimation: EstimatorOptions<Defaults>
 
+    @Option(help: "joint: MH sweeps per tempering step (default 5).")
+    var sweeps: Int?
+
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
     var store: String?
 
@@ -58,7 +60,7 @@ struct EdCommand: AsyncParsableCommand {
 
     /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--bootstrap`): each is some
     /// estimator's own (`NetworkEstimator.flags`), an error with another, not ignored.
-    var estimatorFlags: [String] { estimation.given + analysis.given }
+    var estimatorFlags: [String] { estimation.given + analysis.given + (sweeps != nil ? ["--sweeps"] : []) }
 
     /// The Fisher estimator the flags ask for, on the data they name (read here).
     func makeModel(architecture: Architecture) throws -> any FisherModel {
@@ -178,7 +180,8 @@ struct EdCommand: AsyncParsableCommand {
         }
         let budget = EstimatorBudget(paths: paths, inner: inner,
                                      traceDraws: estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: estimation.sweeps, outerMoves: estimation.moves)
+                                     islandSweeps: estimation.sweeps, outerMoves: estimation.moves,
+                                     sweeps: sweeps ?? JointNetworkEstimator.defaultSweeps)
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
                                        configuration: configuration(architecture: architecture, box: box))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.

@@ -234,7 +234,7 @@ enum NetworkReport {
     /// and the certified bracket, and how far apart the replicates came out.
     static func text(_ m: JointNetworkMeasurement, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
-        head += "\(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
+        head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
         head += rankLine(m.rank, dimension: m.dimension) + "\n"
         let rows = m.points.map { p -> [String] in
@@ -242,7 +242,7 @@ enum NetworkReport {
             return [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95), interval(p.bracket?.dZeta), Fmt.num(spread, 3)]
         }
         return head + Fmt.table(["eps", "d_zeta", "ci95", "certified bracket", "replicates' range (nats)"], rows)
-            + "\nci95: from the replicates' spread, which does not see a region that none of them reaches (docs/ESTIMATORS.md §8)\n"
+            + "\nci95: the replicates' spread (Student's t), blind to a region none of them reaches and to too few sweeps (docs/ESTIMATORS.md §8)\n"
     }
 
     /// The readable report of the smc estimator.

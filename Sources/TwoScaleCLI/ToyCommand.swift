@@ -99,6 +99,9 @@ struct ToyCommand: AsyncParsableCommand {
     @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
+    @Option(help: "--joint: Metropolis sweeps over every unit per tempering step (default 5, as ed's joint).")
+    var sweeps: Int?
+
     @Option(help: "--family layered --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
     var outerMoves: Int = 0
 
@@ -135,7 +138,7 @@ struct ToyCommand: AsyncParsableCommand {
     func checkFamilyFlags() throws {
         let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
                            (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
-                           (joint, "--joint"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
+                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
         if family != .layered, let flag = layeredOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
         }
@@ -192,6 +195,10 @@ struct ToyCommand: AsyncParsableCommand {
         var result = try LayeredToyMeasurement.measure(model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
                                                        normalization: normalize)
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
+        if sweeps != nil && !joint { throw TwoScaleError.usage("--sweeps is a setting of joint tempering: add --joint") }
+        if let s = sweeps, !(1...1_000).contains(s) {
+            throw TwoScaleError.invalid("--sweeps", "\(s)", allowed: "Metropolis sweeps per tempering step, 1 to 1000")
+        }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         if monteCarlo.mc {
             let o = monteCarlo
@@ -201,7 +208,8 @@ struct ToyCommand: AsyncParsableCommand {
             try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                                   moveProposals: outerMoves)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: sweeps, moveProposals: outerMoves, joint: joint, threads: o.threadCount) {
+                                           islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
+                                           jointSweeps: self.sweeps ?? JointNetworkEstimator.defaultSweeps, threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }

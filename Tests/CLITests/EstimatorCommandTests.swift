@@ -105,6 +105,7 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(j["estimator"], .string("joint"))
         XCTAssertEqual(j["paths"], .int(16))
         XCTAssertEqual(j["inner"], .int(3))
+        XCTAssertEqual(j["sweeps"], .int(5))
         let (_, smcOut, _) = await run(["ed"] + net + ["--paths", "8", "--inner", "8", "--json"])
         let smc = try JSONValue.parse(Data(smcOut.utf8), source: "stdout")
         XCTAssertEqual(j["scale"], smc["scale"], "the same ĉ")
@@ -119,9 +120,23 @@ final class EstimatorCommandTests: XCTestCase {
         }
         let (st, text, _) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3"])
         XCTAssertEqual(st, 0)
-        XCTAssertTrue(text.contains("joint estimator") && text.contains("certified bracket"), text)
+        XCTAssertTrue(text.contains("joint estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step"), text)
+        // --sweeps is joint's: it reaches the sampler (other numbers), and any other estimator refuses it.
+        let (s2, out2, err2) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3", "--sweeps", "2", "--json"])
+        XCTAssertEqual(s2, 0, err2)
+        let j2 = try JSONValue.parse(Data(out2.utf8), source: "stdout")
+        XCTAssertEqual(j2["sweeps"], .int(2))
+        XCTAssertNotEqual(j2["points"]?.arrayValue?.first?["d_zeta"], j["points"]?.arrayValue?.first?["d_zeta"])
+        XCTAssertEqual(j2["scale"], j["scale"])
+        for (extra, says) in [([String](), "and this run uses smc (the default): drop --sweeps, or add --estimator joint"),
+                              (["--estimator", "plain"], "and this run uses plain: drop --sweeps")] {
+            let (code, o, e) = await run(["ed"] + net + extra + ["--sweeps", "3"])
+            XCTAssertEqual(code, 2)
+            XCTAssertTrue(e.contains("--sweeps is a setting of the joint estimator") && e.contains(says), e)
+            XCTAssertTrue(o.isEmpty)
+        }
         for (args, says) in [(["--lower"], "--lower"), (["--island-sweeps", "2"], "--island-sweeps"), (["--inner", "1"], "--inner"),
-                             (["--paths", "2"], "--paths")] {
+                             (["--paths", "2"], "--paths"), (["--sweeps", "0"], "--sweeps")] {
             let (code, o, e) = await run(["ed", "--estimator", "joint"] + net + args)
             XCTAssertEqual(code, 2, "\(args)")
             XCTAssertTrue(e.contains(says), "\(args): \(e)")

@@ -133,6 +133,24 @@ import TwoScaleCore
         #expect(text.status == 0 && text.out.contains("stages 10×1, 10×2, 10×1"))
     }
 
+    /// `--sweeps` reaches joint tempering (other numbers, recorded as `monte_carlo.joint_sweeps`) and is
+    /// refused without `--joint` or out of range.
+    @Test func jointSweepsThroughTheCLI() async throws {
+        let base = ["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3", "--eps", "0.1",
+                    "--mc", "--paths", "16", "--inner", "8", "--joint", "--json"]
+        let five = try await runJSON(base)
+        let one = try await runJSON(base + ["--sweeps", "1"])
+        #expect(five["monte_carlo"]?["joint_sweeps"] == .int(5))
+        #expect(one["monte_carlo"]?["joint_sweeps"] == .int(1))
+        let p5 = try #require(five["points"]?.arrayValue?.first), p1 = try #require(one["points"]?.arrayValue?.first)
+        #expect(p5["d_zeta_joint_mc"] != p1["d_zeta_joint_mc"])
+        #expect(p5["d_zeta_mc"] == p1["d_zeta_mc"], "the smc estimator is untouched")
+        for (args, says) in [(["--sweeps", "3"], "add --joint"), (["--joint", "--sweeps", "0"], "--sweeps")] {
+            let r = await runCLICapturingErrors(Array(base.prefix(12)) + args)
+            #expect(r.status == 2 && r.err.contains(says), "\(args): \(r.err)")
+        }
+    }
+
     @Test func smcRunsBesideTheExactValues() async throws {
         let j = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
                                    "--eps", "0.1", "--mc", "--paths", "16", "--inner", "8", "--trials", "2", "--json"])

@@ -2,6 +2,7 @@
 import Foundation
 @testable import NetworkEstimators
 @testable import Networks
+import Samplers
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest
@@ -40,6 +41,23 @@ final class JointNetworkEstimatorTests: XCTestCase {
         }
     }
 
+    /// The replicates' log Ẑ combine into `log mean_r Ẑ_r` plus half its relative variance, and that variance
+    /// is widened by `(t_{R−1}/z)²` (R = 4: t₃ = 3.18245), so a normal-quantile interval on it is Student's.
+    func testReplicateVarianceIsStudents() async throws {
+        let (m, _) = try tinyReluNetwork()
+        XCTAssertEqual(JointSMC<MarkovFisher>.varianceInflation(replicates: 4), pow(3.182446305284263 / 1.959963984540054, 2), accuracy: 1e-10)
+        let j = try await JointSMC(model: m, box: -1...1, seed: 5, particles: 16, replicates: 4, sweeps: 2).run(stops: [0.5, 3], threads: 2)
+        for t in 0..<2 {
+            let l = j.logZ[t]
+            XCTAssertEqual(l.count, 4)
+            let mean = l.map { Foundation.exp($0 - l[0]) }.reduce(0, +) / 4
+            let rel = l.map { pow(Foundation.exp($0 - l[0]) / mean - 1, 2) }.reduce(0, +) / 3 / 4
+            XCTAssertGreaterThan(rel, 0)
+            XCTAssertEqual(j.estimates[t].value, l[0] + Foundation.log(mean) + rel / 2, accuracy: 1e-10)
+            XCTAssertEqual(j.estimates[t].variance, rel * JointSMC<MarkovFisher>.varianceInflation(replicates: 4), accuracy: 1e-12 * rel)
+        }
+    }
+
     /// The same numbers whatever the threads; the lower 2sED is refused, and so is a budget out of range.
     func testDeterministicAndRefusals() async throws {
         let (m, _) = try tinyReluNetwork()
@@ -53,6 +71,8 @@ final class JointNetworkEstimatorTests: XCTestCase {
         } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("--lower")) }
         XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
         XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
+        XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 0), layers: 2))
+        XCTAssertNoThrow(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 1), layers: 2))
         XCTAssertFalse(JointNetworkEstimator.estimatesLower)
         XCTAssertTrue(EstimatorRegistry.kinds.contains(.joint))
     }
