@@ -9,8 +9,8 @@ import TwoScaleCore
 /// of P particles over the whole θ, from s = 0 to the grid's largest scale, each step's moves a random walk in
 /// one neuron's weights (the softmax layer's whole matrix) at a time, accepted with the ratio of the whole
 /// `det(I + s F^{1/2})`, so every layer is moved under all the layers after it. There is no staging and no
-/// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix, which the
-/// replicates' spread shows. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
+/// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`--sweeps`),
+/// which the replicates' spread does not show. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
 /// `--paths` is P, `--inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum JointNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.joint

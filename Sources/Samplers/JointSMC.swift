@@ -11,8 +11,9 @@ import TwoScaleCore
 /// stages' units: a reflected random walk in one unit's coordinates at a time, accepted with the ratio of
 /// the *whole* `G_s`, so a unit of stage m is moved under every later stage's factor as well (its change
 /// of θ_{≤m} changes the later stages' spectra, which are recomputed). Every move keeps `π_s` invariant,
-/// so `Ẑ(s) = Π_steps mean_i w_i` is unbiased for Z(s) whatever the mixing; how well it mixes shows in
-/// the spread of the replicates.
+/// so `Ẑ(s) = Π_steps mean_i w_i` is unbiased for Z(s) whatever the mixing; but where a step's `sweeps`
+/// leave wide units near where they started, `log Ẑ` comes out low in a way the replicates share, which
+/// their spread does not show (docs/ESTIMATORS.md §8).
 public struct JointSMC<Model: UniformStagedModel>: Sendable {
     public var model: Model
     public var box: ClosedRange<Double>

@@ -58,7 +58,7 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
-    /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--bootstrap`): each is some
+    /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--sweeps`, `--bootstrap`): each is some
     /// estimator's own (`NetworkEstimator.flags`), an error with another, not ignored.
     var estimatorFlags: [String] { estimation.given + analysis.given + (sweeps != nil ? ["--sweeps"] : []) }
 
