@@ -19,7 +19,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
     public static var estimatesLower: Bool { false }
 
     /// MH sweeps over every unit per tempering step, unless `--sweeps` says otherwise.
-    public static let defaultSweeps = 5
+    public static var defaultSweeps: Int { JointSMC<MarkovFisher>.defaultSweeps }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
@@ -30,9 +30,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
         guard (2...1_000).contains(budget.inner) else {
             throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
-        guard (1...1_000).contains(budget.sweeps) else {
-            throw TwoScaleError.invalid("--sweeps", "\(budget.sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
-        }
+        try JointSMC<MarkovFisher>.checkSweeps(budget.sweeps)
         guard (2...10_000_000).contains(budget.traceDraws) else {
             throw TwoScaleError.invalid("--trace-draws", "\(budget.traceDraws)", allowed: "2 to 10⁷")
         }

@@ -28,7 +28,17 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
-    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int = 5,
+    /// Metropolis sweeps over every unit per tempering step unless `--sweeps` says otherwise.
+    public static var defaultSweeps: Int { 5 }
+
+    /// `--sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
+    public static func checkSweeps(_ sweeps: Int) throws {
+        guard (1...1_000).contains(sweeps) else {
+            throw TwoScaleError.invalid("--sweeps", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
+        }
+    }
+
+    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int = defaultSweeps,
                 essFraction: Double = 0.8) throws {
         guard particles >= 4, particles <= 1_000_000, replicates >= 2, replicates <= 1_000, sweeps >= 1, sweeps <= 1_000,
               essFraction > 0, essFraction < 1, essFraction * Double(particles) > 1 else {

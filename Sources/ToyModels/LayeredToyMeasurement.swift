@@ -193,7 +193,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
 
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
-                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = 5, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = JointSMC<LayeredToy>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.

@@ -196,9 +196,7 @@ struct ToyCommand: AsyncParsableCommand {
                                                        normalization: normalize)
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
         if sweeps != nil && !joint { throw TwoScaleError.usage("--sweeps is a setting of joint tempering: add --joint") }
-        if let s = sweeps, !(1...1_000).contains(s) {
-            throw TwoScaleError.invalid("--sweeps", "\(s)", allowed: "Metropolis sweeps per tempering step, 1 to 1000")
-        }
+        if let s = sweeps { try JointSMC<LayeredToy>.checkSweeps(s) }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         if monteCarlo.mc {
             let o = monteCarlo
@@ -209,7 +207,7 @@ struct ToyCommand: AsyncParsableCommand {
                                                   moveProposals: outerMoves)
             try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
                                            islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
-                                           jointSweeps: self.sweeps ?? JointNetworkEstimator.defaultSweeps, threads: o.threadCount) {
+                                           jointSweeps: self.sweeps ?? JointSMC<LayeredToy>.defaultSweeps, threads: o.threadCount) {
                 Console.progress("toy: " + $0)
             }
         }

@@ -158,7 +158,7 @@ final class NetworkSMCTests: XCTestCase {
         let nw = 120
         for (i, e) in eps.enumerated() {
             let s = ScaleParameters.t(eps: e, zeta: zeta)
-            let (_, g1, logZ2) = try tinyNetworkQuadratureParts(model, scale: s, nw: nw, nv: 48)
+            let (g1, logZ2) = try tinyNetworkQuadratureParts(model, scale: s, nw: nw, nv: 48)
             let logZ1 = LogSpace.logMeanExp(g1)
             let joint = LogSpace.logMeanExp(zip(g1, logZ2).map { $0 + $1 })
             let pi = LogSpace.normalizedWeights(logWeights: g1)

@@ -5,14 +5,13 @@ import TwoScaleCore
 import TwoScaleNumerics
 
 /// The midpoint-quadrature parts of a network θ = (w; v₁, v₂) of one first-layer weight and a 2-weight
-/// softmax layer (d = 3) at scale s (c = 1): on `nw` points w, `g1 = log g₁(w)` and `logZ2 = log Z₂(w)`,
+/// softmax layer (d = 3) at scale s (c = 1): on `nw` midpoints w, `g1 = log g₁(w)` and `logZ2 = log Z₂(w)`,
 /// `Z₂(w) = E_v g₂(w, v)` over `nv`² points v.
-func tinyNetworkQuadratureParts(_ m: MarkovFisher, scale s: Double, nw: Int, nv: Int) throws -> (w: [Double], g1: [Double], logZ2: [Double]) {
+func tinyNetworkQuadratureParts(_ m: MarkovFisher, scale s: Double, nw: Int, nv: Int) throws -> (g1: [Double], logZ2: [Double]) {
     let x0 = m.unitInputs(m.firstBlockInputs, block: 0)
-    var ws = [Double](), g1 = [Double](), logZ2 = [Double]()
+    var g1 = [Double](), logZ2 = [Double]()
     for a in 0..<nw {
         let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
-        ws.append(w)
         g1.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: x0), scale: s))
         var net = m.zeroNetwork()
         m.setUnit(&net, block: 0, unit: 0, parameters: [w])
@@ -24,7 +23,7 @@ func tinyNetworkQuadratureParts(_ m: MarkovFisher, scale s: Double, nw: Int, nv:
         } }
         logZ2.append(LogSpace.logMeanExp(l2))
     }
-    return (ws, g1, logZ2)
+    return (g1, logZ2)
 }
 
 /// `log Z = log ∫ g₁(w) Z₂(w)` and the lower 2sED's `log Z₁ + ∫ π₁(w) log Z₂(w)` of that network
