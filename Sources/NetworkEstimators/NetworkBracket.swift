@@ -110,10 +110,7 @@ extension BracketedMeasurement {
             guard let p = b.points.first(where: { $0.eps == points[i].eps }) else { continue }
             points[i].bracket = p
             check.inspect(eps: p.eps, estimate: points[i].dZeta, lower: points[i].dZetaLower, bracket: p)
-            if let l = points[i].dZetaLower, l > p.dZeta.upperBound {
-                points[i].dZetaLower = p.dZeta.upperBound
-                points[i].ci95Lower = points[i].ci95Lower.map { Swift.min($0.lowerBound, p.dZeta.upperBound)...p.dZeta.upperBound }
-            }
+            (points[i].dZetaLower, points[i].ci95Lower) = p.capping(lower: points[i].dZetaLower, interval: points[i].ci95Lower)
         }
         return check.isEmpty ? nil : check
     }

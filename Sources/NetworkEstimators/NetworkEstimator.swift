@@ -168,10 +168,18 @@ public struct NetworkEstimate: Sendable, Encodable {
     /// The estimator's own typed result (nil where the problem had no configuration).
     public var report: (any NetworkEstimateReport)?
 
+    /// A lower 2sED above its ε's bracket is lowered to the bracket's upper end here, as `ed`'s report
+    /// does, so that `compare` and `study`, which read these points, never print it above.
     public init(kind: EstimatorKind, points: [Point], paths: Int, scale: Double, bracket: CertifiedBracket?,
                 diagnostics: Diagnostics = Diagnostics(), report: (any NetworkEstimateReport)? = nil) {
         self.kind = kind
         self.points = points
+        if let bracket {
+            for i in self.points.indices {
+                guard let b = bracket.points.first(where: { $0.eps == points[i].eps }) else { continue }
+                (self.points[i].dZetaLower, self.points[i].ci95Lower) = b.capping(lower: points[i].dZetaLower, interval: points[i].ci95Lower)
+            }
+        }
         self.paths = paths
         self.scale = scale
         self.bracket = bracket

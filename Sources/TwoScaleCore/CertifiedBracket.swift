@@ -55,6 +55,14 @@ public struct CertifiedBracket: Sendable, Equatable {
 
         /// Whether `value` lies in the 2sED's bracket.
         public func contains(_ value: Double) -> Bool { dZeta.contains(value) }
+
+        /// A lower 2sED estimate and its interval, lowered to the 2sED's upper end where the estimate lies
+        /// above it (Jensen: lower 2sED ≤ 2sED ≤ `hi`); anything else unchanged.
+        public func capping(lower: Double?, interval: ClosedRange<Double>?) -> (lower: Double?, interval: ClosedRange<Double>?) {
+            let hi = dZeta.upperBound
+            guard let l = lower, l > hi else { return (lower, interval) }
+            return (hi, interval.map { Swift.min($0.lowerBound, hi)...hi })
+        }
     }
 
     /// The probability with which a lower end may fail (all of them together).

@@ -223,6 +223,29 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertEqual(outside[1].dZetaLower, 2.6, "a lower 2sED below the upper end stays")
     }
 
+    /// Every estimate, not only `ed`'s report, lowers a lower 2sED above its bracket (what `compare` and
+    /// `study` read): the same bracket as above, by hand; a point without a bracket at its ε stays.
+    func testEstimateLowersTheLower2sEDToItsBracket() throws {
+        let l = Foundation.log(10.0)
+        let b = CertifiedBracket(delta: 0.01, draws: 10, points: [
+            CertifiedBracket.Point(eps: 0.1, zeta: 0.5, dimension: 4, stageUpper: [l, l], stageLower: [0.5 * l, 0.25 * l]),
+            CertifiedBracket.Point(eps: 0.01, zeta: 0.5, dimension: 4, stageUpper: [2 * l], stageLower: [l]),
+        ])
+        let points = [
+            NetworkEstimate.Point(eps: 0.1, dZeta: 3.9, dZetaJoint: 3.9, dZetaLower: 4.4, ci95: 3.8...4.0, ci95Lower: 4.2...4.6),
+            NetworkEstimate.Point(eps: 0.01, dZeta: 3.5, dZetaJoint: 3.5, dZetaLower: 2.6, ci95Lower: 2.1...4.5),
+            NetworkEstimate.Point(eps: 0.5, dZeta: 3, dZetaJoint: 3, dZetaLower: 9, ci95Lower: 8...10),
+        ]
+        let e = NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: b)
+        XCTAssertEqual(try XCTUnwrap(e.points[0].dZetaLower), 4, accuracy: 1e-12, "lowered to the 2sED's upper end, 4")
+        XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).lowerBound, 4, accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).upperBound, 4, accuracy: 1e-12)
+        XCTAssertEqual(e.points[0].dZeta, 3.9, "the 2sED itself is not touched")
+        XCTAssertEqual(e.points[1], points[1], "below the upper end (4 at ε = 0.01): unchanged, interval included")
+        XCTAssertEqual(e.points[2], points[2], "no bracket at this ε")
+        XCTAssertEqual(NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: nil).points, points)
+    }
+
     /// A frozen schedule's replay is unbiased for Z at every scale it passes (the premise of the Markov
     /// lower end): on a unit with a closed-form `Z(s) = E_U Π_i (1 + s r_i(w))`, roots `5 w_i` on [0, 1]⁶, so
     /// `Z(s) = (1 + 2.5 s)⁶`, the mean of 3000 replays of 16 particles matches Z within 4 standard errors

@@ -59,6 +59,86 @@ final class GenericRankTests: XCTestCase {
         }
     }
 
+    /// Singular values by one-sided Jacobi rotations (columns orthogonalised pairwise until every pair's
+    /// cosine is below 1e-14): independent of the LAPACK eigensolvers behind `GenericRank.ranks`.
+    static func singularValues(_ rows: [[Double]]) -> [Double] {
+        guard let n = rows.first?.count else { return [] }
+        var cols = (0..<n).map { j in rows.map { $0[j] } }
+        for _ in 0..<60 {
+            var rotated = false
+            for p in 0..<n {
+                for q in (p + 1)..<n {
+                    var a = 0.0, b = 0.0, c = 0.0
+                    for i in cols[p].indices { a += cols[p][i] * cols[p][i]; b += cols[q][i] * cols[q][i]; c += cols[p][i] * cols[q][i] }
+                    guard Swift.abs(c) > 1e-14 * (a * b).squareRoot(), c != 0 else { continue }
+                    rotated = true
+                    let zeta = (b - a) / (2 * c)
+                    let t = (zeta >= 0 ? 1.0 : -1.0) / (Swift.abs(zeta) + (1 + zeta * zeta).squareRoot())
+                    let cs = 1 / (1 + t * t).squareRoot(), sn = cs * t
+                    for i in cols[p].indices {
+                        let x = cols[p][i], y = cols[q][i]
+                        cols[p][i] = cs * x - sn * y
+                        cols[q][i] = sn * x + cs * y
+                    }
+                }
+            }
+            if !rotated { break }
+        }
+        return cols.map { $0.reduce(0) { $0 + $1 * $1 }.squareRoot() }.sorted(by: >)
+    }
+
+    /// The rank of a stack of finite-difference Jacobians: singular values above 1e-7 of the largest (the
+    /// differences are accurate to about 1e-10 of it).
+    static func svdRank(_ rows: [[Double]]) -> Int {
+        let sv = singularValues(rows)
+        guard let top = sv.first, top > 0 else { return 0 }
+        return sv.filter { $0 > 1e-7 * top }.count
+    }
+
+    /// (a) Against SVDs, at random θ and at the witness: the first Gaussian layer's Fisher block has the
+    /// rank of the Jacobian of its means `act(W x_s + b)` stacked over the samples, and a softmax-only
+    /// net's has that of `√p_y ∂ log p_y/∂θ` stacked over samples and classes; both by central
+    /// differences and Jacobi rotations. `GenericRank.ranks` agrees at every θ, no draw exceeds the bound, and
+    /// the witness's SVD rank is the bound (on 8-6-3 with N = 10 the draws fall short of it).
+    func testRanksAgainstTheSVDOfFiniteDifferenceJacobians() throws {
+        let cases: [([Int], Bool, Activation, Int)] = [
+            ([8, 6, 3], false, .relu, 10), ([6, 4, 3], true, .relu, 5), ([6, 4, 3], false, .tanh, 10), ([5, 3], true, .relu, 4),
+            ([6, 3], false, .tanh, 9),
+        ]
+        for (i, (sizes, bias, act, n)) in cases.enumerated() {
+            let label = "\(sizes) bias \(bias) \(act) N = \(n)"
+            let x = R.gaussianData(n, sizes[0], seed: UInt64(40 + i))
+            let m = try model(sizes, bias: bias, act, data: x)
+            let g = try GenericRank(model: m, box: -1...1, seed: 5)
+            func svdRankOfFirstBlock(_ net: Network) -> Int {
+                let r = R.range(net.architecture, layer: 0)
+                if sizes.count == 2 {
+                    var rows: [[Double]] = []
+                    for s in 0..<n {
+                        let xs = Matrix(rows: 1, cols: x.cols, data: Array(x.row(s)))
+                        let p = Softmax.probabilities(net.preActivation(layer: 0, input: xs)).data
+                        let j = R.jacobian(net, r) { nn in Softmax.logProbabilities(nn.preActivation(layer: 0, input: xs)).data }
+                        rows += j.enumerated().map { y, row in row.map { $0 * p[y].squareRoot() } }
+                    }
+                    return Self.svdRank(rows)
+                }
+                return Self.svdRank(R.jacobian(net, r) { nn in nn.activate(nn.preActivation(layer: 0, input: x)).data })
+            }
+            var drawn = 0
+            for k in 0..<6 {
+                var rng = Xoshiro256(seed: UInt64(70 + i), stream: [UInt64(k)])
+                let net = Network.uniform(architecture: m.architecture, activation: act, box: -1...1, rng: &rng)
+                let svd = svdRankOfFirstBlock(net)
+                XCTAssertEqual(try GenericRank.ranks(model: m, at: net)[0], svd, "\(label): draw \(k)")
+                XCTAssertLessThanOrEqual(svd, g.blocks[0].bound, "\(label): draw \(k)")
+                drawn = Swift.max(drawn, svd)
+            }
+            XCTAssertTrue(g.proved, label)
+            XCTAssertEqual(svdRankOfFirstBlock(g.witnessNetwork), g.blocks[0].bound, "\(label): the witness attains the bound")
+            if sizes == [8, 6, 3] { XCTAssertLessThan(drawn, g.blocks[0].bound, "\(label): the draws fall short") }
+        }
+    }
+
     /// (b) The witness attains the bound on 6-4-3 (N = 5 and 10, ReLU and tanh, with and without bias), with
     /// the bound's closed form: 4·rank(data) + 2·min(N, 4 + bias), rank(data) = min(N, 6 + bias) for
     /// Gaussian data. The witness lies in the box.
