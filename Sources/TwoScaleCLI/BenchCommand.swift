@@ -27,12 +27,13 @@ struct BenchCommand: AsyncParsableCommand {
         p1-smc: the P1 setting (54-16-7, N = 100, σ² = 0.1) with the smc estimator at its default budget (K = 64, J = 32; \
         128 particles × 20 sweeps per first-layer neuron, islands of 2 × 16 particles), 2sED and lower 2sED with \
         intervals at ε = 10⁻³ and 0.1 (target ≤ 30 s). \
+        fmnist-smc: the same for 784-32-10 on the first N = 100 Fashion-MNIST training images (target ≤ 10 minutes). \
         Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
         """)
 
     typealias Workload = ReferenceWorkloads.Workload
 
-    @Argument(help: "Workload.")
+    @Argument(help: "Name.")
     var workload: Workload = .all
 
     @Option(help: "Parallel tasks (default: the active cores).")
