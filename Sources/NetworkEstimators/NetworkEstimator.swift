@@ -169,14 +169,17 @@ public struct NetworkEstimate: Sendable, Encodable {
     public var report: (any NetworkEstimateReport)?
 
     /// A lower 2sED above its ε's bracket is lowered to the bracket's upper end here, as `ed`'s report
-    /// does, so that `compare` and `study`, which read these points, never print it above.
+    /// does, so that `compare` and `study`, which read these points, never print it above; what lay
+    /// outside is the `bracketCheck` where `diagnostics` brings none.
     public init(kind: EstimatorKind, points: [Point], paths: Int, scale: Double, bracket: CertifiedBracket?,
                 diagnostics: Diagnostics = Diagnostics(), report: (any NetworkEstimateReport)? = nil) {
         self.kind = kind
         self.points = points
+        var check = BracketCheck()
         if let bracket {
             for i in self.points.indices {
                 guard let b = bracket.points.first(where: { $0.eps == points[i].eps }) else { continue }
+                check.inspect(eps: b.eps, estimate: points[i].dZeta, lower: points[i].dZetaLower, bracket: b)
                 (self.points[i].dZetaLower, self.points[i].ci95Lower) = b.capping(lower: points[i].dZetaLower, interval: points[i].ci95Lower)
             }
         }
@@ -184,6 +187,7 @@ public struct NetworkEstimate: Sendable, Encodable {
         self.scale = scale
         self.bracket = bracket
         self.diagnostics = diagnostics
+        if diagnostics.bracketCheck == nil, !check.isEmpty { self.diagnostics.bracketCheck = check }
         self.report = report
     }
 

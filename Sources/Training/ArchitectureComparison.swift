@@ -73,6 +73,8 @@ public struct ArchitectureComparison: Sendable {
         /// smc: per stage m ≥ 2, the share of the outer weights' spread that is the islands' own noise
         /// (empty for plain).
         public var islandNoise: [Double] = []
+        /// What lay outside its certified bracket (`BracketCheck`; a lower 2sED above it is already lowered).
+        public var bracketCheck: BracketCheck? = nil
         /// The stage whose weights are degenerate (`WeightDegeneracy`), with the islands' share for smc.
         public var degeneracy: WeightDegeneracy? {
             var d = WeightDegeneracy.check(ess: ess, paths: paths)
@@ -175,7 +177,7 @@ public struct ArchitectureComparison: Sendable {
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
                      ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise,
-                     tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, bracket: bracket.dZeta, bracketLower: bracket.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     bracketCheck: d.bracketCheck, tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, bracket: bracket.dZeta, bracketLower: bracket.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -199,6 +201,7 @@ public struct ArchitectureComparison: Sendable {
         var upper: UpperBound? = nil
         /// The certified bracket at ε (smc: the run's; plain: computed at the spectra's c).
         var bracket: CertifiedBracket.Point
+        var bracketCheck: BracketCheck?
     }
 
     /// The 2sED, lower and joint 2sED at ε with the chosen estimator (`EstimatorRegistry`; trace
@@ -217,7 +220,7 @@ public struct ArchitectureComparison: Sendable {
         let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }
         return TwoScaleMeasure(dZeta: p.dZeta, lower: p.dZetaLower ?? p.dZeta, joint: p.dZetaJoint, halfWidth: half(p.ci95),
                                halfWidthLower: half(p.ci95Lower), ess: p.ess, noise: p.islandNoise, tail: e.diagnostics.tailShortfall,
-                               upper: p.bound, bracket: bracket)
+                               upper: p.bound, bracket: bracket, bracketCheck: e.diagnostics.bracketCheck)
     }
 
     /// `‖W‖₂` over every weight matrix (biases left out).

@@ -202,6 +202,7 @@ struct CompareCommand: AsyncParsableCommand {
                 if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.orderWarning(e.lowerAboveNested(eps: epsN)) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.tailWarning(e.tailShortfall) { Console.warn("\(e.architecture): " + w) }
+                if let w = NetworkReport.bracketWarning(e.bracketCheck) { Console.warn("\(e.architecture): " + w) }
             })
         try output.emit(study) { Self.text(study) }
     }

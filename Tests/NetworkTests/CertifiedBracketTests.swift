@@ -233,7 +233,7 @@ final class CertifiedBracketTests: XCTestCase {
         ])
         let points = [
             NetworkEstimate.Point(eps: 0.1, dZeta: 3.9, dZetaJoint: 3.9, dZetaLower: 4.4, ci95: 3.8...4.0, ci95Lower: 4.2...4.6),
-            NetworkEstimate.Point(eps: 0.01, dZeta: 3.5, dZetaJoint: 3.5, dZetaLower: 2.6, ci95Lower: 2.1...4.5),
+            NetworkEstimate.Point(eps: 0.01, dZeta: 2.8, dZetaJoint: 2.8, dZetaLower: 2.6, ci95Lower: 2.1...3.5),
             NetworkEstimate.Point(eps: 0.5, dZeta: 3, dZetaJoint: 3, dZetaLower: 9, ci95Lower: 8...10),
         ]
         let e = NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: b)
@@ -241,9 +241,13 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).lowerBound, 4, accuracy: 1e-12)
         XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).upperBound, 4, accuracy: 1e-12)
         XCTAssertEqual(e.points[0].dZeta, 3.9, "the 2sED itself is not touched")
-        XCTAssertEqual(e.points[1], points[1], "below the upper end (4 at ε = 0.01): unchanged, interval included")
+        XCTAssertEqual(e.points[1], points[1], "below the upper end (3 at ε = 0.01): unchanged, interval included")
         XCTAssertEqual(e.points[2], points[2], "no bracket at this ε")
+        XCTAssertEqual(e.diagnostics.bracketCheck?.cases.map(\.quantity), ["d_zeta_lower"], "what lay outside, for compare's warning")
+        XCTAssertEqual(e.diagnostics.bracketCheck?.cases.first?.estimate, 4.4)
         XCTAssertEqual(NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: nil).points, points)
+        let inside = NetworkEstimate(kind: .smc, points: [points[1]], paths: 8, scale: 1, bracket: b)
+        XCTAssertNil(inside.diagnostics.bracketCheck, "nothing outside: no check")
     }
 
     /// A frozen schedule's replay is unbiased for Z at every scale it passes (the premise of the Markov
