@@ -4,7 +4,7 @@ import Benchmarks
 import TwoScaleCore
 import TwoScaleFormats
 
-/// `twoscale bench p1|p2|all`: the reference workloads, timed, against their targets.
+/// `twoscale bench [WORKLOAD]`: the reference workloads, timed, against their targets.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

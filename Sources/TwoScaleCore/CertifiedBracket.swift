@@ -61,7 +61,7 @@ public struct CertifiedBracket: Sendable, Equatable {
         public func capping(lower: Double?, interval: ClosedRange<Double>?) -> (lower: Double?, interval: ClosedRange<Double>?) {
             let hi = dZeta.upperBound
             guard let l = lower, l > hi else { return (lower, interval) }
-            return (hi, interval.map { Swift.min($0.lowerBound, hi)...hi })
+            return (hi, interval.map { Swift.min($0.lowerBound, hi)...Swift.min($0.upperBound, hi) })
         }
     }
 

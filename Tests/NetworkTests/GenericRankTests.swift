@@ -97,9 +97,11 @@ final class GenericRankTests: XCTestCase {
 
     /// (a) Against SVDs, at random θ and at the witness: the first Gaussian layer's Fisher block has the
     /// rank of the Jacobian of its means `act(W x_s + b)` stacked over the samples, and a softmax-only
-    /// net's has that of `√p_y ∂ log p_y/∂θ` stacked over samples and classes; both by central
-    /// differences and Jacobi rotations. `GenericRank.ranks` agrees at every θ, no draw exceeds the bound, and
-    /// the witness's SVD rank is the bound (on 8-6-3 with N = 10 the draws fall short of it).
+    /// net's has that of `√p_y ∂ log p_y/∂θ` stacked over samples and classes (central differences);
+    /// a softmax block after a hidden layer that of the rows `√p_y (e_y − p) ⊗ x̃_s` on its noisy inputs
+    /// x̃_s (the gradient of log-softmax in closed form); singular values by Jacobi rotations.
+    /// `GenericRank.ranks` agrees with every block at every θ, no draw exceeds the bound, and the witness's
+    /// SVD ranks are the bounds (on 8-6-3 with N = 10 the draws fall short of the first).
     func testRanksAgainstTheSVDOfFiniteDifferenceJacobians() throws {
         let cases: [([Int], Bool, Activation, Int)] = [
             ([8, 6, 3], false, .relu, 10), ([6, 4, 3], true, .relu, 5), ([6, 4, 3], false, .tanh, 10), ([5, 3], true, .relu, 4),
@@ -124,17 +126,39 @@ final class GenericRankTests: XCTestCase {
                 }
                 return Self.svdRank(R.jacobian(net, r) { nn in nn.activate(nn.preActivation(layer: 0, input: x)).data })
             }
+            func svdRankOfSoftmaxBlock(_ net: Network) throws -> Int {
+                let x1 = try m.blockInputs(net, block: 1)
+                let p = Softmax.probabilities(net.preActivation(layer: 1, input: x1))
+                var rows: [[Double]] = []
+                for s in 0..<x1.rows {
+                    let xt = Array(x1.row(s)) + (bias ? [1] : [])
+                    for y in 0..<p.cols {
+                        let py = p[s, y]
+                        rows.append((0..<p.cols).flatMap { k in xt.map { py.squareRoot() * ((k == y ? 1 : 0) - p[s, k]) * $0 } })
+                    }
+                }
+                return Self.svdRank(rows)
+            }
             var drawn = 0
             for k in 0..<6 {
                 var rng = Xoshiro256(seed: UInt64(70 + i), stream: [UInt64(k)])
                 let net = Network.uniform(architecture: m.architecture, activation: act, box: -1...1, rng: &rng)
                 let svd = svdRankOfFirstBlock(net)
-                XCTAssertEqual(try GenericRank.ranks(model: m, at: net)[0], svd, "\(label): draw \(k)")
+                let ranks = try GenericRank.ranks(model: m, at: net)
+                XCTAssertEqual(ranks[0], svd, "\(label): draw \(k)")
                 XCTAssertLessThanOrEqual(svd, g.blocks[0].bound, "\(label): draw \(k)")
+                if sizes.count == 3 {
+                    let soft = try svdRankOfSoftmaxBlock(net)
+                    XCTAssertEqual(ranks[1], soft, "\(label): softmax block, draw \(k)")
+                    XCTAssertLessThanOrEqual(soft, g.blocks[1].bound, "\(label): softmax block, draw \(k)")
+                }
                 drawn = Swift.max(drawn, svd)
             }
             XCTAssertTrue(g.proved, label)
             XCTAssertEqual(svdRankOfFirstBlock(g.witnessNetwork), g.blocks[0].bound, "\(label): the witness attains the bound")
+            if sizes.count == 3 {
+                XCTAssertEqual(try svdRankOfSoftmaxBlock(g.witnessNetwork), g.blocks[1].bound, "\(label): softmax block at the witness")
+            }
             if sizes == [8, 6, 3] { XCTAssertLessThan(drawn, g.blocks[0].bound, "\(label): the draws fall short") }
         }
     }
