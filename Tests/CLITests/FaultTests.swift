@@ -71,9 +71,10 @@ final class FaultTests: ScratchDirectoryTestCase {
         }
     }
 
-    // 20-30-10 Markov FIM, K = 12 paths: about 2–3 s in a debug build on 2 threads.
+    // 20-30-10 Markov FIM, K = 24 paths: about 2.5 s in a debug build on 2 threads on an idle machine, of
+    // which about 1.1 s after meta.json (the paths; K = 12 left 0.56 s, less than the SIGINT's delay).
     var edArgs: [String] {
-        ["ed", "--arch", "20-30-10", "--samples", "50", "--paths", "12", "--inner", "20", "--eps", "1e-3:0.5:4",
+        ["ed", "--arch", "20-30-10", "--samples", "50", "--paths", "24", "--inner", "20", "--eps", "1e-3:0.5:4",
          "--lower", "--bootstrap", "20", "--seed", "5", "--threads", "2", "--json"]
     }
 
@@ -89,9 +90,9 @@ final class FaultTests: ScratchDirectoryTestCase {
         do {
             let store = dir + "/int"
             // The handler is installed before the store's meta.json is written: interrupt after that.
-            let r = try launch(edArgs + ["--store", store], kill: (SIGINT, rng.uniform(0.2, 1.0)), startedWhen: store + "/meta.json")
+            let r = try launch(edArgs + ["--store", store], kill: (SIGINT, rng.uniform(0.05, 0.4)), startedWhen: store + "/meta.json")
             XCTAssertFalse(r.signaled, "SIGINT must be handled, not kill the process: \(r.err)")
-            XCTAssertEqual(r.status, 130, "the run (about 2–3 s) must still be going when interrupted: \(r.err)")
+            XCTAssertEqual(r.status, 130, "the run (about 1 s after meta.json) must still be going when interrupted: \(r.err)")
             XCTAssertTrue(r.err.contains("--resume"), "the message says how to resume: \(r.err)")
             XCTAssertEqual(r.out, "", "no JSON from an interrupted run")
             XCTAssertTrue(FileManager.default.fileExists(atPath: store + "/meta.json"))
