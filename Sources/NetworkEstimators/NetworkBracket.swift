@@ -109,8 +109,8 @@ extension BracketedMeasurement {
         for i in points.indices {
             guard let p = b.points.first(where: { $0.eps == points[i].eps }) else { continue }
             points[i].bracket = p
-            check.inspect(eps: p.eps, estimate: points[i].dZeta, lower: points[i].dZetaLower, bracket: p)
-            (points[i].dZetaLower, points[i].ci95Lower) = p.capping(lower: points[i].dZetaLower, interval: points[i].ci95Lower)
+            (points[i].dZetaLower, points[i].ci95Lower) = p.capping(estimate: points[i].dZeta, lower: points[i].dZetaLower,
+                                                                    interval: points[i].ci95Lower, recordingIn: &check)
         }
         return check.isEmpty ? nil : check
     }

@@ -179,8 +179,8 @@ public struct NetworkEstimate: Sendable, Encodable {
         if let bracket {
             for i in self.points.indices {
                 guard let b = bracket.points.first(where: { $0.eps == points[i].eps }) else { continue }
-                check.inspect(eps: b.eps, estimate: points[i].dZeta, lower: points[i].dZetaLower, bracket: b)
-                (self.points[i].dZetaLower, self.points[i].ci95Lower) = b.capping(lower: points[i].dZetaLower, interval: points[i].ci95Lower)
+                (self.points[i].dZetaLower, self.points[i].ci95Lower) = b.capping(estimate: points[i].dZeta, lower: points[i].dZetaLower,
+                                                                                  interval: points[i].ci95Lower, recordingIn: &check)
             }
         }
         self.paths = paths

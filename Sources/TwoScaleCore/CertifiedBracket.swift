@@ -56,9 +56,12 @@ public struct CertifiedBracket: Sendable, Equatable {
         /// Whether `value` lies in the 2sED's bracket.
         public func contains(_ value: Double) -> Bool { dZeta.contains(value) }
 
-        /// A lower 2sED estimate and its interval, lowered to the 2sED's upper end where the estimate lies
-        /// above it (Jensen: lower 2sED ≤ 2sED ≤ `hi`); anything else unchanged.
-        public func capping(lower: Double?, interval: ClosedRange<Double>?) -> (lower: Double?, interval: ClosedRange<Double>?) {
+        /// A point's lower 2sED estimate and its interval, lowered to the 2sED's upper end where the estimate
+        /// lies above it (Jensen: lower 2sED ≤ 2sED ≤ `hi`), anything else unchanged; what lies outside the
+        /// bracket (the 2sED `estimate`, the lower 2sED before lowering) goes into `check`.
+        public func capping(estimate: Double, lower: Double?, interval: ClosedRange<Double>?,
+                            recordingIn check: inout BracketCheck) -> (lower: Double?, interval: ClosedRange<Double>?) {
+            check.inspect(eps: eps, estimate: estimate, lower: lower, bracket: self)
             let hi = dZeta.upperBound
             guard let l = lower, l > hi else { return (lower, interval) }
             return (hi, interval.map { Swift.min($0.lowerBound, hi)...Swift.min($0.upperBound, hi) })
