@@ -32,6 +32,8 @@ public struct BoundEvaluation: Sendable, Encodable {
     public var nForDelta: Int??
     public var nForDeltaNote: String?
     public var constants: BoundConstants
+    /// Whether the tail falls with n at the largest n evaluated, and the K it needs to (`TailLimit`).
+    public var tailLimit: TailLimit?
 
     /// Evaluates `bound` at each n (every ε_n is checked before any work, so an ε_n ≥ 1 names its n);
     /// with `delta` (and the range of n to search), also finds the smallest n with log tail < log δ.
@@ -49,14 +51,26 @@ public struct BoundEvaluation: Sendable, Encodable {
         var result = BoundEvaluation(dimension: dimension, gamma: bound.gamma, zeta: bound.zeta, source: source,
                                      dZetaUsedMethod: method, conservative: conservative, points: points,
                                      constants: bound.constants)
+        if let last = points.max(by: { $0.n < $1.n }) {
+            result.tailLimit = TailLimit(n: last.n, dZetaUsed: last.dZetaUsed, gamma: bound.gamma, k: bound.constants.K)
+        }
         if let (delta, deltaRange) = delta {
             let r = try SampleSizeSearch.smallestN(bound: bound, delta: delta, range: deltaRange, source: { try values($0).used })
             result.delta = delta
             result.nForDelta = .some(r.n)
-            result.nForDeltaNote = r.n == nil
-                ? "the tail stays at or above δ for every n in \(deltaRange.lowerBound)...\(deltaRange.upperBound) (widen --delta-range)"
+            result.nForDeltaNote = try r.n == nil
+                ? Self.notReached(bound: bound, range: deltaRange, values: values)
                 : "smallest integer n in \(deltaRange.lowerBound)...\(deltaRange.upperBound) with log_tail < log δ (\(r.method), \(r.evaluations) evaluations)"
         }
         return result
+    }
+
+    /// Why no n in `range` brings the tail below δ: it still grows at the range's end (`TailLimit`: K is too
+    /// small for any n), or it falls there but not yet far enough (a wider range may reach δ).
+    public static func notReached(bound: GeneralizationBound, range: ClosedRange<Int>, values: DimensionValues) throws -> String {
+        let head = "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound)"
+        let end = range.upperBound
+        let limit = TailLimit(n: end, dZetaUsed: try values(try bound.epsilon(n: end)).used, gamma: bound.gamma, k: bound.constants.K)
+        return head + (limit.growing ? "; " + limit.hint : " (it falls with n there: widen --delta-range)")
     }
 }

@@ -28,6 +28,13 @@ public struct FisherMeasurement: Sendable, Encodable {
     /// Markov FIM only: σ² and R.
     public var sigma2: Double?
     public var noiseSamples: Int?
+    /// The inputs of the run, as the caller names them: the hidden activation, the data source, the weights
+    /// file (nil where θ was drawn from `box` with `seed`), the seed of the noise (and of θ where drawn).
+    public var activation: Activation?
+    public var data: String?
+    public var weights: String?
+    public var box: [Double]?
+    public var seed: UInt64?
     public var blocks: [Block]
 
     /// The spectra of every block of `model` at `net` (blocks computed concurrently), assembled.

@@ -28,7 +28,7 @@ public enum DataSource {
 
     public static func load(_ spec: String, samples: Int?, labels: LabelColumn = .none, standardize: Bool = false,
                             seed: UInt64 = 1, inputSize: Int? = nil, inputShape: ImageShape? = nil, declaredShape: ImageShape? = nil,
-                            flag: String = "--data") throws -> Dataset {
+                            flag: String = "--data", samplesAtMost: Bool = false) throws -> Dataset {
         if let n = samples, n < 1 {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the number of samples must be ≥ 1")
         }
@@ -66,7 +66,7 @@ public enum DataSource {
         default:
             throw TwoScaleError.invalid(flag, spec, allowed: allowed)
         }
-        if let n = samples, data.count < n {
+        if let n = samples, data.count < n, !samplesAtMost {
             throw TwoScaleError.invalid("--samples", "\(n)", allowed: "\(spec) has only \(data.count) inputs")
         }
         if let declared = declaredShape {

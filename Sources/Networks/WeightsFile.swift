@@ -23,10 +23,7 @@ public enum WeightsFile {
     }
 
     public static func load(path: String, architecture: Architecture, activation: Activation) throws -> Network {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw TwoScaleError.file(path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "no such file")
-        }
+        let data = try InputFile.read(path, expecting: "a weights file (JSON, .npz or .safetensors)")
         return try decode(data, path: path, architecture: architecture, activation: activation)
     }
 
@@ -37,13 +34,20 @@ public enum WeightsFile {
         case .json:
             return try parse(try JSONValue.parse(data, source: path), path: path, architecture: architecture, activation: activation)
         case .npz:
-            return try network(from: try NPZ.tensors([UInt8](data), source: path), path: path,
+            let bytes = [UInt8](data)
+            if try ZipArchive(bytes: bytes, source: path).entries.contains(where: { $0.name.hasSuffix("data.pkl") }) {
+                throw TwoScaleError.file(path, "is a torch.save archive (a pickle); " + torchSaveHint)
+            }
+            return try network(from: try NPZ.tensors(bytes, source: path), path: path,
                                architecture: architecture, activation: activation)
         case .safetensors:
             return try network(from: try SafeTensors.tensors([UInt8](data), source: path), path: path,
                                architecture: architecture, activation: activation)
         }
     }
+
+    /// How to export a PyTorch model, for the errors on files written by `torch.save`.
+    static let torchSaveHint = "twoscale does not read pickles. Save the state dict instead: twoscale.save_weights(model.state_dict(), \"model.safetensors\") with the Python client (python/), safetensors.torch.save_file, or np.savez (docs/FORMATS.md)"
 
     /// The format of a weights file: by content — the zip magic is `.npz`, a plausible safetensors
     /// header length followed by `{` is `.safetensors` — else by the name's extension (`.npz`,
@@ -53,10 +57,14 @@ public enum WeightsFile {
         let head = [UInt8](data.prefix(9))
         if NPZ.looksLike(head) { return .npz }
         if SafeTensors.looksLike(head) { return .safetensors }
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        if head.first == 0x80 || ["pt", "pth", "ckpt", "pkl", "bin"].contains(ext) {
+            throw TwoScaleError.file(path, "looks like a torch.save or pickle file; " + torchSaveHint)
+        }
         if head.count >= 6 && Array(head[0..<6]) == NPYArray.magic {
             throw TwoScaleError.file(path, "is a single .npy array; save every layer in one .npz file: np.savez(f, W_1, …, W_L)")
         }
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        switch ext {
         case "npz": return .npz
         case "safetensors": return .safetensors
         default: return .json

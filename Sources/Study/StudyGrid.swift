@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 import TwoScaleCore
+import TwoScaleFormats
 
 /// The pre-registered design of a measure study (issue 41; Jiang et al., "Fantastic generalization
 /// measures", ICLR 2020): data sets, architectures in groups of equal parameter count, the training
@@ -35,9 +36,7 @@ public struct StudyGrid: Codable, Sendable, Equatable {
 
     /// Reads and checks a grid file.
     public static func read(path: String) throws -> StudyGrid {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TwoScaleError.failure("study: cannot read the grid file \(path)")
-        }
+        let data = try InputFile.read(path, expecting: "a study grid file (JSON)")
         let grid: StudyGrid
         do { grid = try JSONDecoder().decode(StudyGrid.self, from: data) } catch {
             throw TwoScaleError.failure("study: \(path) is not a valid grid: \(StudyGrid.describe(error))")

@@ -124,8 +124,8 @@ public struct GapStudy: Sendable, Encodable {
                 let r = try SampleSizeSearch.smallestN(bound: tail.bound, delta: delta, range: range, source: { try values($0).used })
                 study.delta = delta
                 study.nForDelta = r.n
-                study.nForDeltaNote = r.n == nil
-                    ? "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound) (widen --delta-range, or the bound is vacuous at these constants)"
+                study.nForDeltaNote = try r.n == nil
+                    ? BoundEvaluation.notReached(bound: tail.bound, range: range, values: values)
                     : "smallest integer n in \(range.lowerBound)...\(range.upperBound) with log_tail < log δ (\(r.method), \(r.evaluations) evaluations)"
             }
         }

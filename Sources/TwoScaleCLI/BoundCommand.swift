@@ -161,6 +161,9 @@ enum BoundReport {
         if let delta = r.delta, let n = r.nForDelta, let note = r.nForDeltaNote {
             deltaLine = "\nn for δ = \(Fmt.num(delta)): " + (n.map(String.init) ?? "not reached") + " — \(note)\n"
         }
-        return head + table + deltaLine
+        // The δ line already says why δ was not reached; otherwise the limit gets a line of its own.
+        let reached = r.nForDelta.map { $0 != nil } ?? true
+        let limit = r.tailLimit.map { $0.growing && reached ? "\nwhat limits the tail: " + $0.hint + "\n" : "" } ?? ""
+        return head + table + deltaLine + limit
     }
 }

@@ -191,19 +191,20 @@ struct CompareCommand: AsyncParsableCommand {
         }
 
         let comparison = ArchitectureComparison(settings: settings)
-        let study = try await ComparisonStudy.run(
+        let progress = PhaseProgress(label: "compare", threads: settings.threads)
+        let study = try await progress.observing { try await ComparisonStudy.run(
             architectures, seeds: seeds, comparison: comparison, fisherInputs: fisherInputs, train: train, holdout: held,
             epsN: epsN, n: n, flatTolerance: flatTolerance,
             progress: { i, r in
                 let a = architectures[i]
-                if !Console.quiet { Console.error("compare: [\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)") }
+                progress.phase("[\(i + 1)/\(architectures.count)] \(a) (\(a.parameterCount) parameters), seed \(r + 1)/\(seeds)")
             },
             measured: { e in
                 if let w = NetworkReport.essWarning(e.degeneracy) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.orderWarning(e.lowerAboveNested(eps: epsN)) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.tailWarning(e.tailShortfall) { Console.warn("\(e.architecture): " + w) }
                 if let w = NetworkReport.bracketWarning(e.bracketCheck) { Console.warn("\(e.architecture): " + w) }
-            })
+            }) }
         try output.emit(study) { Self.text(study) }
     }
 

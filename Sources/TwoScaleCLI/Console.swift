@@ -28,6 +28,8 @@ public enum Console {
     @TaskLocal public static var errorCapture: OutputCapture?
     /// When true (notebooks), progress lines are not printed.
     @TaskLocal public static var quiet: Bool = false
+    /// False under `--quiet`: no progress bars or progress lines (warnings and notes stay).
+    @TaskLocal public static var showProgress: Bool = true
 
     /// Writes to stdout (or the capture).
     public static func out(_ s: String) {
@@ -59,6 +61,6 @@ public enum Console {
 extension Console {
     /// A progress line on stderr for long runs (only when stderr is a terminal, never in notebooks).
     public static func progress(_ s: String) {
-        if stderrIsTerminal { error(s) }
+        if stderrIsTerminal && showProgress { error(s) }
     }
 }

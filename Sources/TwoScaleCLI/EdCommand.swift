@@ -14,10 +14,9 @@ struct EdCommand: AsyncParsableCommand {
         commandName: "ed",
         abstract: "2sED (nested, joint, lower) of a network by Monte Carlo over its parameter box.",
         discussion: """
-        By default the smc estimator (docs/ESTIMATORS.md), with 95% intervals, diagnostics and a certified \
-        bracket. --estimator plain (chosen for --store, --resume, --shard, --abbas-n and --fisher output) \
-        draws K uniform paths and can write a spectra store (twoscale analyze, merge). Results do not depend \
-        on --threads or mpirun's ranks. Usage: docs/GUIDE.md; JSON keys: docs/COMMANDS.md.
+        The 2sED does not depend on trained weights. Default: smc (docs/ESTIMATORS.md), with 95% intervals \
+        and a certified bracket; --store, --resume, --shard, --abbas-n and --fisher output choose plain. \
+        Results do not depend on --threads or MPI ranks. Terms: docs/GLOSSARY.md; usage: docs/GUIDE.md.
         """)
 
     /// ed's defaults for the shared option groups: 100 Gaussian inputs, σ² = 0.1, the estimator chosen by the run.
@@ -58,6 +57,10 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var output: OutputOptions
 
+    /// Not an input of the 2sED: given, it is refused with the command that takes weights.
+    @Option(help: .hidden)
+    var weights: String?
+
     /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--sweeps`, `--bootstrap`): each is some
     /// estimator's own (`NetworkEstimator.flags`), an error with another, not ignored.
     var estimatorFlags: [String] { estimation.given + analysis.given + (sweeps != nil ? ["--sweeps"] : []) }
@@ -68,15 +71,23 @@ struct EdCommand: AsyncParsableCommand {
         return try fisherModel.model(architecture: architecture, activation: model.activation, inputs: inputs, seed: seed)
     }
 
+    /// The number of inputs a model holds (`--samples`, or fewer where the default met a smaller file).
+    static func inputCount(_ model: any FisherModel) -> Int? {
+        (model as? MarkovFisher)?.data.rows ?? (model as? OutputFisher)?.data.rows
+    }
+
     /// The run configuration a store's meta.json records (σ² and R only for the Markov FIM).
-    func configuration(architecture: Architecture, box: ClosedRange<Double>) -> NetworkRunConfiguration {
+    func configuration(architecture: Architecture, box: ClosedRange<Double>, inputs: Int?) -> NetworkRunConfiguration {
         NetworkRunConfiguration(fisher: fisherModel.fisher, arch: architecture.notation, bias: model.bias, activation: model.activation,
-                                box: box, seed: seed, data: data.data, samples: data.samples ?? Defaults.inputs,
+                                box: box, seed: seed, data: data.data, samples: inputs ?? data.samples ?? Defaults.inputs,
                                 labels: data.labels.rawValue, standardize: data.standardize,
                                 sigma2: fisherModel.noise.sigma2 ?? 0.1, noiseSamples: fisherModel.noise.noiseSamples)
     }
 
     func validate() throws {
+        if let w = weights {
+            throw TwoScaleError.invalid("--weights", w, allowed: "ed does not take weights: the 2sED averages the Fisher information over the parameter box, so it is a property of the architecture, the data and the box, computable before training. The spectrum at trained weights: twoscale fisher --weights FILE")
+        }
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
     }
 
@@ -129,7 +140,8 @@ struct EdCommand: AsyncParsableCommand {
             let model = try makeModel(architecture: architecture)
             let layers = model.blockDimensions
             let meta = try StoreMeta(layers: layers, paths: paths, inner: layers.count > 1 ? inner : 0,
-                                     configuration: configuration(architecture: architecture, box: lo...hi), shard: shardSpec)
+                                     configuration: configuration(architecture: architecture, box: lo...hi, inputs: Self.inputCount(model)),
+                                     shard: shardSpec)
             return try SpectraRun(model: model, design: design, meta: meta, threads: request.threads)
         }
 
@@ -160,8 +172,11 @@ struct EdCommand: AsyncParsableCommand {
         // The Markov FIM's model-level results (generic rank, certified bracket) need the model; the output
         // FIM has neither.
         let markov = fisherModel.fisher == .markov ? try (runModel ?? makeModel(architecture: architecture)) as? MarkovFisher : nil
-        if markov != nil { Console.progress("ed: generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
-        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: markov)
+        let progress = PhaseProgress(label: "ed", threads: request.threads)
+        if markov != nil { progress.phase("generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
+        var measurement = try await progress.observing {
+            try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: markov)
+        }
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }
@@ -183,7 +198,7 @@ struct EdCommand: AsyncParsableCommand {
                                      islandSweeps: estimation.sweeps, outerMoves: estimation.moves,
                                      sweeps: sweeps ?? JointNetworkEstimator.defaultSweeps)
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
-                                       configuration: configuration(architecture: architecture, box: box))
+                                       configuration: configuration(architecture: architecture, box: box, inputs: Self.inputCount(markov)))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.
         var world: MPIWorld?
         if let env = TwoScaleMain.launch.mpi {
@@ -192,7 +207,10 @@ struct EdCommand: AsyncParsableCommand {
             problem.sharing = MPISharing(world: started)
         }
         let lead = problem.sharing.isLead
-        var estimate = try await estimator.estimate(problem, request: request) { if lead { Console.progress("ed: " + $0) } }
+        let progress = PhaseProgress(label: "ed", threads: request.threads)
+        var estimate = try await progress.observing {
+            try await estimator.estimate(problem, request: request) { if lead { progress.phase($0) } }
+        }
         defer { world?.finalize() }
         guard lead else { return }
         estimate.seconds = Date().timeIntervalSince(start)

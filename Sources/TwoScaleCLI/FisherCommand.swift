@@ -57,18 +57,25 @@ struct FisherCommand: AsyncParsableCommand {
         let act = model.activation
         let architecture = try model.architecture()
         let net: Network
+        var drawnBox: [Double]?
         if let weights {
             net = try WeightsFile.load(path: weights, architecture: architecture, activation: act)
         } else {
             let (lo, hi) = try Grid.parseInterval(box, flag: "--box")
+            drawnBox = [lo, hi]
             var rng = Xoshiro256(seed: seed, stream: [0x5745_4947])  // "WEIG"
             net = Network.uniform(architecture: architecture, activation: act, box: lo...hi, rng: &rng)
         }
         let dataset = try data.load(architecture: architecture, seed: seed)
         let fim = try fisherModel.model(architecture: architecture, activation: act, inputs: dataset.inputs, seed: seed)
         let noise = fisherModel.noise
-        let result = try await FisherMeasurement.measure(fim, at: net, samples: dataset.count, sigma2: noise.sigma2,
+        var result = try await FisherMeasurement.measure(fim, at: net, samples: dataset.count, sigma2: noise.sigma2,
                                                          noiseSamples: noise.noiseSamples)
+        result.activation = act
+        result.data = data.data
+        result.weights = weights
+        result.box = drawnBox
+        result.seed = seed
         if timeDraws > 0 { try Self.time(fim, net, draws: timeDraws, seed: seed) }
         try output.emit(result) { Self.text(result, architecture: architecture, source: dataset.source) }
     }

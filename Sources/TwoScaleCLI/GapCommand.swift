@@ -238,11 +238,13 @@ struct GapCommand: AsyncParsableCommand {
         var experiment = try GapExperiment(task: task, student: sArch, studentActivation: act, training: cfg, sampleSizes: ns,
                                            trials: trials, randomDraws: randomDraws, box: lo...hi, populationSize: population, seed: seed)
         experiment.adversarial = try adversarialSettings()
-        let showProgress = Console.stderrIsTerminal
+        let progress = PhaseProgress(label: "gap", threads: threads ?? 1)
+        progress.phase("training runs")
         let study = try await GapStudy.run(experiment, loss: loss, gamma: gamma, constants: constants,
                                            tail: tail, threads: threads) { done, total in
-            if showProgress { Console.error("gap: \(done)/\(total) runs") }
+            progress.tick(done: done, total: total)
         }
+        progress.finish()
         try output.emit(study) { GapReport.text(study) }
     }
 

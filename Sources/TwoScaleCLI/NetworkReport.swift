@@ -165,6 +165,11 @@ enum NetworkReport {
         return line + "\n"
     }
 
+    /// The certified bracket's cells of a table row: the 2sED's, and the lower 2sED's where asked for.
+    static func bracketCells(_ b: CertifiedBracket.Point?, lower: Bool) -> [String] {
+        [interval(b?.dZeta)] + (lower ? [interval(b?.dZetaLower)] : [])
+    }
+
     static func interval(_ c: ClosedRange<Double>?) -> String {
         c.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "—"
     }
@@ -211,10 +216,13 @@ enum NetworkReport {
         var header = ["eps", "d_zeta", "joint"]
         if lower { header.append("lower") }
         header.append("ci95 (nested)")
+        let bracketed = m.points.contains { $0.bracket != nil }
+        if bracketed { header += lower ? ["certified bracket", "bracket lower"] : ["certified bracket"] }
         let rows = m.points.map { p -> [String] in
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), Fmt.num(p.dZetaJoint)]
             if lower { row.append(Fmt.num(p.dZetaLower)) }
             row.append(interval(p.ci95))
+            if bracketed { row += bracketCells(p.bracket, lower: lower) }
             return row
         }
         let abbas = (m.abbas ?? []).map { a in
@@ -257,12 +265,15 @@ enum NetworkReport {
         let lower = m.points.first?.lower ?? false
         var header = ["eps", "d_zeta", "interval"]
         if lower { header += ["lower", "interval lower"] }
+        let bracketed = m.points.contains { $0.bracket != nil }
+        if bracketed { header += lower ? ["certified bracket", "bracket lower"] : ["certified bracket"] }
         let bounded = m.points.contains { $0.bound != nil }
         if bounded { header += lower ? ["2sED ≤", "lower ≤"] : ["2sED ≤"] }
         header += ["outer ESS", "island noise"]
         let rows = m.points.map { p -> [String] in
             var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), reported(p.interval, else: p.ci95)]
             if lower { row += [Fmt.num(p.dZetaLower), reported(p.intervalLower, else: p.ci95Lower)] }
+            if bracketed { row += bracketCells(p.bracket, lower: lower) }
             if bounded { row += [Fmt.num(p.bound?.dZeta)] + (lower ? [Fmt.num(p.bound?.dZetaLower)] : []) }
             row.append(p.stageESS.map { Fmt.num($0, 3) }.joined(separator: ", "))
             row.append(p.stageIslandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
@@ -275,7 +286,16 @@ enum NetworkReport {
             + "or more hidden layers or the outer ESS (below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
             + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit) says the sampled interval cannot be believed "
             + "(docs/ESTIMATORS.md §5)\n"
-        return head + Fmt.table(header, rows) + note + (fallback ? why : "") + movesLine(m.points)
+        return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
+            + movesLine(m.points)
+    }
+
+    /// Where an estimated lower 2sED is printed above the estimated 2sED: why that can be.
+    static func lowerAboveLine(_ points: [(eps: Double, dZeta: Double, lower: Double?)], columns: (lower: String, dZeta: String)) -> String {
+        let above = points.filter { ($0.lower ?? -.infinity) > $0.dZeta }.map { Fmt.num($0.eps) }
+        guard !above.isEmpty else { return "" }
+        return "\n\(columns.lower) is above \(columns.dZeta) at ε = \(above.joined(separator: ", ")): two estimates, each with its own "
+            + "Monte Carlo error; the true lower 2sED is never above the 2sED, so read both with their intervals\n"
     }
 
     /// What `--outer-moves` did, per ε and moved layer (empty where nothing was moved).

@@ -31,7 +31,7 @@ struct ModelOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Layer sizes (54-16-7) or image layers (28x28x1-conv8k5-maxpool2-10); docs/GUIDE.md.", valueName: "arch"))
     var arch: String
 
-    @Flag(help: "Give every layer a bias (θ_m = (vec W_m, b_m)).")
+    @Flag(help: "Biases on every layer, as nn.Linear (default: none).")
     var bias = false
 
     @Option(help: "Hidden activation.")
@@ -102,7 +102,8 @@ struct FisherModelOptions<Defaults: NoiseDefaults>: ParsableArguments {
 protocol DataDefaults {
     /// `--data` when not given; nil: the flag is required.
     static var data: String? { get }
-    /// `--samples` when not given; nil: every input (synthetic sources then need the flag).
+    /// `--samples` when not given, as an upper limit (a smaller file gives all its inputs, with a note); nil:
+    /// every input (synthetic sources then need the flag).
     static var samples: Int? { get }
     static var labels: LabelColumn { get }
 }
@@ -123,7 +124,7 @@ struct DataOptions<Defaults: DataDefaults>: ParsableArguments {
     var data: String
 
     @Option(name: .customLong("samples"), help: ArgumentHelp(
-        "N: use the first N inputs" + (Defaults.samples.map { ". (default: \($0))" } ?? " (required for synthetic sources).")))
+        "N: use the first N inputs" + (Defaults.samples.map { " (default: all, at most \($0))." } ?? " (required for synthetic sources).")))
     var samplesGiven: Int?
 
     @Option(help: "CSV label column (never a feature; training needs one).")
@@ -151,16 +152,23 @@ struct DataOptions<Defaults: DataDefaults>: ParsableArguments {
 
     func declaredShape() throws -> ImageShape? { try shape.map { try DataSource.parseShape($0) } }
 
-    /// Loads `--data` for `architecture`.
+    /// Loads `--data` for `architecture`. Without `--samples`, a command's default N is an upper limit, and a
+    /// source with fewer inputs gives all of them, with a note saying how many.
     func load(architecture: Architecture, seed: UInt64) throws -> Dataset {
-        try load(data, samples: samples, architecture: architecture, seed: seed, flag: "--data")
+        let capped = samplesGiven == nil && Defaults.samples != nil
+        let set = try load(data, samples: samples, architecture: architecture, seed: seed, flag: "--data", samplesAtMost: capped)
+        if capped, let n = samples, set.count < n, !TwoScaleMain.silentRank {
+            Console.note("--samples not given: using all \(set.count) inputs of \(data) (the default is at most \(n))")
+        }
+        return set
     }
 
     /// Loads another source (`train --test-data`) with the same labels, scaling and shape.
-    func load(_ source: String, samples: Int?, architecture: Architecture, seed: UInt64, flag: String) throws -> Dataset {
+    func load(_ source: String, samples: Int?, architecture: Architecture, seed: UInt64, flag: String,
+              samplesAtMost: Bool = false) throws -> Dataset {
         try DataSource.load(source, samples: samples, labels: labels, standardize: standardize, seed: seed,
                             inputSize: architecture.inputSize, inputShape: architecture.inputShape,
-                            declaredShape: try declaredShape(), flag: flag)
+                            declaredShape: try declaredShape(), flag: flag, samplesAtMost: samplesAtMost)
     }
 }
 

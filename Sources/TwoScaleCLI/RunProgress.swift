@@ -12,7 +12,9 @@ final class RunProgress: @unchecked Sendable {
     let announceAfter: Double
     private var announced = false
     private var lastDraw = Date.distantPast
-    private let bar = Console.stderrIsTerminal
+    private let bar = Console.stderrIsTerminal && Console.showProgress
+    private let plain = !Console.stderrIsTerminal && !Console.quiet && Console.showProgress
+    private var lastPlain = Date()
 
     init(label: String, storeBytes: Double, threads: Int, announceAfter: Double = 10) {
         self.label = label
@@ -25,7 +27,7 @@ final class RunProgress: @unchecked Sendable {
         let remaining = p.total - p.done
         let rate = p.elapsed > 0 ? Double(p.computed) / p.elapsed : 0
         let eta = rate > 0 ? Double(remaining) / rate : .nan
-        if !announced, p.computed >= 1, !Console.quiet {
+        if !announced, p.computed >= 1, !Console.quiet, Console.showProgress {
             announced = true
             // The first `threads` paths run side by side: one path time covers up to `threads` paths.
             let perPath = p.elapsed / Double(Swift.min(p.computed, threads)) / Double(threads)
@@ -34,14 +36,19 @@ final class RunProgress: @unchecked Sendable {
                 Console.error("\(label): about \(Self.duration(projected)) for \(p.total - p.done + p.computed) paths on \(threads) thread(s) (from the first path); store ≈ \(Self.bytes(storeBytes))")
             }
         }
-        guard bar else { return }
         let now = Date()
+        if plain, now.timeIntervalSince(lastPlain) >= 10 {
+            lastPlain = now
+            Console.error("\(label): \(p.done)/\(p.total) paths (\(p.total > 0 ? 100 * p.done / p.total : 100)%)"
+                + (eta.isFinite && remaining > 0 ? ", ETA " + Self.duration(eta) : ""))
+        }
+        guard bar else { return }
         guard p.done == p.total || now.timeIntervalSince(lastDraw) > 0.2 else { return }
         lastDraw = now
         let width = 30
         let filled = p.total > 0 ? width * p.done / p.total : width
-        var line = "\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-        line += "\(p.done)/\(p.total) paths"
+        var line = "\r\u{1B}[K\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+        line += "\(p.done)/\(p.total) paths (\(p.total > 0 ? 100 * p.done / p.total : 100)%)"
         if rate > 0 { line += String(format: "  %.2f paths/s", rate) }
         if eta.isFinite && remaining > 0 { line += "  ETA " + Self.duration(eta) }
         line += "   "
@@ -83,5 +90,94 @@ extension Console {
     static func progressLine(_ s: String) {
         if let c = errorCapture { c.append(s); return }
         FileHandle.standardError.write(Data(s.utf8))
+    }
+}
+
+/// Progress of work made of phases (the smc estimator's stages, a toy's trials, a comparison's cells):
+/// each phase's name as the library reports it, and the outermost parallel loop's items done
+/// (`WorkProgress`). On a terminal, a bar with percentage and ETA; otherwise one plain line on stderr at
+/// most every `plainEvery` seconds. A loop projected past `announceAfter` seconds says so once, whatever
+/// stderr is. `--quiet` (and notebooks) silence all of it.
+final class PhaseProgress: @unchecked Sendable {
+    let label: String
+    let threads: Int
+    let plainEvery: Double
+    let announceAfter: Double
+    private let lock = NSLock()
+    private let bar = Console.stderrIsTerminal && Console.showProgress
+    private let plain = !Console.stderrIsTerminal && !Console.quiet && Console.showProgress
+    private var phaseName = ""
+    private var loopStart = Date()
+    private var lastDraw = Date.distantPast
+    private var lastPlain = Date()
+    private var barOpen = false
+    private var announcedLoop = false
+
+    init(label: String, threads: Int, plainEvery: Double = 10, announceAfter: Double = 300) {
+        self.label = label
+        self.threads = Swift.max(1, threads)
+        self.plainEvery = plainEvery
+        self.announceAfter = announceAfter
+    }
+
+    /// Runs `work` with this object observing its parallel loops, and closes the bar.
+    func observing<T>(_ work: () async throws -> T) async rethrows -> T {
+        defer { finish() }
+        return try await WorkProgress.$observer.withValue({ [self] done, total in tick(done: done, total: total) }) {
+            try await work()
+        }
+    }
+
+    /// A new phase, named as the library reports it.
+    func phase(_ name: String) {
+        lock.lock(); defer { lock.unlock() }
+        closeBar()
+        phaseName = name
+        loopStart = Date()
+        announcedLoop = false
+        if bar { Console.error("\(label): \(name)") }
+    }
+
+    func tick(done: Int, total: Int) {
+        lock.lock(); defer { lock.unlock() }
+        let now = Date()
+        let elapsed = now.timeIntervalSince(loopStart)
+        let eta = done > 0 && done < total ? elapsed / Double(done) * Double(total - done) : 0
+        if !announcedLoop, done >= Swift.min(threads, total), done < total, !Console.quiet, Console.showProgress,
+           elapsed + eta > announceAfter {
+            announcedLoop = true
+            closeBar()
+            Console.error("\(label): \(phaseName.isEmpty ? "this step" : phaseName): about \(RunProgress.duration(elapsed + eta)) "
+                + "on \(threads) thread(s), projected from its first \(done) of \(total) items")
+        }
+        let percent = total > 0 ? 100 * done / total : 100
+        let etaText = done < total && done > 0 ? ", ETA " + RunProgress.duration(eta) : ""
+        // A bar for loops that last: drawn from half a second in, at most five times a second, and at the end.
+        if bar, total >= 2, barOpen || elapsed >= 0.5 {
+            if done == total || now.timeIntervalSince(lastDraw) > 0.2 {
+                lastDraw = now
+                let width = 30, filled = width * done / Swift.max(total, 1)
+                Console.progressLine("\r\u{1B}[K  [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+                                     + "] \(percent)% (\(done)/\(total))\(etaText)   ")
+                barOpen = true
+            }
+        } else if plain, now.timeIntervalSince(lastPlain) >= plainEvery {
+            lastPlain = now
+            Console.error("\(label): \(phaseName.isEmpty ? "" : phaseName + ": ")\(percent)% (\(done)/\(total))\(etaText)")
+        }
+        if done == total {
+            closeBar()
+            loopStart = now
+            announcedLoop = false
+        }
+    }
+
+    func finish() {
+        lock.lock(); defer { lock.unlock() }
+        closeBar()
+    }
+
+    private func closeBar() {
+        if barOpen { Console.progressLine("\n"); barOpen = false }
     }
 }

@@ -39,14 +39,23 @@ enum PathFlags {
 
 /// `--json`.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .customLong("json"), help: "Print JSON (its keys are listed in docs/COMMANDS.md) instead of a readable summary.")
+    @Flag(name: .customLong("json"), help: "Print JSON (keys: docs/COMMANDS.md), not a summary.")
     var json = false
 
+    @Flag(help: "No progress bars or lines on stderr (warnings stay).")
+    var quiet = false
+
+    /// Whether the parsed `command` was given `--quiet` (every command has this option group).
+    static func quiet(_ command: ParsableCommand) -> Bool {
+        Mirror(reflecting: command).children.contains { ($0.value as? OptionGroup<OutputOptions>)?.wrappedValue.quiet == true }
+    }
+
     /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`. Under a
-    /// notebook the JSON tree goes to `Console.results` instead of being printed.
+    /// notebook the JSON tree goes to `Console.results` instead of being printed. Every object starts with
+    /// `schema_version` and `twoscale_version` (`JSONContract`).
     func emit<T: Encodable>(_ value: T, human: () -> String) throws {
         guard json else { return Console.out(human()) }
-        let tree = try JSONValue(encoding: value)
+        let tree = JSONContract.stamped(try JSONValue(encoding: value))
         if let sink = Console.results {
             sink.append(try tree.asWritten())
         } else {
@@ -73,5 +82,18 @@ enum Fmt {
         var out = line(header) + "\n" + line(w.map { String(repeating: "-", count: $0) }) + "\n"
         for r in rows { out += line(r) + "\n" }
         return out
+    }
+}
+
+/// What a script may rely on in every `--json` output: its first two keys. `schema_version` rises when a
+/// key is renamed or removed or changes meaning (added keys do not raise it); `twoscale_version` is the
+/// tool's. Exit statuses: docs/COMMANDS.md, "For scripts".
+public enum JSONContract {
+    public static let schemaVersion = 1
+
+    public static func stamped(_ tree: JSONValue) -> JSONValue {
+        guard case let .object(pairs) = tree else { return tree }
+        return .object([("schema_version", .int(schemaVersion)), ("twoscale_version", .string(TwoScaleVersion.string))]
+                       + pairs.filter { $0.0 != "schema_version" && $0.0 != "twoscale_version" })
     }
 }

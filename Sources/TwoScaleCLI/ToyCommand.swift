@@ -205,10 +205,13 @@ struct ToyCommand: AsyncParsableCommand {
             let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
             try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                                   moveProposals: outerMoves)
-            try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                           islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
-                                           jointSweeps: self.sweeps ?? JointSMC<LayeredToy>.defaultSweeps, threads: o.threadCount) {
-                Console.progress("toy: " + $0)
+            let progress = PhaseProgress(label: "toy", threads: o.threadCount)
+            try await progress.observing {
+                try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
+                                               islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
+                                               jointSweeps: self.sweeps ?? JointSMC<LayeredToy>.defaultSweeps, threads: o.threadCount) {
+                    progress.phase($0)
+                }
             }
         }
         try output.emit(result) { LayeredToyReport.text(result) }
@@ -269,7 +272,8 @@ enum LayeredToyReport {
         text += Fmt.table(["eps", "d_zeta", "d_zeta_lower", "outer ESS/K (K → ∞)"],
                           r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), $0.stageOuterEssFraction.map { Fmt.num($0) }.joined(separator: ", ")] })
         if let mc = r.monteCarlo {
-            var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K", "interval"]
+            var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K", "interval",
+                           "certified bracket", "bracket lower"]
             if mc.trials > 1 { columns += ["covered", "covered lower", "interval covered", "bracket used", "bias", "sd"] }
             let rows = r.points.compactMap { p -> [String]? in
                 guard let q = p.monteCarlo else { return nil }
@@ -277,7 +281,8 @@ enum LayeredToyReport {
                            Fmt.num(q.errorMc), Fmt.num(q.dZetaLowerMc),
                            q.ci95LowerMc.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "",
                            q.stageEssFraction.map { Fmt.num($0) }.joined(separator: ", "),
-                           "[\(Fmt.num(q.intervalMc.range.lowerBound)), \(Fmt.num(q.intervalMc.range.upperBound))] \(q.intervalMc.source.rawValue)"]
+                           "[\(Fmt.num(q.intervalMc.range.lowerBound)), \(Fmt.num(q.intervalMc.range.upperBound))] \(q.intervalMc.source.rawValue)",
+                           NetworkReport.interval(q.dZetaBracket), NetworkReport.interval(q.dZetaLowerBracket)]
                 if let t = q.trials {
                     row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", "\(q.coveredInterval ?? 0)/\(t)",
                             "\(q.bracketFallbacks ?? 0)/\(t)", Fmt.num(q.mcBias), Fmt.num(q.mcSd)]
@@ -286,7 +291,25 @@ enum LayeredToyReport {
             }
             text += "\nsmc estimator (K = \(mc.paths), J = \(mc.inner), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"
                 + Fmt.table(columns, rows)
+            text += NetworkReport.lowerAboveLine(r.points.compactMap { p in p.monteCarlo.map { (p.eps, $0.dZetaMc, $0.dZetaLowerMc) } },
+                                                 columns: ("MC lower", "MC d_zeta"))
+            text += jointText(r)
         }
         return text
+    }
+
+    /// Joint tempering's table, where `--joint` asked for it.
+    static func jointText(_ r: LayeredToyMeasurement) -> String {
+        guard let mc = r.monteCarlo, r.points.contains(where: { $0.monteCarlo?.dZetaJointMc != nil }) else { return "" }
+        var columns = ["eps", "joint d_zeta", "95% interval", "error"]
+        if mc.trials > 1 { columns += ["covered", "bias", "sd"] }
+        let rows = r.points.compactMap { p -> [String]? in
+            guard let q = p.monteCarlo, let j = q.dZetaJointMc else { return nil }
+            var row = [Fmt.num(p.eps), Fmt.num(j), NetworkReport.interval(q.ci95JointMc), Fmt.num(q.errorJointMc)]
+            if let t = q.trials { row += ["\(q.coveredJoint ?? 0)/\(t)", Fmt.num(q.mcBiasJoint), Fmt.num(q.mcSdJoint)] }
+            return row
+        }
+        return "\njoint tempering (all stages moved together; \(mc.jointSweeps.map { "\($0) sweeps per step, " } ?? "")seed \(mc.seed)):\n"
+            + Fmt.table(columns, rows)
     }
 }

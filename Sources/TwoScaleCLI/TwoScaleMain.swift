@@ -8,7 +8,7 @@ public struct TwoScaleMain: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "twoscale",
         abstract: "The two-scale effective dimension (2sED): exact toy models, networks, bounds, reports.",
-        discussion: "Mathematics: docs/METHOD.md. Commands and their JSON keys: docs/COMMANDS.md; walkthrough: docs/GUIDE.md; files: docs/FORMATS.md; every flag: docs/FLAGS.md. JSON goes to stdout, progress and warnings to stderr.",
+        discussion: "Every symbol the output prints: docs/GLOSSARY.md. Mathematics: docs/METHOD.md. Commands and their JSON keys: docs/COMMANDS.md; walkthrough: docs/GUIDE.md; files: docs/FORMATS.md; every flag: docs/FLAGS.md. JSON goes to stdout, progress and warnings to stderr.",
         version: TwoScaleVersion.string,
         subcommands: TwoScaleCommands.all
     )
@@ -35,7 +35,12 @@ public struct TwoScaleMain: AsyncParsableCommand {
     /// error (anything found while parsing, or a `TwoScaleError.usage`), 1 failure (a
     /// `TwoScaleError.failure` or any other error raised while running). Errors are printed as one line
     /// on stderr.
-    public static func execute(_ arguments: [String]) async -> Int32 {
+    public static func execute(_ rawArguments: [String]) async -> Int32 {
+        if let unknown = CommandLineWords.unknownCommand(rawArguments) {
+            report("twoscale: " + unknown)
+            return 2
+        }
+        let arguments = CommandLineWords.joiningNegativeValues(rawArguments)
         // Parsing (and each command's `validate()`) can only fail on what the user typed: status 2.
         var command: ParsableCommand
         do {
@@ -61,10 +66,12 @@ public struct TwoScaleMain: AsyncParsableCommand {
             return 2
         }
         do {
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
+            try await Console.$showProgress.withValue(Console.showProgress && !OutputOptions.quiet(command)) {
+                if var asyncCommand = command as? AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
             }
             return 0
         } catch let e as TwoScaleError {

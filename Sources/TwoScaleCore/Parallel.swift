@@ -9,10 +9,17 @@ public enum Parallel {
     public static func map<T: Sendable>(_ count: Int, threads: Int,
                                         _ body: @escaping @Sendable (Int) throws -> T) async throws -> [T] {
         let width = Swift.max(1, Swift.min(threads, count))
-        if width == 1 { return try (0..<count).map { i in
-            if Task.isCancelled { throw CancellationError() }
-            return try body(i)
-        } }
+        if width == 1 {
+            let observer = WorkProgress.observer
+            return try WorkProgress.$observer.withValue(nil) {
+                try (0..<count).map { i in
+                    if Task.isCancelled { throw CancellationError() }
+                    let v = try body(i)
+                    observer?(i + 1, count)
+                    return v
+                }
+            }
+        }
         var out = [T?](repeating: nil, count: count)
         try await forEach(count, threads: width, body) { i, v in out[i] = v }
         return out.map { $0! }
@@ -30,12 +37,17 @@ public enum Parallel {
                                             completed: (Int, T) throws -> Void) async throws {
         guard count > 0 else { return }
         let width = Swift.max(1, Swift.min(threads, count))
-        try await withThrowingTaskGroup(of: (Int, T).self) { group in
-            var next = 0
-            while next < width { let i = next; group.addTask { (i, try body(i)) }; next += 1 }
-            while let (i, v) = try await group.next() {
-                try completed(i, v)
-                if next < count { let j = next; group.addTask { (j, try body(j)) }; next += 1 }
+        let observer = WorkProgress.observer
+        try await WorkProgress.$observer.withValue(nil) {
+            try await withThrowingTaskGroup(of: (Int, T).self) { group in
+                var next = 0, done = 0
+                while next < width { let i = next; group.addTask { (i, try body(i)) }; next += 1 }
+                while let (i, v) = try await group.next() {
+                    try completed(i, v)
+                    done += 1
+                    observer?(done, count)
+                    if next < count { let j = next; group.addTask { (j, try body(j)) }; next += 1 }
+                }
             }
         }
     }

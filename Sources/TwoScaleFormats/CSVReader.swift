@@ -18,14 +18,23 @@ public enum LabelColumn: String, Sendable, CaseIterable {
 public enum CSVReader {
     /// Reads at most `limit` rows (all when nil).
     public static func read(path: String, labels: LabelColumn, limit: Int?) throws -> Dataset {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe) } catch {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw TwoScaleError.file(path, exists ? "cannot be read (\(error.localizedDescription))" : "no such file")
-        }
+        let data = try InputFile.read(path, expecting: "a CSV file of comma-separated numbers", mapped: true)
         return try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             try parse(raw.bindMemory(to: UInt8.self), path: path, labels: labels, limit: limit)
         }
+    }
+
+    /// The delimiter of a line read as one field that splits into numbers on `;`, a tab, `|` or spaces.
+    static func otherDelimiter(in field: String) -> (name: String, escaped: String)? {
+        let candidates: [(Character, String, String)] = [(";", "semicolons ';'", ";"), ("\t", "tabs", "\\t"),
+                                                         ("|", "bars '|'", "|"), (" ", "spaces", " ")]
+        for (c, name, escaped) in candidates {
+            let parts = field.split(separator: c, omittingEmptySubsequences: c == " ")
+            if parts.count > 1, parts.allSatisfy({ Double($0.trimmingCharacters(in: .whitespaces)) != nil }) {
+                return (name, escaped)
+            }
+        }
+        return nil
     }
 
     /// Parses CSV text (exposed for tests and in-memory data).
@@ -85,6 +94,9 @@ public enum CSVReader {
             }
             guard numeric else {
                 let bad = (firstBad ?? "").trimmingCharacters(in: .whitespaces)
+                if columns == 1, let d = otherDelimiter(in: bad) {
+                    throw TwoScaleError.file(path, line: lineNumber, "fields are separated by \(d.name), not commas: twoscale reads comma-separated numbers; convert the file, e.g. tr '\(d.escaped)' ',' < IN > OUT.csv")
+                }
                 throw TwoScaleError.file(path, line: lineNumber, "'\(bad)' is not a number (every field must be numeric)")
             }
             if let bad = fields.first(where: { !$0.isFinite }) {

@@ -13,10 +13,7 @@ public final class GzipFileReader {
 
     public init(path: String) throws {
         self.path = path
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else {
-            throw TwoScaleError.file(path, "no such file")
-        }
+        try InputFile.check(path, expecting: "a file (IDX, optionally gzip-compressed)")
         guard let f = gzopen(path, "rb") else {
             throw TwoScaleError.file(path, "cannot be opened (\(String(cString: strerror(errno))))")
         }

@@ -67,10 +67,7 @@ public struct NPYArray: Sendable, Equatable {
     /// Reads `path`, validating the magic, version, dtype (`<f8` only), memory order (C only), shape and
     /// the data length; every error names the file.
     public static func read(path: String) throws -> NPYArray {
-        guard let d = FileManager.default.contents(atPath: path) else {
-            throw TwoScaleError.file(path, FileManager.default.fileExists(atPath: path)
-                                     ? "cannot be read" : "does not exist")
-        }
+        let d = try InputFile.read(path, expecting: "a .npy array")
         return try decode(d, source: path)
     }
 

@@ -23,7 +23,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
 
     /// The library result as the CLI would print it, without timings.
     func tree(_ value: some Encodable) throws -> JSONValue {
-        withoutTimingKeys(try JSONValue.parse(Data(try JSONValue(encoding: value).serialized().utf8), source: "library"))
+        withoutTimingKeys(JSONContract.stamped(try JSONValue.parse(Data(try JSONValue(encoding: value).serialized().utf8), source: "library")))
     }
 
     func cli(_ args: [String]) async throws -> JSONValue {
@@ -124,7 +124,8 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let data = try DataSource.load("synthetic:gaussian", samples: 9, labels: .none, standardize: false, seed: 7,
                                        inputSize: 4, inputShape: nil)
         let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data.inputs, sigma2: 0.2, noiseSamples: 2, noiseSeed: 7)
-        let r = try await FisherMeasurement.measure(model, at: net, samples: 9, sigma2: 0.2, noiseSamples: 2)
+        var r = try await FisherMeasurement.measure(model, at: net, samples: 9, sigma2: 0.2, noiseSamples: 2)
+        (r.activation, r.data, r.box, r.seed) = (.tanh, "synthetic:gaussian", [-1, 1], 7)
         let json = try await cli(["fisher", "--arch", "4-3-2", "--data", "synthetic:gaussian", "--samples", "9", "--sigma2", "0.2",
                                   "--noise-samples", "2", "--activation", "tanh", "--seed", "7"])
         XCTAssertEqual(json, try tree(r))

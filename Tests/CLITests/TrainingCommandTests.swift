@@ -48,7 +48,14 @@ final class TrainingCommandTests: XCTestCase {
                                    "--H", "1e300", "--K", "0.01", "--delta", "1e-3", "--delta-range", "2:100000"])
         XCTAssertEqual(j["points"]?.arrayValue?.count, 20)
         XCTAssertEqual(j["n_for_delta"], .null)
-        XCTAssertTrue(j["n_for_delta_note"]?.stringValue?.contains("widen") ?? false)
+        // K = 0.01 is below what the tail needs to fall (K > (3/8)·d·(1 − 1/log n) ≈ 1): no range helps.
+        let note = j["n_for_delta_note"]?.stringValue ?? ""
+        XCTAssertTrue(note.contains("the tail grows with n") && !note.contains("widen"), note)
+        // With K = 5 it falls, but from H = 1e300 not below δ by n = 10⁵: a wider range helps.
+        let falling = try await runJSON(["bound", "--n", "1e3:1e6:20", "--family", "constant", "--lambdas", "1,1,1",
+                                         "--H", "1e300", "--K", "5", "--delta", "1e-3", "--delta-range", "2:100000"])
+        XCTAssertEqual(falling["n_for_delta"], .null)
+        XCTAssertTrue(falling["n_for_delta_note"]?.stringValue?.contains("widen --delta-range") ?? false)
     }
 
     func testBadInputExitsWithUsageError() async {

@@ -283,7 +283,7 @@ final class WeightsFormatTests: XCTestCase {
         XCTAssertEqual(message { try SafeTensors.tensors([UInt8](st.prefix(100)), source: "t.safetensors") },
                        "t.safetensors: is not a valid .safetensors file: truncated: the header is 176 bytes long, the file has 92 after the length")
         XCTAssertTrue(message { try WeightsFile.load(path: Self.fixture("does-not-exist.npz"), architecture: self.plain, activation: .relu) }
-            .hasSuffix("does-not-exist.npz: no such file"))
+            .contains("does-not-exist.npz: no such file; give a weights file"))
     }
 
     /// A safetensors file with this header and `data` zero bytes.
