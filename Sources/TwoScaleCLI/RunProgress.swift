@@ -123,7 +123,7 @@ final class PhaseProgress: @unchecked Sendable {
     /// Runs `work` with this object observing its parallel loops, and closes the bar.
     func observing<T>(_ work: () async throws -> T) async rethrows -> T {
         defer { finish() }
-        return try await WorkProgress.$observer.withValue({ [self] done, total in tick(done: done, total: total) }) {
+        return try await WorkProgress.$observer.withValue(WorkProgress { [self] done, total in tick(done: done, total: total) }) {
             try await work()
         }
     }

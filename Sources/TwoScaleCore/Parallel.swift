@@ -11,13 +11,11 @@ public enum Parallel {
         let width = Swift.max(1, Swift.min(threads, count))
         if width == 1 {
             let observer = WorkProgress.observer
-            return try WorkProgress.$observer.withValue(nil) {
-                try (0..<count).map { i in
-                    if Task.isCancelled { throw CancellationError() }
-                    let v = try body(i)
-                    observer?(i + 1, count)
-                    return v
-                }
+            return try (0..<count).map { i in
+                if Task.isCancelled { throw CancellationError() }
+                let v = try body(i)
+                observer?.report(i + 1, count)
+                return v
             }
         }
         var out = [T?](repeating: nil, count: count)
@@ -38,16 +36,14 @@ public enum Parallel {
         guard count > 0 else { return }
         let width = Swift.max(1, Swift.min(threads, count))
         let observer = WorkProgress.observer
-        try await WorkProgress.$observer.withValue(nil) {
-            try await withThrowingTaskGroup(of: (Int, T).self) { group in
-                var next = 0, done = 0
-                while next < width { let i = next; group.addTask { (i, try body(i)) }; next += 1 }
-                while let (i, v) = try await group.next() {
-                    try completed(i, v)
-                    done += 1
-                    observer?(done, count)
-                    if next < count { let j = next; group.addTask { (j, try body(j)) }; next += 1 }
-                }
+        try await withThrowingTaskGroup(of: (Int, T).self) { group in
+            var next = 0, done = 0
+            while next < width { let i = next; group.addTask { (i, try body(i)) }; next += 1 }
+            while let (i, v) = try await group.next() {
+                try completed(i, v)
+                done += 1
+                observer?.report(done, count)
+                if next < count { let j = next; group.addTask { (j, try body(j)) }; next += 1 }
             }
         }
     }
