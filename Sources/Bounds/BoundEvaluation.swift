@@ -34,6 +34,8 @@ public struct BoundEvaluation: Sendable, Encodable {
     public var constants: BoundConstants
     /// Whether the tail falls with n at the largest n evaluated, and the K it needs to (`TailLimit`).
     public var tailLimit: TailLimit?
+    /// The theorem's assumptions and whether this run meets them (`TheoremAssumptions`; empty when not given).
+    public var assumptions: [TheoremAssumption] = []
 
     /// Evaluates `bound` at each n (every ε_n is checked before any work, so an ε_n ≥ 1 names its n);
     /// with `delta` (and the range of n to search), also finds the smallest n with log tail < log δ.

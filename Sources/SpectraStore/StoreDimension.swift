@@ -21,6 +21,8 @@ public struct StoreDimension: Sendable {
     public let ceilings: [BlockCeiling]?
     /// Why there is no certified upper end (nil when there is one).
     public let uncertified: String?
+    /// The run's settings, as its meta.json records them.
+    public let settings: NetworkRunConfiguration
 
     public init(directory: String, estimate which: LayeredEstimator.Estimate, zeta: Double, normalization: Normalization,
                 bootstrap: Int = 200) throws {
@@ -34,6 +36,7 @@ public struct StoreDimension: Sendable {
         dimension = spectra.dimension
         paths = spectra.paths
         let c = store.meta.configuration
+        settings = c
         if c.fisher != .markov {
             (ceilings, uncertified) = (nil, "the output FIM has no certified bracket")
         } else {
@@ -62,7 +65,7 @@ public struct StoreDimension: Sendable {
     /// How the value used in the tail is obtained, for reports.
     public var method: String {
         if ceilings != nil {
-            return "the certified upper end of the 2sED's bracket (deterministic: every stage at its majorant over the box, docs/METHOD.md §19), at the store's normalisation c, given its data inputs and noise draws; it bounds the \(which.rawValue) estimate's quantity too"
+            return "the certified upper end of the 2sED's bracket (deterministic: every stage at its majorant over the box, docs/METHOD.md §19), at the store's normalisation c, given its data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"
         }
         return "no certified upper end (\(uncertified ?? "")); one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
             + (which == .lower

@@ -15,11 +15,23 @@ public enum StudyMeasure: String, CaseIterable, Sendable, Codable {
     case lastWidth = "last_width"
     case narrowestWidth = "narrowest_width"
     case genericRank = "generic_rank"
+    /// The 2sED's ε → 0 limit ζd + (1 − ζ)r, free from d and the generic rank r.
+    case rankLimit = "rank_limit"
     case logPathNorm = "log_path_norm"
     case logSpectralProduct = "log_spectral_product"
     case fisherRao = "fisher_rao"
     case flatness = "pacbayes_mag_flatness"
     case abbasED = "abbas_ed"
+
+    /// Where the measure is an estimate with its own uncertainty, the law each architecture's value is
+    /// redrawn from in the bootstrap (`FisherCell.redraw`); nil for a measure taken as exact.
+    func redraw(_ f: FisherCell) -> Redraw? {
+        switch self {
+        case .dZeta: return f.redraw(lower: false)
+        case .dZetaLower: return f.redraw(lower: true)
+        default: return nil
+        }
+    }
 
     /// The 2sED's own rows (compared with every other measure).
     public var isTwoScale: Bool { [.dZeta, .dZetaBracketLow, .dZetaBracketHigh, .dZetaLower].contains(self) }
@@ -27,13 +39,14 @@ public enum StudyMeasure: String, CaseIterable, Sendable, Codable {
     public var kind: String {
         switch self {
         case .dZeta, .dZetaBracketLow, .dZetaBracketHigh, .dZetaLower: return "2sED"
-        case .parameters, .depth, .lastWidth, .narrowestWidth, .genericRank: return "free baseline"
+        case .parameters, .depth, .lastWidth, .narrowestWidth, .genericRank, .rankLimit: return "free baseline"
         case .logPathNorm, .logSpectralProduct, .fisherRao, .flatness, .abbasED: return "classic"
         }
     }
 
-    func value(_ f: FisherCell, _ t: TrainingCell, _ a: Architecture) -> Double {
+    func value(_ f: FisherCell, _ t: TrainingCell, _ a: Architecture, zeta: Double) -> Double {
         switch self {
+        case .rankLimit: return zeta * Double(a.parameterCount) + (1 - zeta) * Double(f.genericRank)
         case .dZeta: return f.dZeta
         case .dZetaBracketLow: return f.bracket[0]
         case .dZetaBracketHigh: return f.bracket[1]
@@ -89,6 +102,10 @@ public struct StudyRow: Sendable, Encodable {
     @NullIfNil public var psiLearningRate: Double? = nil
     @NullIfNil public var psiBatch: Double? = nil
     @NullIfNil public var psi: Double? = nil
+    /// For the 2sED: the least and the greatest oriented τ over every value of each architecture's 2sED
+    /// inside its certified bracket (`BracketKendall`; bounds that every such assignment respects).
+    @NullIfNil public var tauBracketLow: Double? = nil
+    @NullIfNil public var tauBracketHigh: Double? = nil
     @NullIfNil public var note: String? = nil
 
     init(dataset: String, target: String, measure: String, kind: String, psiArchitecture: Double?, psiLearningRate: Double?,
@@ -101,6 +118,7 @@ public struct StudyRow: Sendable, Encodable {
         case dataset, target, measure, kind, tau, tauLow = "tau_low", tauHigh = "tau_high"
         case diff, diffLow = "diff_low", diffHigh = "diff_high", p, pHolm = "p_holm"
         case psiArchitecture = "psi_architecture", psiLearningRate = "psi_lr", psiBatch = "psi_batch", psi, note
+        case tauBracketLow = "tau_bracket_low", tauBracketHigh = "tau_bracket_high"
     }
 }
 
@@ -128,6 +146,7 @@ public enum StudyAnalysis {
     public static func analyze(grid: StudyGrid, cells: StudyCells, replicates: Int, threads: Int) async throws -> (rows: [StudyRow], partial: [StudyPartialRow]) {
         let archs = try grid.architectures.map(\.architecture)
         let settings = grid.trainingSettings
+        let zeta = grid.fisher.zeta
         var rows: [StudyRow] = [], partial: [StudyPartialRow] = []
         for (di, d) in grid.datasets.enumerated() {
             // Models in grid order: architecture, then (lr, batch).
@@ -137,29 +156,47 @@ public enum StudyAnalysis {
                 models.map { m in cells.training[di][m.a][m.s].map { t in f(cells.fisher[di][m.a], t, archs[m.a]) } }
             }
             let hyper = models.map { m in [Double(m.a), settings[m.s].learningRate, Double(settings[m.s].batchSize)] }
+            // The bootstrap's unit is the architecture: its templates share its Fisher measures, and its
+            // 2sED is redrawn from its own uncertainty in every replicate (`HierarchicalBootstrap.resampleClusters`).
+            let clusters = models.map(\.a)
+            func redraws(_ measure: StudyMeasure, _ o: Double) -> [Redraw]? {
+                guard measure.redraw(cells.fisher[di][0]) != nil else { return nil }
+                return archs.indices.map { a in measure.redraw(cells.fisher[di][a])!.scaled(o) }
+            }
+            func design(_ columns: [[Redraw]?]) throws -> ResamplingDesign { try ResamplingDesign(cluster: clusters, redraws: columns) }
             for target in StudyTarget.allCases {
                 let o = target.orientation
                 let y = column { _, t, _ in target.value(t) }
                 let boot = try HierarchicalBootstrap(replicates: replicates, seed: grid.seed, threads: threads)
-                let base = column { f, t, a in StudyMeasure.dZeta.value(f, t, a) * o }
+                let base = column { f, t, a in StudyMeasure.dZeta.value(f, t, a, zeta: zeta) * o }
                 let yMeans = y.map { $0.reduce(0, +) / Double($0.count) }
                 var targetRows: [StudyRow] = []
                 for measure in StudyMeasure.allCases {
-                    let x = column { f, t, a in measure.value(f, t, a) * o }
+                    let x = column { f, t, a in measure.value(f, t, a, zeta: zeta) * o }
                     let xMeans = x.map { $0.reduce(0, +) / Double($0.count) }
                     let g = try GranulatedKendall(hyperparameters: hyper, measure: xMeans, target: yMeans)
                     var row = StudyRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue, kind: measure.kind,
                                        psiArchitecture: g.perHyperparameter[0], psiLearningRate: g.perHyperparameter[1],
                                        psiBatch: g.perHyperparameter[2], psi: g.psi)
                     do {
-                        let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot)
+                        let k = try await StudyStatistics.kendall(measure: x, target: y, bootstrap: boot,
+                                                                  design: try design([redraws(measure, o), nil]))
                         (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
                         if measure != .dZeta {
-                            let pd = try await StudyStatistics.pairedDifference(measureA: base, measureB: x, target: y, bootstrap: boot)
+                            let pd = try await StudyStatistics.pairedDifference(measureA: base, measureB: x, target: y, bootstrap: boot,
+                                                                                design: try design([redraws(.dZeta, o), redraws(measure, o), nil]))
                             (row.diff, row.diffLow, row.diffHigh, row.p) = (pd.difference.estimate, pd.difference.lower, pd.difference.upper, pd.pValue)
                         }
                     } catch let e as TwoScaleError {
                         row.note = "\(e)"
+                    }
+                    if measure == .dZeta {
+                        let brackets = archs.indices.map { a in
+                            let b = cells.fisher[di][a].bracket
+                            return Swift.min(o * b[0], o * b[1])...Swift.max(o * b[0], o * b[1])
+                        }
+                        let range = BracketKendall.bounds(brackets: brackets, cluster: clusters, target: yMeans)
+                        (row.tauBracketLow, row.tauBracketHigh) = (range?.lowerBound, range?.upperBound)
                     }
                     targetRows.append(row)
                 }
@@ -167,17 +204,24 @@ public enum StudyAnalysis {
                 let adjusted = try Holm.adjust(tested.map { targetRows[$0].p ?? 1 })
                 for (k, i) in tested.enumerated() { targetRows[i].pHolm = adjusted[k] }
                 rows += targetRows
-                let z = column { f, t, a in StudyMeasure.genericRank.value(f, t, a) }
+                // Controls: the generic rank r, and r with the parameter count d together (the ζd term of the
+                // 2sED carries d).
+                let controlSets: [[StudyMeasure]] = [[.genericRank], [.parameters, .genericRank]]
                 for measure in [StudyMeasure.dZeta, .dZetaLower] {
-                    let x = column { f, t, a in measure.value(f, t, a) * o }
-                    var row = StudyPartialRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue, control: StudyMeasure.genericRank.rawValue)
-                    do {
-                        let k = try await StudyStatistics.partialKendall(measure: x, target: y, control: z, bootstrap: boot)
-                        (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
-                    } catch let e as TwoScaleError {
-                        row.note = "\(e)"
+                    let x = column { f, t, a in measure.value(f, t, a, zeta: zeta) * o }
+                    for controls in controlSets {
+                        let z = controls.map { c in column { f, t, a in c.value(f, t, a, zeta: zeta) } }
+                        var row = StudyPartialRow(dataset: d.name, target: target.rawValue, measure: measure.rawValue,
+                                                  control: controls.map(\.rawValue).joined(separator: "+"))
+                        do {
+                            let k = try await StudyStatistics.partialKendall(measure: x, target: y, controls: z, bootstrap: boot,
+                                                                             design: try design([redraws(measure, o), nil] + controls.map { _ in nil }))
+                            (row.tau, row.tauLow, row.tauHigh) = (k.estimate, k.lower, k.upper)
+                        } catch let e as TwoScaleError {
+                            row.note = "\(e)"
+                        }
+                        partial.append(row)
                     }
-                    partial.append(row)
                 }
             }
         }

@@ -33,11 +33,30 @@ public struct FisherCell: Codable, Sendable, Equatable {
     public var genericRank: Int
     public var genericRankProved: Bool
     public var seconds: Double
+    /// The interval `ed` reports for the 2sED and the lower 2sED, and its source ("sampled" or "bracket";
+    /// `ReportedInterval`). Nil in cells written before they were recorded: the bracket is then used.
+    public var interval: [Double]? = nil
+    public var intervalSource: String? = nil
+    public var intervalLower: [Double]? = nil
+    public var intervalLowerSource: String? = nil
 
     enum CodingKeys: String, CodingKey {
-        case dataset, architecture, parameters, n, eps, ci95, bracket, ess, paths, seconds
+        case dataset, architecture, parameters, n, eps, ci95, bracket, ess, paths, seconds, interval
         case dZeta = "d_zeta", dZetaLower = "d_zeta_lower", bracketLower = "bracket_lower", abbasED = "abbas_ed"
         case genericRank = "generic_rank", genericRankProved = "generic_rank_proved"
+        case intervalSource = "interval_source", intervalLower = "interval_lower", intervalLowerSource = "interval_lower_source"
+    }
+
+    /// The law the study's bootstrap redraws this cell's 2sED (or lower 2sED) from: normal around the
+    /// estimate with the sampled interval's half-width / 1.96 as sd where the reported interval is sampled,
+    /// else uniform on the certified bracket.
+    public func redraw(lower: Bool) -> Redraw {
+        let source = lower ? intervalLowerSource : intervalSource
+        if source == ReportedInterval.Source.sampled.rawValue, let i = lower ? intervalLower : interval, i.count == 2 {
+            return .normal(mean: lower ? dZetaLower : dZeta, sd: (i[1] - i[0]) / (2 * 1.959963984540054))
+        }
+        let b = lower ? bracketLower : bracket
+        return .uniform(lo: b[0], hi: b[1])
     }
 }
 
@@ -116,7 +135,12 @@ public struct StudyCellRunner: Sendable {
         let budget = EstimatorBudget(paths: f.paths ?? defaults.paths, inner: f.inner ?? defaults.inner,
                                      traceDraws: TraceEstimate.defaultDraws(parameters: a.parameterCount))
         try estimator.checkBudget(budget, layers: a.parametricLayers.count)
-        let problem = EstimatorProblem(model: model, box: f.boxRange, seed: seed, budget: budget)
+        // The run's settings as `ed` records them, so that the estimate carries ed's report, and with it the
+        // interval ed reports (sampled or bracket), which the study's bootstrap redraws from.
+        let settings = NetworkRunConfiguration(fisher: .markov, arch: a.notation, bias: a.bias, activation: .relu, box: f.boxRange,
+                                               seed: seed, data: d.train, samples: f.samples, labels: "none", standardize: false,
+                                               sigma2: f.sigma2, noiseSamples: f.noiseSamples)
+        let problem = EstimatorProblem(model: model, box: f.boxRange, seed: seed, budget: budget, configuration: settings)
         let request = MeasurementRequest(eps: [eps], zeta: f.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: threads)
         let e = try await estimator.estimate(problem, request: request, progress: { _ in })
         guard let p = e.points.first, let b = e.bracket?.points.first, let ci = p.ci95, let lower = p.dZetaLower else {
@@ -125,11 +149,17 @@ public struct StudyCellRunner: Sendable {
         let abbas = try await abbasED(model: model, seed: seed, n: d.trainSamples)
         let rank = try GenericRank(model: model, box: f.boxRange, seed: seed)
         let seconds = (clock.now - t0) / .seconds(1)
-        let cell = FisherCell(dataset: d.name, architecture: a.notation, parameters: a.parameterCount, n: d.trainSamples, eps: eps,
+        var cell = FisherCell(dataset: d.name, architecture: a.notation, parameters: a.parameterCount, n: d.trainSamples, eps: eps,
                               dZeta: p.dZeta, ci95: [ci.lowerBound, ci.upperBound], bracket: [b.dZeta.lowerBound, b.dZeta.upperBound],
                               dZetaLower: lower, bracketLower: [b.dZetaLower.lowerBound, b.dZetaLower.upperBound], ess: p.ess,
                               paths: budget.paths, abbasED: abbas, genericRank: rank.proved ? rank.bound : rank.witness,
                               genericRankProved: rank.proved, seconds: seconds)
+        if let s = (e.report as? NetworkSMCMeasurement)?.points.first {
+            cell.interval = s.interval.map { [$0.range.lowerBound, $0.range.upperBound] }
+            cell.intervalSource = s.interval?.source.rawValue
+            cell.intervalLower = s.intervalLower.map { [$0.range.lowerBound, $0.range.upperBound] }
+            cell.intervalLowerSource = s.intervalLower?.source.rawValue
+        }
         try cell.checkFinite()
         return cell
     }

@@ -20,6 +20,11 @@ public struct StudyResult: Sendable, Encodable {
     public var fisher: [FisherCell]
     public var taus: [StudyRow]
     public var partial: [StudyPartialRow]
+    /// The family-wise δ of the certified brackets read together: each lower end fails with probability at
+    /// most δ = 0.01, so all brackets of one data set hold at once with probability ≥ 1 − architectures·δ
+    /// (union bound), and all of the study's with ≥ 1 − `bracketDelta`.
+    public var bracketDeltaPerDataset: Double
+    public var bracketDelta: Double
 }
 
 /// What `twoscale study --plan` prints: the grid's cells, done and to do, without running anything.
@@ -92,6 +97,8 @@ extension StudyResult {
         return StudyResult(grid: g.name, folder: folder.path, datasets: g.datasets.map(\.name), architectures: archs,
                            models: archs * g.trainingSettings.count, seeds: g.seeds, cells: total,
                            computed: total - counts.fisherDone - counts.trainingDone, bootstrap: replicates,
-                           seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, taus: rows, partial: partial)
+                           seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, taus: rows, partial: partial,
+                           bracketDeltaPerDataset: CertifiedBracket.defaultDelta * Double(archs),
+                           bracketDelta: CertifiedBracket.defaultDelta * Double(archs * g.datasets.count))
     }
 }

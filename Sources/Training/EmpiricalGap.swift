@@ -277,8 +277,11 @@ public struct GapSummary: Sendable {
     public var noiseFloor: Double
     /// Fraction of trials whose sup gap (compared loss) exceeds `C·ε_n`.
     public var exceedFrequency: Double?
-    /// `supGap / ε_n` (compared loss): the smallest C covering every observed gap at this n.
+    /// `max(supGap, adversarial sup) / ε_n` (compared loss; the adversarial search's sup counts where it
+    /// searched the same loss, 1 − p): the smallest C covering every observed gap at this n.
     public var cFit: Double?
+    /// Which search gave the largest gap behind `cFit`: "adversarial" or "checkpoints and random draws".
+    public var cFitSource: String?
     public var riskError: Double
     public var riskError01: Double
     public var checkpointsOutsideBox: Int
@@ -319,6 +322,13 @@ public struct GapSummary: Sendable {
                 supGapOutside: g.map { loss.values($0).outside }.max() ?? 0,
                 finalOutsideBox: g.filter(\.finalOutsideBox).count)
             summary.adversarial = AdversarialSummary(g.compactMap(\.adversarial), deviation: e.map { C * $0 })
+            // The adversarial search maximises the gap of the loss 1 − p: it counts for that loss only.
+            if loss == .probability, let a = summary.adversarial, a.sup > sup {
+                summary.cFit = e.map { a.sup / $0 }
+                summary.cFitSource = e.map { _ in "adversarial" }
+            } else {
+                summary.cFitSource = e.map { _ in "checkpoints and random draws" }
+            }
             return summary
         }
     }

@@ -160,6 +160,7 @@ public struct GapStudy: Sendable, Encodable {
             try c.encode(s.noiseFloor, forKey: Key("noise_floor"))
             try c.encode(s.resolved, forKey: Key("resolved"))
             try c.encode(s.cFit, forKey: Key("c_fit"))
+            try c.encodeIfPresent(s.cFitSource, forKey: Key("c_fit_source"))
             try c.encode(s.checkpoints, forKey: Key("checkpoints"))
             try c.encode(s.checkpointsOutsideBox, forKey: Key("checkpoints_outside_box"))
             try c.encode(s.supGapOutside, forKey: Key("sup_gap_outside_box"))

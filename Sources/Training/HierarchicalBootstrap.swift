@@ -52,6 +52,23 @@ public struct SeedTable: Sendable, Equatable {
 
     public var architectures: Int { values.count }
 
+    /// The same models and seeds with `design`'s clusters and redraws (`ResamplingDesign`), checked
+    /// against this table's models and variables.
+    public func designed(_ design: ResamplingDesign) throws -> SeedTable {
+        guard design.cluster.count == values.count else {
+            throw TwoScaleError.usage("the resampling design has \(design.cluster.count) models, the table \(values.count)")
+        }
+        guard design.redraws.count == variables else {
+            throw TwoScaleError.usage("the resampling design has redraws for \(design.redraws.count) variables, the table has \(variables)")
+        }
+        var t = self
+        t.design = design
+        return t
+    }
+
+    /// How the models hang together (nil: every model its own unit, as the two-level bootstrap has it).
+    public private(set) var design: ResamplingDesign?
+
     /// The seed means, `[variable][architecture]`.
     public func means() -> [[Double]] {
         (0..<variables).map { v in values.map { seeds in seeds.reduce(0) { $0 + $1[v] } / Double(seeds.count) } }
@@ -85,8 +102,10 @@ public struct HierarchicalBootstrap: Sendable {
     }
 
     /// Replicate r's per-architecture means, `[variable][architecture]` (architectures in draw order).
+    /// With a `ResamplingDesign`, the three-level resampling of `resampleClusters`.
     public func resample(_ t: SeedTable, replicate r: Int) -> [[Double]] {
         var rng = Xoshiro256(seed: seed, stream: [Self.stream, UInt64(r)])
+        if let d = t.design { return Self.resampleClusters(t, design: d, rng: &rng) }
         let count = t.architectures, nv = t.variables
         var out = [[Double]](repeating: [Double](repeating: 0, count: count), count: nv)
         for i in 0..<count {
@@ -98,6 +117,34 @@ public struct HierarchicalBootstrap: Sendable {
                 for v in 0..<nv { sum[v] += row[v] }
             }
             for v in 0..<nv { out[v][i] = sum[v] / Double(n) }
+        }
+        return out
+    }
+
+    /// Three levels, for models that share values: first every cluster's estimated variables are redrawn
+    /// once from their own uncertainty (`Redraw`: one value per cluster and replicate, shared by the
+    /// cluster's models and by every copy of the cluster drawn, as the one true value would be); then as
+    /// many clusters (architectures) as there are are drawn with replacement, per drawn cluster as many of
+    /// its models (training templates) as it has, and per drawn model its seeds, each with replacement.
+    /// A model's row holds its seed means, with the cluster's redrawn values in place of the estimates.
+    static func resampleClusters(_ t: SeedTable, design d: ResamplingDesign, rng: inout Xoshiro256) -> [[Double]] {
+        let nv = t.variables
+        var out = [[Double]](repeating: [], count: nv)
+        var sum = [Double](repeating: 0, count: nv)
+        let redrawn: [[Double]?] = d.redraws.map { laws in laws.map { $0.map { $0.draw(&rng) } } }
+        for _ in 0..<d.members.count {
+            let c = rng.index(d.members.count)
+            let models = d.members[c]
+            for _ in 0..<models.count {
+                let seeds = t.values[models[rng.index(models.count)]]
+                let n = seeds.count
+                for v in 0..<nv { sum[v] = 0 }
+                for _ in 0..<n {
+                    let row = seeds[rng.index(n)]
+                    for v in 0..<nv { sum[v] += row[v] }
+                }
+                for v in 0..<nv { out[v].append(redrawn[v]?[c] ?? sum[v] / Double(n)) }
+            }
         }
         return out
     }
@@ -144,4 +191,57 @@ public struct BootstrapInterval: Sendable, Equatable {
     public let undefined: Int
 
     public func contains(_ x: Double) -> Bool { lower <= x && x <= upper }
+}
+
+/// How a study's models hang together for the bootstrap: the cluster (architecture) of each model, whose
+/// models share every architecture-level value, and per variable, where that variable is an estimate with
+/// its own uncertainty (a 2sED), how to redraw it per cluster (`redraws[v]![c]`; nil: the data's values).
+public struct ResamplingDesign: Sendable, Equatable {
+    /// Model → cluster, clusters numbered 0..<count in any order.
+    public let cluster: [Int]
+    public let redraws: [[Redraw]?]
+    /// Per cluster its models, in model order.
+    public let members: [[Int]]
+
+    public init(cluster: [Int], redraws: [[Redraw]?]) throws {
+        let count = (cluster.max() ?? -1) + 1
+        guard count >= 3, cluster.allSatisfy({ $0 >= 0 }) else {
+            throw TwoScaleError.usage("a clustered bootstrap needs at least 3 clusters, numbered from 0 (got \(Swift.max(count, 0)))")
+        }
+        var members = [[Int]](repeating: [], count: count)
+        for (m, c) in cluster.enumerated() { members[c].append(m) }
+        guard members.allSatisfy({ !$0.isEmpty }) else { throw TwoScaleError.usage("a cluster of the resampling design has no model") }
+        for r in redraws.compactMap({ $0 }) where r.count != count {
+            throw TwoScaleError.usage("a redrawn variable has \(r.count) redraws, the design \(count) clusters")
+        }
+        self.cluster = cluster
+        self.redraws = redraws
+        self.members = members
+    }
+}
+
+/// One estimate's own uncertainty, to redraw it from: a normal law (a sampled interval: mean the estimate,
+/// sd its half-width / 1.96) or uniform on a certified bracket (all that is known there).
+public enum Redraw: Sendable, Equatable {
+    case normal(mean: Double, sd: Double)
+    case uniform(lo: Double, hi: Double)
+    /// The estimate itself (no uncertainty to carry).
+    case fixed(Double)
+
+    public func draw(_ rng: inout Xoshiro256) -> Double {
+        switch self {
+        case let .normal(mean, sd): return mean + sd * rng.normal()
+        case let .uniform(lo, hi): return rng.uniform(lo, hi)
+        case let .fixed(x): return x
+        }
+    }
+
+    /// The same law after multiplying the quantity by `factor` (the study orients measures by ±1).
+    public func scaled(_ factor: Double) -> Redraw {
+        switch self {
+        case let .normal(mean, sd): return .normal(mean: factor * mean, sd: abs(factor) * sd)
+        case let .uniform(lo, hi): return .uniform(lo: Swift.min(factor * lo, factor * hi), hi: Swift.max(factor * lo, factor * hi))
+        case let .fixed(x): return .fixed(factor * x)
+        }
+    }
 }

@@ -4,11 +4,19 @@ import TwoScaleCore
 /// The rank statistics of a measure study (issue 41; Jiang et al., "Fantastic generalization measures",
 /// ICLR 2020): Kendall τ_b of a measure against a target over architectures (seed means), paired τ
 /// differences of two measures against one target, and the rank-partialled τ, each with a hierarchical
-/// bootstrap interval (`HierarchicalBootstrap`). Inputs are per architecture the per-seed values.
+/// bootstrap interval (`HierarchicalBootstrap`). Inputs are per model the per-seed values; with a
+/// `ResamplingDesign` (`design`, its redraws in the order of each function's columns) the models are
+/// resampled by cluster and the estimated variables redrawn (`HierarchicalBootstrap.resampleClusters`).
 public enum StudyStatistics {
+    static func table(_ columns: [[[Double]]], _ design: ResamplingDesign?) throws -> SeedTable {
+        let t = try SeedTable(columns: columns)
+        return try design.map { try t.designed($0) } ?? t
+    }
+
     /// τ_b(measure, target) over the architectures' seed means, with its bootstrap interval.
-    public static func kendall(measure: [[Double]], target: [[Double]], bootstrap: HierarchicalBootstrap) async throws -> BootstrapInterval {
-        let table = try SeedTable(columns: [measure, target])
+    public static func kendall(measure: [[Double]], target: [[Double]], bootstrap: HierarchicalBootstrap,
+                               design: ResamplingDesign? = nil) async throws -> BootstrapInterval {
+        let table = try table([measure, target], design)
         let m = table.means()
         guard let point = KendallTau.tauB(m[0], m[1]) else {
             throw TwoScaleError.failure("Kendall τ is undefined: the measure or the target is constant over the architectures")
@@ -20,8 +28,8 @@ public enum StudyStatistics {
     /// τ(A, target) − τ(B, target), both from the same replicates (paired), with its interval and the
     /// two-sided bootstrap p-value of "difference = 0" (`PairedKendallDifference.pValue`).
     public static func pairedDifference(measureA: [[Double]], measureB: [[Double]], target: [[Double]],
-                                        bootstrap: HierarchicalBootstrap) async throws -> PairedKendallDifference {
-        let table = try SeedTable(columns: [measureA, measureB, target])
+                                        bootstrap: HierarchicalBootstrap, design: ResamplingDesign? = nil) async throws -> PairedKendallDifference {
+        let table = try table([measureA, measureB, target], design)
         let m = table.means()
         guard let a = KendallTau.tauB(m[0], m[2]), let b = KendallTau.tauB(m[1], m[2]) else {
             throw TwoScaleError.failure("Kendall τ is undefined: a measure or the target is constant over the architectures")
@@ -44,13 +52,20 @@ public enum StudyStatistics {
     /// interval through the same hierarchical resampling. Throws where it is undefined on the full data
     /// (the control ranks like the measure or the target, |τ| = 1, or a variable is constant).
     public static func partialKendall(measure: [[Double]], target: [[Double]], control: [[Double]],
-                                      bootstrap: HierarchicalBootstrap) async throws -> BootstrapInterval {
-        let table = try SeedTable(columns: [measure, target, control])
+                                      bootstrap: HierarchicalBootstrap, design: ResamplingDesign? = nil) async throws -> BootstrapInterval {
+        try await partialKendall(measure: measure, target: target, controls: [control], bootstrap: bootstrap, design: design)
+    }
+
+    /// The same with several controls partialled out together (`PartialKendall.tau(_:_:given:)`); the
+    /// design's redraws are in the order measure, target, controls.
+    public static func partialKendall(measure: [[Double]], target: [[Double]], controls: [[[Double]]],
+                                      bootstrap: HierarchicalBootstrap, design: ResamplingDesign? = nil) async throws -> BootstrapInterval {
+        let table = try table([measure, target] + controls, design)
         let m = table.means()
-        guard let point = PartialKendall.tau(m[0], m[1], given: m[2]) else {
-            throw TwoScaleError.failure("partial Kendall τ is undefined: the control ranks the architectures like the measure or the target (|τ| = 1), or a variable is constant")
+        guard let point = PartialKendall.tau(m[0], m[1], given: Array(m[2...])) else {
+            throw TwoScaleError.failure("partial Kendall τ is undefined: a control ranks the architectures like the measure or the target (|τ| = 1), or a variable is constant")
         }
-        let draws = try await bootstrap.map(table) { PartialKendall.tau($0[0], $0[1], given: $0[2]) }
+        let draws = try await bootstrap.map(table) { PartialKendall.tau($0[0], $0[1], given: Array($0[2...])) }
         return try bootstrap.interval(estimate: point, draws: draws)
     }
 }
@@ -88,6 +103,18 @@ public enum PartialKendall {
     public static func tau(_ x: [Double], _ y: [Double], given z: [Double]) -> Double? {
         guard let xy = KendallTau.tauB(x, y), let xz = KendallTau.tauB(x, z), let yz = KendallTau.tauB(y, z) else { return nil }
         return combine(xy: xy, xz: xz, yz: yz)
+    }
+
+    /// τ_xy·z₁…z_k with several controls, by the recursion on the last control w = z_k:
+    ///
+    ///     τ_xy·Zw = (τ_xy·Z − τ_xw·Z τ_yw·Z) / √((1 − τ_xw·Z²)(1 − τ_yw·Z²)),
+    ///
+    /// each term partialled on the other controls Z (with none, the plain τ_b).
+    public static func tau(_ x: [Double], _ y: [Double], given controls: [[Double]]) -> Double? {
+        guard let w = controls.last else { return KendallTau.tauB(x, y) }
+        let rest = Array(controls.dropLast())
+        guard let xy = tau(x, y, given: rest), let xw = tau(x, w, given: rest), let yw = tau(y, w, given: rest) else { return nil }
+        return combine(xy: xy, xz: xw, yz: yw)
     }
 }
 

@@ -102,9 +102,13 @@ struct BoundCommand: AsyncParsableCommand {
             if !s.conservative {
                 Console.warn("bound --estimator lower: the lower 2sED is a lower bound of d_ζ, so this tail is not conservative (use --estimator nested)")
             }
-            let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
+            var result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
                                                       dimension: s.dimension, values: s.values, source: s.description,
                                                       method: s.method, conservative: s.conservative)
+            let c = s.store.settings
+            result.assumptions = TheoremAssumptions.check(.network(activation: c.activation.rawValue, boundedInputs: !c.data.hasPrefix("synthetic:"),
+                                                                   markov: c.fisher == .markov, inputs: c.samples, noiseDraws: c.noiseSamples),
+                                                          zeta: zeta)
             try output.emit(result) { BoundReport.text(result) }
             return
         }
@@ -124,9 +128,10 @@ struct BoundCommand: AsyncParsableCommand {
             return (d, d)  // exact: nothing to widen
         }
         let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
-        let result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
+        var result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
                                                   dimension: model.dimension, values: values, source: sourceText,
                                                   method: "exact (toy model quadrature)", conservative: true)
+        result.assumptions = TheoremAssumptions.check(.toy, zeta: zeta)
         try output.emit(result) { BoundReport.text(result) }
     }
 }
@@ -164,6 +169,16 @@ enum BoundReport {
         // The δ line already says why δ was not reached; otherwise the limit gets a line of its own.
         let reached = r.nForDelta.map { $0 != nil } ?? true
         let limit = r.tailLimit.map { $0.growing && reached ? "\nwhat limits the tail: " + $0.hint + "\n" : "" } ?? ""
-        return head + table + deltaLine + limit
+        return head + table + deltaLine + limit + assumptionsText(r.assumptions)
+    }
+
+    /// The theorem's assumptions this run does not meet, and those it cannot tell.
+    static func assumptionsText(_ list: [TheoremAssumption]) -> String {
+        let unmet = list.filter { $0.met == false }, unknown = list.filter { $0.met == nil }
+        guard !unmet.isEmpty || !unknown.isEmpty else { return "" }
+        var text = "\n"
+        if !unmet.isEmpty { text += "assumptions of the theorem NOT met by this run:\n" + unmet.map { "  - \($0.assumption): \($0.why)\n" }.joined() }
+        if !unknown.isEmpty { text += "assumptions this run cannot check:\n" + unknown.map { "  - \($0.assumption): \($0.why)\n" }.joined() }
+        return text
     }
 }

@@ -23,8 +23,9 @@ struct GapCommand: AsyncParsableCommand {
         = max over trials of max over in-box checkpoints and random draws (lower estimates of sup_{θ∈Θ}|R − R_n|). \
         The comparison with the bound uses --loss (default zero-one, bounded as the theorem assumes): sup_gap, \
         noise_floor = 2 × the largest standard error of R for that loss, resolved = sup_gap > noise_floor, \
-        exceed_frequency = fraction of trials whose sup gap > C·ε_n; c_fit_per_n = sup_gap/ε_n; c_fit = the \
-        largest, the smallest C covering every observed gap (only meaningful where resolved). \
+        exceed_frequency = fraction of trials whose sup gap > C·ε_n; c_fit_per_n = the largest gap seen (sup_gap, \
+        or with --loss probability the adversarial sup where larger; c_fit_source) / ε_n; c_fit = the largest, the \
+        smallest C covering every observed gap (only meaningful where resolved). \
         With --store DIR (a spectra store of the student, from `twoscale ed --arch STUDENT --store DIR`), each \
         point also gets d_zeta_estimate and d_zeta_used at ε_n (as in `twoscale bound`: the certified bracket's \
         upper end of a Markov-FIM store, else a one-sided 95% bootstrap upper value, labelled in d_zeta_used_method) \
@@ -287,7 +288,8 @@ enum GapReport {
                     }
                 })
         } ?? ""
-        return head + table + noise + projectText + advText + tailText + "\nc_fit = \(Fmt.num(r.trend.cFit, 4)) (smallest C covering every observed gap); \(r.trendNote)\n"
+        return head + table + noise + projectText + advText + tailText + "\nc_fit = \(Fmt.num(r.trend.cFit, 4)) (smallest C covering every observed gap, the adversarial search's included"
+            + " where it searched this loss); \(r.trendNote)\n"
             + (r.trend.logLogSlope.map { "log-log slope of the sup gap in n: \(Fmt.num($0, 3)) (ε_n: about −3/8 up to logs)\n" } ?? "")
     }
 }

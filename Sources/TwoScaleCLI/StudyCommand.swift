@@ -82,12 +82,14 @@ struct StudyCommand: AsyncParsableCommand {
 
     static func human(_ r: StudyResult) -> String {
         var s = "study \(r.grid): \(r.architectures) architectures, \(r.models) models × \(r.seeds) seeds on \(r.datasets.joined(separator: ", ")) (\(r.computed) of \(r.cells) cells computed now)\n"
-        s += "oriented τ_b [95% hierarchical-bootstrap interval]; Δ = τ(d_zeta) − τ(measure), Holm-corrected p\n"
+        s += "oriented τ_b [95% interval of a bootstrap over architectures, templates and seeds, each 2sED redrawn from its interval or bracket]; Δ = τ(d_zeta) − τ(measure), Holm-corrected p\n"
+        s += "certified brackets read together: δ ≤ \(Fmt.num(r.bracketDeltaPerDataset)) per data set, \(Fmt.num(r.bracketDelta)) in all (union bound)\n"
         for row in r.taus {
             let f = { (x: Double) in String(format: "%+.3f", x) }
             var line = "  \(row.dataset)  \(row.target)  \(row.measure.padding(toLength: 22, withPad: " ", startingAt: 0))"
             if let t = row.tau, let lo = row.tauLow, let hi = row.tauHigh { line += "  τ \(f(t)) [\(f(lo)), \(f(hi))]" } else { line += "  τ undefined: \(row.note ?? "")" }
             if let d = row.diff, let lo = row.diffLow, let hi = row.diffHigh, let p = row.pHolm { line += "  Δ \(f(d)) [\(f(lo)), \(f(hi))] p_Holm \(String(format: "%.3f", p))" }
+            if let lo = row.tauBracketLow, let hi = row.tauBracketHigh { line += "  τ anywhere in the brackets: [\(f(lo)), \(f(hi))]" }
             s += line + "\n"
         }
         for p in r.partial {

@@ -37,3 +37,27 @@ final class TailLimitTests: XCTestCase {
         XCTAssertTrue(t.hint.contains("needs K > 16.3064"), t.hint)
     }
 }
+
+/// Which of the theorem's assumptions a run meets, decided from its settings by hand.
+final class TheoremAssumptionsTests: XCTestCase {
+    func met(_ list: [TheoremAssumption], _ name: String) -> Bool?? {
+        list.first { $0.assumption == name }.map(\.met)
+    }
+
+    func testAReluStoreOnGaussianInputsMeetsNeitherSmoothnessNorABoundedLoss() {
+        let relu = TheoremAssumptions.check(.network(activation: "relu", boundedInputs: false, markov: true, inputs: 100, noiseDraws: 1), zeta: 0.6667)
+        XCTAssertEqual(met(relu, "the model is C^{1,1} in θ"), .some(false))
+        XCTAssertEqual(met(relu, "p_θ(y|x) is bounded below, so the loss is Lipschitz in θ uniformly"), .some(false))
+        XCTAssertEqual(met(relu, "d_ζ of the population Fisher information"), .some(false))
+        XCTAssertEqual(met(relu, "ζ ≥ 2/3"), .some(true), "0.6667 > 2/3 by 3.3e-5: met")
+        XCTAssertEqual(met(relu, "n ≥ n₀"), .some(nil))
+        XCTAssertTrue(relu.first { $0.assumption == "d_ζ of the population Fisher information" }!.why.contains("N = 100 inputs, 1 noise draw(s)"))
+        let tanh = TheoremAssumptions.check(.network(activation: "tanh", boundedInputs: true, markov: false, inputs: 25, noiseDraws: nil), zeta: 0.5)
+        XCTAssertEqual(met(tanh, "the model is C^{1,1} in θ"), .some(true))
+        XCTAssertEqual(met(tanh, "p_θ(y|x) is bounded below, so the loss is Lipschitz in θ uniformly"), .some(true))
+        XCTAssertEqual(met(tanh, "ζ ≥ 2/3"), .some(false))
+        let toy = TheoremAssumptions.check(.toy, zeta: 2.0 / 3.0)
+        XCTAssertEqual(met(toy, "ζ ≥ 2/3"), .some(true))
+        XCTAssertNil(met(toy, "the model is C^{1,1} in θ"), "a toy has no network to judge")
+    }
+}

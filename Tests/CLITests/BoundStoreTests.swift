@@ -21,8 +21,13 @@ import TwoScaleFormats
             let b = try await runJSON(["bound", "--n", "1000,100000", "--gamma", "0.5", "--store", store, "--estimator", est, "--json"])
             let pts = try #require(b["points"]?.arrayValue)
             #expect(pts.count == 2)
-            // The certified upper end bounds every estimator's quantity: the tail is conservative for all three.
+            // The certified upper end bounds every estimator's quantity: the tail is conservative for all three,
+            // for the stand-in of 5 inputs and one noise draw, not for the population Fisher, and the run says so.
             #expect(b["conservative"] == .bool(true))
+            #expect(b["d_zeta_used_method"]?.stringValue?.contains("not for the population Fisher") == true)
+            let unmet = Set((b["assumptions"]?.arrayValue ?? []).filter { $0["met"] == .bool(false) }.compactMap { $0["assumption"]?.stringValue })
+            #expect(unmet == ["the model is C^{1,1} in θ", "p_θ(y|x) is bounded below, so the loss is Lipschitz in θ uniformly",
+                              "d_ζ of the population Fisher information"])
             #expect(b["d_zeta_used_method"]?.stringValue?.contains("certified upper end") == true)
             for p in pts {
                 let e = try #require(p["eps_n"]?.doubleValue)

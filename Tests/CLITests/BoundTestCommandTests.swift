@@ -61,7 +61,13 @@ final class BoundTestCommandTests: XCTestCase {
             XCTAssertEqual(p["adversarial_exceeds"], .bool(sup > dev))
             XCTAssertEqual(p["adversarial_exceeds_beyond_noise"], .bool(sup - 2 * se > dev))
             XCTAssertEqual(p["checkpoints_outside_box"]?.doubleValue, 0)
+            // c_fit covers the largest gap seen, the adversarial search's included (by hand from the JSON).
+            let checkpoints = try XCTUnwrap(p["sup_gap"]?.doubleValue), eps = try XCTUnwrap(p["eps_n"]?.doubleValue)
+            XCTAssertEqual(try XCTUnwrap(p["c_fit"]?.doubleValue), Swift.max(checkpoints, sup) / eps, accuracy: 1e-15)
+            XCTAssertEqual(p["c_fit_source"]?.stringValue, sup > checkpoints ? "adversarial" : "checkpoints and random draws")
         }
+        XCTAssertTrue(pts.contains { $0["c_fit_source"]?.stringValue == "adversarial" }, "the search must find more than the checkpoints here")
+        XCTAssertEqual(j["c_fit"]?.doubleValue, try XCTUnwrap(j["c_fit_per_n"]?.arrayValue?.compactMap(\.doubleValue).max()))
         let two = try await runJSON(args + ["--threads", "2"])
         XCTAssertEqual(withoutTimingKeys(j), withoutTimingKeys(two))
         let other = try await runJSON(args.map { $0 == "5" ? "6" : $0 } + ["--threads", "2"])

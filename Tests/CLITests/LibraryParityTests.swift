@@ -134,11 +134,12 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     func testBound() async throws {
         let bound = try GeneralizationBound(gamma: 0.5, zeta: 0.7, constants: try BoundConstants(C: 1, H: 2, K: 1))
         let model = try ToyModel(family: .constant, lambdas: [4, 0.01])
-        let r = try BoundEvaluation.evaluate(
+        var r = try BoundEvaluation.evaluate(
             bound: bound, ns: [100, 10_000], delta: (0.05, 2...1_000_000_000_000), dimension: 2,
             values: { e in let d = try model.twoScaleDimension(eps: e, zeta: 0.7, normalization: .trace); return (d, d) },
             source: "toy constant, d = 2, box [0.0, 1.0]^d, normalisation trace", method: "exact (toy model quadrature)",
             conservative: true)
+        r.assumptions = TheoremAssumptions.check(.toy, zeta: 0.7)
         let json = try await cli(["bound", "--n", "100,10000", "--gamma", "0.5", "--zeta", "0.7", "--H", "2", "--family", "constant",
                                   "--lambdas", "4,0.01", "--delta", "0.05"])
         XCTAssertEqual(json, try tree(r))

@@ -130,6 +130,19 @@ final class StudyRunTests: XCTestCase {
         XCTAssertEqual(first.computed, first.cells)
         XCTAssertEqual(calls, first.cells)
         XCTAssertEqual(first.taus.count, StudyMeasure.allCases.count * StudyTarget.allCases.count)
+        // The family-wise δ, counted by hand: 3 architectures' brackets on 1 data set, 0.01 each.
+        XCTAssertEqual(first.datasets.count, 1)
+        XCTAssertEqual(first.architectures, 3)
+        XCTAssertEqual(first.bracketDeltaPerDataset, 0.03, accuracy: 1e-15)
+        XCTAssertEqual(first.bracketDelta, 0.03, accuracy: 1e-15)
+        // Partial τ given r, and given d and r together, for the 2sED and the lower 2sED, per target.
+        XCTAssertEqual(Set(first.partial.map(\.control)), ["generic_rank", "parameters+generic_rank"])
+        XCTAssertEqual(first.partial.count, 2 * 2 * StudyTarget.allCases.count)
+        // Every cell records the interval ed reports and its source, which the bootstrap redraws from.
+        for f in first.fisher {
+            XCTAssertNotNil(f.intervalSource)
+            XCTAssertEqual(f.interval?.count, 2)
+        }
         for row in first.taus where row.note == nil {
             let t = try XCTUnwrap(row.tau), lo = try XCTUnwrap(row.tauLow), hi = try XCTUnwrap(row.tauHigh)
             XCTAssertTrue(t.isFinite && lo <= t + 1e-12 && t <= hi + 1e-12, "\(row.measure)")
@@ -210,9 +223,19 @@ final class StudyRunTests: XCTestCase {
 
 final class StudyAnalysisTests: XCTestCase {
     /// Cells made by hand: a training loss that falls exactly as d_zeta rises gives oriented τ = +1 with a
-    /// degenerate interval for d_zeta, and a measure that ranks the loss the wrong way gives −1, with a
-    /// difference of 2 whose Holm-corrected p-value is small.
+    /// degenerate interval for d_zeta (its brackets, redrawn from, do not overlap), and a measure that ranks
+    /// the loss the wrong way gives −1, with a difference of 2 whose Holm-corrected p-value is small.
     func testKnownRankingsGiveKnownTaus() async throws {
+        try await knownRankings(bracketHalfWidth: 1.4)
+    }
+
+    /// The same cells with brackets wider than the 2sEDs' spacing: the estimate's τ is still +1, but the
+    /// bootstrap redraws each 2sED uniformly on its bracket, so neighbours can swap and the interval opens.
+    func testOverlappingBracketsWidenTheInterval() async throws {
+        try await knownRankings(bracketHalfWidth: 2, overlapping: true)
+    }
+
+    func knownRankings(bracketHalfWidth h: Double, overlapping: Bool = false) async throws {
         var g = StudyTestGrid.make()
         g.seeds = 2
         g.groups = [StudyGroup(name: "A", architectures: ["6-3-2", "6-4-2", "6-5-2", "6-6-2", "6-7-2", "6-8-2"])]
@@ -224,7 +247,7 @@ final class StudyAnalysisTests: XCTestCase {
         for (a, arch) in archs.enumerated() {
             let dz = Double(10 + 3 * a)
             fisher.append(FisherCell(dataset: "toy", architecture: arch.notation, parameters: arch.parameterCount, n: 40, eps: 0.5,
-                                     dZeta: dz, ci95: [dz - 1, dz + 1], bracket: [dz - 2, dz + 2], dZetaLower: dz - 0.5,
+                                     dZeta: dz, ci95: [dz - 1, dz + 1], bracket: [dz - h, dz + h], dZetaLower: dz - 0.5,
                                      bracketLower: [dz - 3, dz + 2], ess: [10], paths: 16, abbasED: Double(20 - a),
                                      genericRank: 18 + 6 * a, genericRankProved: true, seconds: 0))
             training.append([(0..<2).map { r in
@@ -241,8 +264,18 @@ final class StudyAnalysisTests: XCTestCase {
         func row(_ m: StudyMeasure, _ t: StudyTarget) -> StudyRow { rows.first { $0.measure == m.rawValue && $0.target == t.rawValue }! }
         let dz = row(.dZeta, .trainLoss)
         XCTAssertEqual(dz.tau ?? .nan, 1, accuracy: 1e-12)
-        XCTAssertEqual(dz.tauLow ?? .nan, 1, accuracy: 1e-12)
         XCTAssertEqual(dz.tauHigh ?? .nan, 1, accuracy: 1e-12)
+        if overlapping {
+            // Neighbours 3 apart on brackets ±2 swap with probability 1/32 per pair, so τ falls below 1 in
+            // many replicates: 5 neighbouring pairs of 6 architectures, P(no swap) ≈ (31/32)^5 ≈ 0.85.
+            XCTAssertLessThan(dz.tauLow ?? .nan, 1)
+            // Anywhere in the brackets: the 5 neighbouring pairs may each swap, −2 each of the 15 pairs' +15.
+            XCTAssertEqual(dz.tauBracketLow ?? .nan, 5.0 / 15, accuracy: 1e-12)
+            XCTAssertEqual(dz.tauBracketHigh ?? .nan, 1, accuracy: 1e-12)
+            return
+        }
+        XCTAssertEqual(dz.tauBracketLow ?? .nan, 1, accuracy: 1e-12)
+        XCTAssertEqual(dz.tauLow ?? .nan, 1, accuracy: 1e-12)
         XCTAssertEqual(dz.psiArchitecture ?? .nan, 1, accuracy: 1e-12)
         XCTAssertNil(dz.psiLearningRate)  // one learning rate: no group varies it
         let path = row(.logPathNorm, .trainLoss)
