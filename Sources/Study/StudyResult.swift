@@ -18,6 +18,8 @@ public struct StudyResult: Sendable, Encodable {
     public var seconds: Double
     /// One row per (data set, architecture).
     public var fisher: [FisherCell]
+    /// The pre-registered primary test of the paper's claim (`StudyPrimary`).
+    public var primary: StudyPrimary
     public var taus: [StudyRow]
     public var partial: [StudyPartialRow]
     /// The family-wise δ of the certified brackets read together: each lower end fails with probability at
@@ -92,12 +94,13 @@ extension StudyResult {
         let counts = try StudyRunner.counts(folder)
         let cells = try await StudyRunner.run(folder, threads: threads, progress: progress)
         let (rows, partial) = try await StudyAnalysis.analyze(grid: g, cells: cells, replicates: replicates, threads: threads)
+        let primary = try StudyPrimary.run(grid: g, cells: cells, replicates: replicates)
         let archs = try g.architectures.count
         let total = counts.fisher + counts.training
         return StudyResult(grid: g.name, folder: folder.path, datasets: g.datasets.map(\.name), architectures: archs,
                            models: archs * g.trainingSettings.count, seeds: g.seeds, cells: total,
                            computed: total - counts.fisherDone - counts.trainingDone, bootstrap: replicates,
-                           seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, taus: rows, partial: partial,
+                           seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, primary: primary, taus: rows, partial: partial,
                            bracketDeltaPerDataset: CertifiedBracket.defaultDelta * Double(archs),
                            bracketDelta: CertifiedBracket.defaultDelta * Double(archs * g.datasets.count))
     }

@@ -51,15 +51,16 @@ struct OutputOptions: ParsableArguments {
     }
 
     /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`. Under a
-    /// notebook the JSON tree goes to `Console.results` instead of being printed. Every object starts with
-    /// `schema_version` and `twoscale_version` (`JSONContract`).
+    /// notebook the JSON tree goes to `Console.results` instead of being printed. Every printed object
+    /// starts with `schema_version` and `twoscale_version` (`JSONContract`); a notebook's report records the
+    /// version once, in its header, so its trees are not stamped.
     func emit<T: Encodable>(_ value: T, human: () -> String) throws {
         guard json else { return Console.out(human()) }
-        let tree = JSONContract.stamped(try JSONValue(encoding: value))
+        let tree = try JSONValue(encoding: value)
         if let sink = Console.results {
             sink.append(try tree.asWritten())
         } else {
-            Console.out(try tree.serialized())
+            Console.out(try JSONContract.stamped(tree).serialized())
         }
     }
 }

@@ -83,6 +83,10 @@ struct StudyCommand: AsyncParsableCommand {
     static func human(_ r: StudyResult) -> String {
         var s = "study \(r.grid): \(r.architectures) architectures, \(r.models) models × \(r.seeds) seeds on \(r.datasets.joined(separator: ", ")) (\(r.computed) of \(r.cells) cells computed now)\n"
         s += "oriented τ_b [95% interval of a bootstrap over architectures, templates and seeds, each 2sED redrawn from its interval or bracket]; Δ = τ(d_zeta) − τ(measure), Holm-corrected p\n"
+        for p in r.primary.rows {
+            s += "primary test (pre-registered, docs/STUDY.md): \(p.dataset): mean within-group τ(2sED, −training loss) \(String(format: "%+.3f", p.tau)) [\(String(format: "%+.3f", p.tauLow)), \(String(format: "%+.3f", p.tauHigh))] over \(p.cells) (group, template) cells: \(p.decision.rawValue)\n"
+        }
+        s += "primary test, every data set: \(r.primary.decision.rawValue)\n"
         s += "certified brackets read together: δ ≤ \(Fmt.num(r.bracketDeltaPerDataset)) per data set, \(Fmt.num(r.bracketDelta)) in all (union bound)\n"
         for row in r.taus {
             let f = { (x: Double) in String(format: "%+.3f", x) }

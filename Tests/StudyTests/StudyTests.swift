@@ -339,3 +339,58 @@ final class StudyTeacherTests: XCTestCase {
         return try StudyData.load(StudyDataset(name: "c", train: "csv:\(dir)/a.csv", test: "csv:\(dir)/b.csv", trainSamples: 20, testSamples: 20, pad: 0, pool: 1))
     }
 }
+
+/// The pre-registered primary test on cells made by hand: two groups of four architectures, two templates,
+/// two seeds; the decision follows the within-group orders and the brackets' overlap.
+final class StudyPrimaryTests: XCTestCase {
+    /// `loss(a, t, seed)` per architecture; 2sED 10 + spacing·a within each group, brackets ± halfWidth.
+    func cells(spacing: Double, halfWidth: Double, loss: (Int, Int, Int) -> Double) throws -> (StudyGrid, StudyCells) {
+        var g = StudyTestGrid.make()
+        g.groups = [StudyGroup(name: "A", architectures: ["6-3-2", "6-4-2", "6-5-2", "6-6-2"]),
+                    StudyGroup(name: "B", architectures: ["6-7-2", "6-8-2", "6-9-2", "6-10-2"])]
+        g.learningRates = [0.01, 0.03]
+        g.batchSizes = [8]
+        let archs = try g.architectures.map(\.architecture)
+        var fisher: [FisherCell] = [], training: [[[TrainingCell]]] = []
+        for (a, arch) in archs.enumerated() {
+            let dz = 10 + spacing * Double(a % 4)
+            fisher.append(FisherCell(dataset: "toy", architecture: arch.notation, parameters: arch.parameterCount, n: 40, eps: 0.5,
+                                     dZeta: dz, ci95: [dz - 1, dz + 1], bracket: [dz - halfWidth, dz + halfWidth], dZetaLower: dz,
+                                     bracketLower: [dz - halfWidth, dz + halfWidth], ess: [1], paths: 16, abbasED: 1,
+                                     genericRank: 1, genericRankProved: true, seconds: 0))
+            training.append(g.trainingSettings.indices.map { t in
+                (0..<g.seeds).map { r in
+                    TrainingCell(dataset: "toy", architecture: arch.notation, learningRate: g.trainingSettings[t].learningRate,
+                                 batchSize: 8, seed: r, trainLoss: loss(a, t, r), trainError: 0, testLoss: 0, testError: 0,
+                                 logPathNorm: 0, logSpectralProduct: 0, fisherRao: 0, flatness: 0, flatnessSaturated: false,
+                                 distanceFromInit: 0, seconds: 0)
+                }
+            })
+        }
+        return (g, StudyCells(fisher: [fisher], training: [training]))
+    }
+
+    func testDecisions() throws {
+        // The loss falls with the 2sED in every group and template, brackets disjoint: τ = +1, supported.
+        let (g1, c1) = try cells(spacing: 3, halfWidth: 1) { a, t, r in 2 - 0.1 * Double(a % 4) + 0.01 * Double(t) + 0.001 * Double(r) }
+        let p1 = try StudyPrimary.run(grid: g1, cells: c1, replicates: 400)
+        XCTAssertEqual(p1.rows[0].tau, 1, accuracy: 1e-12)
+        XCTAssertEqual(p1.rows[0].cells, 4, "2 groups × 2 templates")
+        XCTAssertEqual(p1.rows[0].decision, .supported)
+        XCTAssertEqual(p1.decision, .supported)
+        // The loss rises with the 2sED: τ = −1, refuted.
+        let (g2, c2) = try cells(spacing: 3, halfWidth: 1) { a, t, r in 1 + 0.1 * Double(a % 4) + 0.001 * Double(r) }
+        let p2 = try StudyPrimary.run(grid: g2, cells: c2, replicates: 400)
+        XCTAssertEqual(p2.rows[0].tau, -1, accuracy: 1e-12)
+        XCTAssertEqual(p2.rows[0].decision, .refuted)
+        // The same orders, but every bracket overlaps all others: the redraws order the 2sEDs at random, so
+        // the interval spans 0 however clean the point estimate is.
+        let (g3, c3) = try cells(spacing: 0.1, halfWidth: 5) { a, t, r in 2 - 0.1 * Double(a % 4) + 0.001 * Double(r) }
+        let p3 = try StudyPrimary.run(grid: g3, cells: c3, replicates: 400)
+        XCTAssertEqual(p3.rows[0].tau, 1, accuracy: 1e-12)
+        XCTAssertLessThan(p3.rows[0].tauLow, 0)
+        XCTAssertEqual(p3.rows[0].decision, .inconclusive)
+        XCTAssertEqual(p3.decision, .inconclusive)
+        XCTAssertThrowsError(try StudyPrimary.run(grid: g3, cells: c3, replicates: 5))
+    }
+}
