@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The smc estimator's interval against a larger budget, over many seeds (docs/lab/ESTIMATORS-LOG.md, "What has
+# The smc estimator's interval against a larger budget, over many seeds (lab/ESTIMATORS-LOG.md, "What has
 # been measured"): for each seed, `ed --estimator smc` at the default budget (K = 64) and at K = REF
 # (default 1920, 30×), then the share of seeds whose default 95% interval holds the larger run's
 # estimate, per ε and for the 2sED and the lower 2sED, and how often the reported interval (`interval`: the sampled

@@ -51,7 +51,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public static var stageOneParticles: Int { 2 }
     public static var stageOneSweeps: Int { 20 }
     /// The islands' schedule: resample and move when the ESS would fall below 0.8 P, then
-    /// `defaultIslandSweeps` MH sweeps (docs/ESTIMATORS.md §3; docs/lab/ESTIMATORS-LOG.md, "The islands' schedule").
+    /// `defaultIslandSweeps` MH sweeps (docs/ESTIMATORS.md §3).
     public static var islandESSFraction: Double { 0.8 }
     public static var defaultIslandSweeps: Int { 4 }
     /// The lower 2sED's later-stage term `mean_k log Ẑ_m^k` averages over outer particles drawn from a

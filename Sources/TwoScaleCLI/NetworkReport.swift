@@ -85,7 +85,7 @@ enum NetworkReport {
             + "(lower [\(Fmt.num(v.lowerInterval.lowerBound, 8)), \(Fmt.num(v.lowerInterval.upperBound, 8))], "
             + "2sED [\(Fmt.num(v.nestedInterval.lowerBound, 8)), \(Fmt.num(v.nestedInterval.upperBound, 8))]); the true values "
             + "cannot be in that order: the islands' replicates disagree by many nats there, so the lower term's log correction is "
-            + "unreliable and the 2sED's own later-stage term is likely low (docs/lab/ESTIMATORS-LOG.md, Limits); "
+            + "unreliable and the 2sED's own later-stage term is likely low (docs/ESTIMATORS.md, Limits); "
             + "neither is to be trusted there without a check at larger islands (--inner J, --island-sweeps)"
     }
 
@@ -130,7 +130,7 @@ enum NetworkReport {
             + "model of that spread a mean of K = \(v.paths) such weights falls short of its limit by about \(Fmt.num(v.shortfall, 3)) "
             + "in d_ζ, more than the interval's half-width \(Fmt.num(v.halfWidth, 3)), which does not include it; the 2sED there is "
             + "likely higher than reported (how far the real tail follows the model is not known); "
-            + tailAdvice(v) + " (docs/lab/ESTIMATORS-LOG.md, Limits)"
+            + tailAdvice(v) + " (docs/ESTIMATORS.md, Limits)"
     }
 
     /// Which budget the tail-shortfall warning says to raise, from the island-noise share of the widest stage.

@@ -12,8 +12,8 @@ final class RunProgress: @unchecked Sendable {
     let announceAfter: Double
     private var announced = false
     private var lastDraw = Date.distantPast
-    private let bar = Console.stderrIsTerminal && Console.showProgress
-    private let plain = !Console.stderrIsTerminal && !Console.quiet && Console.showProgress
+    private let bar = Console.progressBars
+    private let plain = Console.plainProgressLines
     private var lastPlain = Date()
 
     init(label: String, storeBytes: Double, threads: Int, announceAfter: Double = 10) {
@@ -45,15 +45,19 @@ final class RunProgress: @unchecked Sendable {
         guard bar else { return }
         guard p.done == p.total || now.timeIntervalSince(lastDraw) > 0.2 else { return }
         lastDraw = now
-        let width = 30
-        let filled = p.total > 0 ? width * p.done / p.total : width
-        var line = "\r\u{1B}[K\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+        var line = "\r\u{1B}[K\(label) " + Self.bar(done: p.done, total: p.total) + " "
         line += "\(p.done)/\(p.total) paths (\(p.total > 0 ? 100 * p.done / p.total : 100)%)"
         if rate > 0 { line += String(format: "  %.2f paths/s", rate) }
         if eta.isFinite && remaining > 0 { line += "  ETA " + Self.duration(eta) }
         line += "   "
         if p.done == p.total { line += "\n" }
         Console.progressLine(line)
+    }
+
+    /// A 30-character bar, `[####      ]`.
+    static func bar(done: Int, total: Int) -> String {
+        let width = 30, filled = total > 0 ? width * Swift.min(done, total) / total : width
+        return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
     }
 
     static func duration(_ s: Double) -> String {
@@ -85,6 +89,12 @@ final class RunProgress: @unchecked Sendable {
 }
 
 extension Console {
+    /// Progress as a redrawn bar: stderr is a terminal and `--quiet` was not given.
+    static var progressBars: Bool { stderrIsTerminal && showProgress }
+    /// Progress as plain lines, at most one every 10 s: stderr is not a terminal, and neither a notebook
+    /// nor `--quiet` silences it.
+    static var plainProgressLines: Bool { !stderrIsTerminal && !quiet && showProgress }
+
     /// Writes a progress line to stderr as is (carriage return included, no newline added); only
     /// call it when `stderrIsTerminal`.
     static func progressLine(_ s: String) {
@@ -104,8 +114,8 @@ final class PhaseProgress: @unchecked Sendable {
     let plainEvery: Double
     let announceAfter: Double
     private let lock = NSLock()
-    private let bar = Console.stderrIsTerminal && Console.showProgress
-    private let plain = !Console.stderrIsTerminal && !Console.quiet && Console.showProgress
+    private let bar = Console.progressBars
+    private let plain = Console.plainProgressLines
     private var phaseName = ""
     private var loopStart = Date()
     private var lastDraw = Date.distantPast
@@ -156,9 +166,7 @@ final class PhaseProgress: @unchecked Sendable {
         if bar, total >= 2, barOpen || elapsed >= 0.5 {
             if done == total || now.timeIntervalSince(lastDraw) > 0.2 {
                 lastDraw = now
-                let width = 30, filled = width * done / Swift.max(total, 1)
-                Console.progressLine("\r\u{1B}[K  [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-                                     + "] \(percent)% (\(done)/\(total))\(etaText)   ")
+                Console.progressLine("\r\u{1B}[K  " + RunProgress.bar(done: done, total: total) + " \(percent)% (\(done)/\(total))\(etaText)   ")
                 barOpen = true
             }
         } else if plain, now.timeIntervalSince(lastPlain) >= plainEvery {

@@ -4,7 +4,7 @@
 /// lognormal replicate model for the lower term, the log of their mean less the pooled power's excess for
 /// the 2sED term;
 /// docs/ESTIMATORS.md §3, §5) can break that order by noise; when the lower interval lies wholly above the
-/// 2sED's, a correction has failed (docs/lab/ESTIMATORS-LOG.md, Limits: island replicates that disagree by many
+/// 2sED's, a correction has failed (docs/ESTIMATORS.md, Limits: island replicates that disagree by many
 /// nats), and the lower 2sED at that ε is not to be trusted.
 public struct LowerAboveNested: Sendable, Equatable {
     /// The grid point where the lower interval's bottom lies furthest above the 2sED interval's top.

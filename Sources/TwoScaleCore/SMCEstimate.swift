@@ -166,7 +166,7 @@ public struct TraceEstimate: Sendable, Equatable {
     /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with d while the
     /// trace's relative spread per draw does not shrink, so a fixed count would let ĉ take over the
     /// interval (the interval accounts for it either way; docs/ESTIMATORS.md §4, and the shares measured
-    /// in docs/lab/ESTIMATORS-LOG.md, §4 "Normalisation"). `ed`, `compare` (the largest architecture's d)
+    /// in docs/ESTIMATORS.md). `ed`, `compare` (the largest architecture's d)
     /// and `toy --mc` use it when `--trace-draws` is not given.
     public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 

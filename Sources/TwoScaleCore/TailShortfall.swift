@@ -7,7 +7,7 @@ import Foundation
 /// `LogNormalSpread.shortfall(s², K)` nats, while the interval (whose width the same model sets, §5) is
 /// centred on the estimate and does not include that bias. Raising K shrinks it only like `s√(2 log K)`;
 /// where most of the spread is the islands' own noise, larger islands shrink the spread itself (measured
-/// in docs/lab/ESTIMATORS-LOG.md, "Larger islands"). The
+/// in docs/ESTIMATORS.md, §3). The
 /// model's tail is an assumption (the islands' own noise need not be lognormal), so this is a warning
 /// with a size, not a correction of the estimate.
 public struct TailShortfall: Sendable, Equatable {

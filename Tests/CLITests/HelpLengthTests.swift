@@ -6,7 +6,7 @@ import XCTest
 /// Help a user reads: every argument's help (with the defaults and allowed values ArgumentParser appends)
 /// takes at most two lines of a command's `--help` at 80 columns, and `twoscale help ed` fits in 80
 /// lines. Details belong in docs/GUIDE.md (and the other docs the help points at), measured results in
-/// docs/lab/ESTIMATORS-LOG.md.
+/// lab/ESTIMATORS-LOG.md.
 final class HelpLengthTests: XCTestCase {
     static let columns = 80
     static let maxLinesPerArgument = 2

@@ -256,7 +256,7 @@ final class EssWarningTests: XCTestCase {
     /// The tail-shortfall warning names ε, the spread, K, the shortfall and the half-width; none without one.
     func testTailShortfallText() {
         XCTAssertNil(NetworkReport.tailWarning(nil))
-        // 784-32-10, seed 1, default budget, ε = 10⁻³ (docs/lab/ESTIMATORS-LOG.md, Limits): s² = 168.5 nats².
+        // 784-32-10, seed 1, default budget, ε = 10⁻³ (lab/ESTIMATORS-LOG.md, Limits): s² = 168.5 nats².
         let shortfall = LogNormalSpread.shortfall(logVariance: 168.5, count: 64) / Foundation.log(1000.0)
         let w = NetworkReport.tailWarning(TailShortfall(eps: 0.001, shortfall: shortfall, halfWidth: 1.72, logVariance: 168.5, paths: 64))
         XCTAssertGreaterThan(shortfall, 6)

@@ -8,7 +8,7 @@ import Testing
     }
 
     @Test func flagsOnlyDisjointIntervalsInTheImpossibleOrder() {
-        // 784-32-10, seed 1, default budget (docs/lab/ESTIMATORS-LOG.md, Limits): lower [18 170.82, 18 181.90] above
+        // 784-32-10, seed 1, default budget (lab/ESTIMATORS-LOG.md, Limits): lower [18 170.82, 18 181.90] above
         // the 2sED's [18 162.41, 18 167.24] at ε = 10⁻³; at ε = 0.1 the two overlap.
         let a = Self.point(0.001, nested: 18162.41...18167.24, lower: 18170.82...18181.90)
         let b = Self.point(0.1, nested: 18797.43...18806.35, lower: 18800.83...18811.20)

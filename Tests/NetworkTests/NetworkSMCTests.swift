@@ -413,7 +413,7 @@ final class NetworkSMCTests: XCTestCase {
     }
 
     /// Stage 1's budget: 2K particles per first-layer neuron over 2·min(4, n) replicates, 20 sweeps per
-    /// step (docs/lab/ESTIMATORS-LOG.md, "Particles against sweeps" and "Screening proposals").
+    /// step (lab/ESTIMATORS-LOG.md, "Particles against sweeps" and "Screening proposals").
     func testStageOneBudget() throws {
         let data = Matrix(rows: 4, cols: 3, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2])
         let model = try MarkovFisher(architecture: try Architecture(parsing: "3-16-2", bias: false), activation: .relu, data: data,

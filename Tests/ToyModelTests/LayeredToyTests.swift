@@ -223,7 +223,7 @@ final class LayeredToyTests: XCTestCase {
     /// particles descend from the previous stage's resampled few, so the stages' errors are correlated.
     /// The run's variance then takes the genealogy's where it exceeds the stages' sum
     /// (`StagedSMC.genealogyVariance`); with two stages it is the sum to rounding. Even so the sampled
-    /// intervals miss here (fewer than 18 of 20 at one ε; docs/lab/ESTIMATORS-LOG.md, "Several later
+    /// intervals miss here (fewer than 18 of 20 at one ε; lab/ESTIMATORS-LOG.md, "Several later
     /// stages"), so the reported interval is the certified bracket in all 20 runs, and it holds in at least 19.
     func testSeveralLaterStagesReportTheBracket() async throws {
         let m = try LayeredToy(units: [2, 2, 2, 2], unitSize: [3, 3, 3, 3], coupling: 3)

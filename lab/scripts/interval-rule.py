@@ -2,7 +2,7 @@
 """Per-trial records of the smc estimator on layered toys, for the rule that decides when a sampled
 interval is reported (ReportedInterval): one `toy --family layered --mc --trials 1` per seed, and per ε
 the outer ESS/K, the island noise, whether the sampled 95% interval held the exact value, and whether
-the reported interval did. Seeds start after SEED_OFFSET (default 1000). Usage: scripts/lab/interval-rule.py OUT.csv SEEDS UNITS UNIT_SIZE COUPLING..."""
+the reported interval did. Seeds start after SEED_OFFSET (default 1000). Usage: lab/scripts/interval-rule.py OUT.csv SEEDS UNITS UNIT_SIZE COUPLING..."""
 import csv, json, subprocess, sys, os
 
 out, seeds, units, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]

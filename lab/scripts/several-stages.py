@@ -6,7 +6,7 @@ genealogy's where larger, StagedSMC.genealogyVariance). Per configuration and ε
 intervals of the 2sED and the lower 2sED held the exact values, z = error / se (mean, sd), how often the
 per-stage rule of that date (every later stage's ESS ≥ 10% of K and e^{-s²} ≥ 2%) would have let the
 sampled interval stand and how often it then held, and how often the bracket held.
-Usage: python3 scripts/lab/several-stages.py BASE NEW OUT [SEEDS]"""
+Usage: python3 lab/scripts/several-stages.py BASE NEW OUT [SEEDS]"""
 import json, math, os, statistics, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 base, new, out = sys.argv[1], sys.argv[2], sys.argv[3]

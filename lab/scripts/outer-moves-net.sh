@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The lab log's "Moving the earlier layer", small deep network: for seeds 1…S, the default smc run, the same
 # with --outer-moves 16, and a plain reference at --paths 1280, each as OUT/net-SEED-{k64,m16,k1280}.json.
-# Then `python3 scripts/lab/outer-moves-net.py OUT` tallies them. Usage: scripts/lab/outer-moves-net.sh OUT [S]
+# Then `python3 lab/scripts/outer-moves-net.py OUT` tallies them. Usage: lab/scripts/outer-moves-net.sh OUT [S]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:?usage: scripts/lab/outer-moves-net.sh OUT [SEEDS]}
+out=${1:?usage: lab/scripts/outer-moves-net.sh OUT [SEEDS]}
 seeds=${2:-20}
 bin=${TWOSCALE_BIN:-.build/release/twoscale}
 mkdir -p "$out"

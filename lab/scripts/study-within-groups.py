@@ -4,7 +4,7 @@ study's pre-registered statistics rank all 144 models of a data set together. Th
 study folder and, per data set, target and measure, computes Kendall's tau_b over the 12 architectures
 of one size group trained with one (learning rate, batch size), oriented as the study orients it (the
 training loss negated, the gap kept), on seed means; then the mean over the 3 groups x 4 settings and
-how many of those 12 tau are positive, and their range. Usage: scripts/lab/study-within-groups.py GRID.json DIR"""
+how many of those 12 tau are positive, and their range. Usage: lab/scripts/study-within-groups.py GRID.json DIR"""
 import glob, json, os, sys
 from collections import defaultdict
 from scipy.stats import kendalltau

@@ -1,7 +1,7 @@
-"""Tallies scripts/lab/outer-moves-net.sh's runs: per seed and ε the reference (plain, K = 1280), the default
+"""Tallies lab/scripts/outer-moves-net.sh's runs: per seed and ε the reference (plain, K = 1280), the default
 and the moved (--outer-moves 16) estimates with whether the reference lies in their 95% intervals, then per ε
 how often it did, mean errors and half-widths, and z = (estimate − reference)/√(se² + se_ref²).
-Usage: python3 scripts/lab/outer-moves-net.py OUT"""
+Usage: python3 lab/scripts/outer-moves-net.py OUT"""
 import json, os, sys
 out = sys.argv[1] if len(sys.argv) > 1 else "."
 rows = []
