@@ -3,6 +3,7 @@ import Foundation
 import NetworkEstimators
 import Networks
 import Samplers
+import SpectraStore
 import TwoScaleCore
 import TwoScaleFormats
 
@@ -209,6 +210,7 @@ enum NetworkReport {
         head += m.inner > 0 ? ", J = \(m.inner) inner draws\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale))), mean Tr F = \(Fmt.num(m.meanTrace))"
         head += ", \(Fmt.num(m.seconds, 3)) s\n"
+        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: nil)
         if !m.ess.isEmpty { head += "ESS per stage (min over ε): " + m.ess.map { Fmt.num($0, 4) }.joined(separator: ", ") + " of \(m.paths)\n" }
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
@@ -244,6 +246,7 @@ enum NetworkReport {
         var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
         head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
+        if let s = m.settings { head += conditionLine(s, normalization: m.normalization, traceDraws: m.traceDraws) }
         head += rankLine(m.rank, dimension: m.dimension) + "\n"
         let rows = m.points.map { p -> [String] in
             let spread = (p.replicateLogZ.max() ?? 0) - (p.replicateLogZ.min() ?? 0)
@@ -258,6 +261,7 @@ enum NetworkReport {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
+        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: m.traceDraws)
         head += "stage 1: " + samplerLine(m.stage1) + "\n"
         if !m.ess.isEmpty { head += "islands: " + samplerLine(m.islands) + "\n" }
         head += rankLine(m.rank, dimension: m.dimension)
@@ -288,6 +292,20 @@ enum NetworkReport {
             + "(docs/ESTIMATORS.md §5)\n"
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
             + movesLine(m.points)
+    }
+
+    /// What every number of a network report is conditional on: the inputs, the noise draws and how c was
+    /// found (a fresh data set or noise draw is another stand-in; how the 2sED moves with N:
+    /// Reports/convergence-n.md).
+    static func conditionLine(_ s: NetworkRunConfiguration, normalization: Normalization, traceDraws: Int?) -> String {
+        var parts = ["the N = \(s.samples) inputs of \(s.data)" + (s.data.hasPrefix("synthetic:") ? " (seed \(s.seed))" : "")]
+        if let r = s.noiseSamples { parts.append("\(r) noise draw\(r == 1 ? "" : "s") per input (seed \(s.seed))") }
+        switch normalization {
+        case .trace: parts.append(traceDraws.map { "c estimated from \($0) uniform draws" } ?? "c estimated from the paths")
+        case .none: parts.append("c = 1")
+        }
+        return "conditional on: " + parts.joined(separator: ", ")
+            + " — every interval and bracket here holds for this stand-in, not for the population; how the 2sED moves with N: Reports/convergence-n.md\n"
     }
 
     /// Where an estimated lower 2sED is printed above the estimated 2sED: why that can be.

@@ -181,6 +181,9 @@ final class FirstHourTests: ScratchDirectoryTestCase {
             let text = await runCLI(args).out
             let json = try await runJSON(args + ["--json"])
             XCTAssertTrue(text.contains("certified bracket") && text.contains("bracket lower"), "\(estimator): \(text)")
+            // What every interval and bracket is conditional on, said where they are printed.
+            XCTAssertTrue(text.contains("conditional on: the N = 6 inputs of synthetic:gaussian (seed 1), 1 noise draw per input"), text)
+            XCTAssertTrue(text.contains(estimator == "smc" ? "c estimated from 1000 uniform draws" : "c estimated from the paths"), text)
             for p in json["points"]?.arrayValue ?? [] {
                 guard let b = p["d_zeta_bracket"]?.arrayValue?.compactMap(\.doubleValue), b.count == 2 else {
                     return XCTFail("\(estimator): no bracket in the JSON")
