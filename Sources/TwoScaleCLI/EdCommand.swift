@@ -34,7 +34,7 @@ struct EdCommand: AsyncParsableCommand {
     @OptionGroup var data: DataOptions<Defaults>
     @OptionGroup var fisherModel: FisherModelOptions<Defaults>
 
-    @Option(help: "Seed of every random draw (paths, inner draws, noise, synthetic data, bootstrap).")
+    @Option(help: "Seed of every random draw.")
     var seed: UInt64 = 1
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Parameter box lo:hi, the same on every axis.", valueName: "lo:hi"))
@@ -44,6 +44,12 @@ struct EdCommand: AsyncParsableCommand {
 
     @Option(help: "joint: MH sweeps per tempering step (default 5).")
     var sweeps: Int?
+
+    @Option(help: ArgumentHelp("smc: double K and J until every reported interval is at most W of its estimate wide.", valueName: "W"))
+    var targetWidth: Double?
+
+    @Option(help: "With --target-width: the largest K (default 8 × the starting K).")
+    var maxPaths: Int?
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
     var store: String?
@@ -85,6 +91,9 @@ struct EdCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if maxPaths != nil, targetWidth == nil {
+            throw TwoScaleError.usage("--max-paths caps --target-width's rounds: add --target-width W, or drop --max-paths")
+        }
         if let w = weights {
             throw TwoScaleError.invalid("--weights", w, allowed: "ed does not take weights: the 2sED averages the Fisher information over the parameter box, so it is a property of the architecture, the data and the box, computable before training. The spectrum at trained weights: twoscale fisher --weights FILE")
         }
@@ -108,6 +117,10 @@ struct EdCommand: AsyncParsableCommand {
                                          : plainOnly.isEmpty ? .byDefault : .chosenFor(plainOnly))
         if estimation.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
+        }
+        if targetWidth != nil, kind != SMCNetworkEstimator.kind {
+            throw TwoScaleError.usage("--target-width works with the smc estimator's reported intervals, not with \(kind)"
+                + (plainOnly.isEmpty ? "" : " (chosen for \(plainOnly.joined(separator: ", ")))"))
         }
         if request.lower, !estimator.estimatesLower {
             throw TwoScaleError.usage("--lower: the \(kind) estimator estimates the 2sED only; drop --lower, or use --estimator \(EstimatorRegistry.lowerEstimators)")
@@ -208,14 +221,25 @@ struct EdCommand: AsyncParsableCommand {
         }
         let lead = problem.sharing.isLead
         let progress = PhaseProgress(label: "ed", threads: request.threads)
-        var estimate = try await progress.observing {
-            try await estimator.estimate(problem, request: request) { if lead { progress.phase($0) } }
+        let report: @Sendable (String) -> Void = { if lead { progress.phase($0) } }
+        var target: PrecisionTarget?
+        var estimate: NetworkEstimate
+        if let w = targetWidth {
+            guard world == nil else { throw TwoScaleError.usage("--target-width runs in one process: start it without mpirun") }
+            let run = try await progress.observing {
+                try await PrecisionTarget.run(estimator, problem: problem, request: request, width: w, maxPaths: maxPaths, progress: report)
+            }
+            (estimate, target) = (run.estimate, run.target)
+        } else {
+            estimate = try await progress.observing { try await estimator.estimate(problem, request: request, progress: report) }
         }
         defer { world?.finalize() }
         guard lead else { return }
         estimate.seconds = Date().timeIntervalSince(start)
         for w in NetworkReport.warnings(estimate) { Console.warn(w) }
-        try output.emit(estimate) { NetworkReport.text(estimate, architecture: architecture) }
+        try output.emit(estimate, extra: try target.map { [("precision_target", try JSONValue(encoding: $0))] } ?? []) {
+            NetworkReport.text(estimate, architecture: architecture) + (target.map { "\n" + $0.summary + "\n" } ?? "")
+        }
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

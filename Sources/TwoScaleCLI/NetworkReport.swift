@@ -24,10 +24,10 @@ struct AnalysisOptions: ParsableArguments {
         "Also report the Abbas et al. ED(n) at these sample sizes (a value, list or log grid).", valueName: "list"))
     var abbasN: String?
 
-    @Option(help: "With --abbas-n: γ ∈ (0,1] in the Abbas ED's κ = γn/(2π log n) (default 1).")
+    @Option(help: "--abbas-n: γ ∈ (0,1] in κ = γn/(2π log n); default 1.")
     var gamma: Double?
 
-    @Option(help: "Parallel tasks (default: the active cores; under mpirun, the rank's). Results do not depend on it.")
+    @Option(help: "Parallel tasks (default: the active cores).")
     var threads: Int?
 
     /// The validated measurement request.

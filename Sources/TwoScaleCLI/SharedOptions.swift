@@ -50,13 +50,14 @@ struct OutputOptions: ParsableArguments {
         Mirror(reflecting: command).children.contains { ($0.value as? OptionGroup<OutputOptions>)?.wrappedValue.quiet == true }
     }
 
-    /// Prints a typed result: its JSON (keys in declaration order) with --json, else `human()`. Under a
+    /// Prints a typed result: its JSON (keys in declaration order, then `extra`'s) with --json, else `human()`. Under a
     /// notebook the JSON tree goes to `Console.results` instead of being printed. Every printed object
     /// starts with `schema_version` and `twoscale_version` (`JSONContract`); a notebook's report records the
     /// version once, in its header, so its trees are not stamped.
-    func emit<T: Encodable>(_ value: T, human: () -> String) throws {
+    func emit<T: Encodable>(_ value: T, extra: [(String, JSONValue)] = [], human: () -> String) throws {
         guard json else { return Console.out(human()) }
-        let tree = try JSONValue(encoding: value)
+        var tree = try JSONValue(encoding: value)
+        if case let .object(pairs) = tree, !extra.isEmpty { tree = .object(pairs + extra) }
         if let sink = Console.results {
             sink.append(try tree.asWritten())
         } else {

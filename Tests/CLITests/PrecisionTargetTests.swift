@@ -1,0 +1,65 @@
+import Foundation
+import TwoScaleCLI
+import TwoScaleCore
+import TwoScaleFormats
+import XCTest
+
+/// `ed --target-width W`: rounds that double K and J until the widest reported interval is at most W of
+/// its estimate, stopping where the bracket is what is reported or the budget ends, and saying which.
+final class PrecisionTargetTests: XCTestCase {
+    static let base = ["ed", "--arch", "8-4-3", "--samples", "20", "--eps", "0.1", "--lower"]
+
+    /// The widest reported interval of an ed JSON, relative to its estimate, computed here from the points.
+    static func widest(_ j: JSONValue) -> Double {
+        var w = 0.0
+        for p in j["points"]?.arrayValue ?? [] {
+            for (key, value) in [("interval", "d_zeta"), ("interval_lower", "d_zeta_lower")] {
+                guard let i = p[key]?.arrayValue?.compactMap(\.doubleValue), i.count == 2, let v = p[value]?.doubleValue else { continue }
+                w = Swift.max(w, (i[1] - i[0]) / v)
+            }
+        }
+        return w
+    }
+
+    func testRoundsDoubleUntilTheTargetIsReached() async throws {
+        let j = try await runJSON(Self.base + ["--target-width", "0.004", "--json"])
+        let t = try XCTUnwrap(j["precision_target"])
+        XCTAssertEqual(t["outcome"]?.stringValue, "reached")
+        let rounds = try XCTUnwrap(t["rounds"]?.arrayValue)
+        XCTAssertGreaterThanOrEqual(rounds.count, 2, "the default budget's interval is wider than 0.4% here")
+        for (r, round) in rounds.enumerated() {
+            XCTAssertEqual(round["paths"]?.doubleValue, Double(64 << r))
+            XCTAssertEqual(round["inner"]?.doubleValue, Double(32 << r))
+            let w = try XCTUnwrap(round["width"]?.doubleValue)
+            if r < rounds.count - 1 { XCTAssertGreaterThan(w, 0.004) } else { XCTAssertLessThanOrEqual(w, 0.004) }
+        }
+        // The last round is the estimate printed: its width, recomputed from its own points.
+        XCTAssertEqual(try XCTUnwrap(rounds.last?["width"]?.doubleValue), Self.widest(j), accuracy: 1e-12)
+        XCTAssertEqual(j["paths"]?.doubleValue, rounds.last?["paths"]?.doubleValue)
+    }
+
+    func testTheBracketAndTheBudgetStopIt() async throws {
+        // Two hidden layers: the bracket is reported, and no budget narrows it: one round.
+        let deep = try await runJSON(["ed", "--arch", "8-4-3-3", "--samples", "20", "--eps", "0.1", "--target-width", "0.02", "--json"])
+        XCTAssertEqual(deep["precision_target"]?["outcome"]?.stringValue, "bracket_limited")
+        XCTAssertEqual(deep["precision_target"]?["rounds"]?.arrayValue?.count, 1)
+        XCTAssertEqual(deep["precision_target"]?["rounds"]?.arrayValue?.first?["source"]?.stringValue, "bracket")
+        // A target beyond reach within K ≤ 128: two rounds, then the budget.
+        let capped = try await runJSON(Self.base + ["--target-width", "0.0001", "--max-paths", "128", "--json"])
+        XCTAssertEqual(capped["precision_target"]?["outcome"]?.stringValue, "budget_spent")
+        XCTAssertEqual(capped["precision_target"]?["rounds"]?.arrayValue?.count, 2)
+        let text = await runCLI(Self.base + ["--target-width", "0.0001", "--max-paths", "128"]).out
+        XCTAssertTrue(text.contains("not reached within K ≤ 128") && text.contains("raise --max-paths"), text)
+    }
+
+    func testMisuseIsRefused() async throws {
+        for (args, message) in [(["--max-paths", "100"], "--max-paths caps --target-width"),
+                                (["--target-width", "0"], "--target-width: '0.0' is not allowed"),
+                                (["--target-width", "0.1", "--estimator", "plain"], "not with plain"),
+                                (["--target-width", "0.1", "--max-paths", "10"], "at least the starting K = 64")] {
+            let r = await runCLICapturingErrors(Self.base + args)
+            XCTAssertEqual(r.status, 2, "\(args): \(r.err)")
+            XCTAssertTrue(r.err.contains(message), "\(args): \(r.err)")
+        }
+    }
+}
