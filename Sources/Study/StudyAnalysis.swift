@@ -160,8 +160,8 @@ public enum StudyAnalysis {
             // 2sED is redrawn from its own uncertainty in every replicate (`HierarchicalBootstrap.resampleClusters`).
             let clusters = models.map(\.a)
             func redraws(_ measure: StudyMeasure, _ o: Double) -> [Redraw]? {
-                guard measure.redraw(cells.fisher[di][0]) != nil else { return nil }
-                return archs.indices.map { a in measure.redraw(cells.fisher[di][a])!.scaled(o) }
+                let laws = archs.indices.compactMap { a in measure.redraw(cells.fisher[di][a])?.scaled(o) }
+                return laws.count == archs.count ? laws : nil
             }
             func design(_ columns: [[Redraw]?]) throws -> ResamplingDesign { try ResamplingDesign(cluster: clusters, redraws: columns) }
             for target in StudyTarget.allCases {
