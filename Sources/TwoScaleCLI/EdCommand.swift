@@ -126,6 +126,9 @@ struct EdCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("--lower: the \(kind) estimator estimates the 2sED only; drop --lower, or use --estimator \(EstimatorRegistry.lowerEstimators)")
         }
         let (paths, inner) = estimation.budget(estimator)
+        if let note = Self.costNote(paths: paths, inner: inner, defaults: estimator.defaultBudget(.ed)), !TwoScaleMain.silentRank {
+            Console.note(note)
+        }
         if !estimator.storesSpectra {
             try await runEndToEnd(estimator, architecture: architecture, box: lo...hi, request: request, paths: paths, inner: inner,
                                   plainOnly: plainOnly, start: start)
@@ -240,6 +243,17 @@ struct EdCommand: AsyncParsableCommand {
         try output.emit(estimate, extra: try target.map { [("precision_target", try JSONValue(encoding: $0))] } ?? []) {
             NetworkReport.text(estimate, architecture: architecture) + (target.map { "\n" + $0.summary + "\n" } ?? "")
         }
+    }
+
+    /// A word before a run far above the default budget: its particles (K, and K·J where islands or inner
+    /// draws multiply them) against the default's, whose run takes seconds to minutes on 2 cores; nil
+    /// within 10× of the default.
+    static func costNote(paths: Int, inner: Int, defaults d: (paths: Int, inner: Int)) -> String? {
+        let ratio = Swift.max(Double(paths) / Double(d.paths), Double(paths) * Double(inner) / (Double(d.paths) * Double(d.inner)))
+        guard ratio > 10 else { return nil }
+        return "K = \(paths), J = \(inner) is about \(Fmt.num(ratio.rounded(), 6))× the default budget's particles (K = \(d.paths), "
+            + "J = \(d.inner)), and the run takes about that many times the default run's time (seconds to minutes on 2 cores; "
+            + "docs/SCALING.md)"
     }
 
     /// The requested features that only the plain estimator provides (its uniform paths are what the

@@ -272,6 +272,17 @@ final class FirstHourTests: ScratchDirectoryTestCase {
         XCTAssertEqual(got.last, "t: squares: 100% (6/6)")
     }
 
+    /// A budget far above the default's says so before anything runs (smc's stage 1 alone grows with K, so
+    /// the progress projection would come only after its first items).
+    func testABudgetFarAboveTheDefaultIsAnnounced() {
+        let d = (paths: 64, inner: 32)
+        XCTAssertNil(EdCommand.costNote(paths: 64, inner: 32, defaults: d))
+        XCTAssertNil(EdCommand.costNote(paths: 640, inner: 32, defaults: d), "10× is not announced")
+        let note = EdCommand.costNote(paths: 1_000_000, inner: 32, defaults: d)
+        XCTAssertTrue(note?.hasPrefix("K = 1000000, J = 32 is about 15625× the default budget's particles") ?? false, note ?? "nil")
+        XCTAssertTrue(EdCommand.costNote(paths: 64, inner: 3200, defaults: d)?.contains("100×") ?? false, "K·J counts")
+    }
+
     // MARK: - The bound says what limits it
 
     func testBoundSaysWhatLimitsTheTail() async throws {
