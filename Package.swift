@@ -48,13 +48,16 @@ let package = Package(
         .target(name: "Bounds", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
         .target(name: "Cluster", dependencies: ["TwoScaleCore", "Samplers", "SpectraStore"], exclude: ["README.md"]),
-        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison, Kendall τ.
+        // Rank statistics, standing alone: Kendall τ_b and its partial and granulated forms, the study's
+        // bootstraps (clustered, with redraws), Holm's correction, τ over values inside brackets.
+        .target(name: "Statistics", dependencies: ["Sampling", "TwoScaleCore"], exclude: ["README.md"]),
+        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison.
         .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                                 "NetworkEstimators", "Bounds"],
+                                                 "NetworkEstimators", "Bounds", "Statistics"],
                 exclude: ["README.md"]),
         // The measure study: a pre-registered grid of models, resumable cells, rank statistics against the targets.
         .target(name: "Study", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training"], exclude: ["README.md"]),
+                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Statistics"], exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
         .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
                                                    "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training"], exclude: ["README.md"]),
@@ -82,7 +85,8 @@ let package = Package(
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
         .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
-        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Networks", "SpectraStore", "Sampling", "TwoScaleCore",
+        .testTarget(name: "StatisticsTests", dependencies: ["Statistics", "Sampling", "TwoScaleCore"]),
+        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Statistics", "Networks", "SpectraStore", "Sampling", "TwoScaleCore",
                                                       "TwoScaleFormats", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),

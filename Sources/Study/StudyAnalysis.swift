@@ -1,4 +1,5 @@
 import Foundation
+import Statistics
 import Networks
 import Training
 import TwoScaleCore

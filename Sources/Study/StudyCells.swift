@@ -1,6 +1,7 @@
 import Bounds
 import Fisher
 import Foundation
+import Statistics
 import NetworkEstimators
 import Networks
 import Sampling

@@ -1,4 +1,5 @@
 import Foundation
+import Statistics
 import Sampling
 import Training
 import TwoScaleCore

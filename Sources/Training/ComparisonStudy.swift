@@ -1,4 +1,5 @@
 import Foundation
+import Statistics
 import NetworkEstimators
 import Networks
 import TwoScaleCore

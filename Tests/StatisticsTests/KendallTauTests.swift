@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Training
+@testable import Statistics
 @testable import TwoScaleCore
 
 /// Reference values from SciPy 1.17 `scipy.stats.kendalltau` (computed independently).

@@ -1,7 +1,7 @@
 import Foundation
 import Sampling
 import Testing
-@testable import Training
+@testable import Statistics
 import TwoScaleCore
 
 /// The study's rank statistics against known answers: the hierarchical bootstrap of τ, paired τ

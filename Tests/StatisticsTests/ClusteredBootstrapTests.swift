@@ -1,6 +1,6 @@
 import Foundation
 @testable import Sampling
-@testable import Training
+@testable import Statistics
 import TwoScaleCore
 import XCTest
 
