@@ -51,22 +51,25 @@ let package = Package(
         // Rank statistics, standing alone: Kendall τ_b and its partial and granulated forms, the study's
         // bootstraps (clustered, with redraws), Holm's correction, τ over values inside brackets.
         .target(name: "Statistics", dependencies: ["Sampling", "TwoScaleCore"], exclude: ["README.md"]),
-        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps, architecture comparison.
-        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                                 "NetworkEstimators", "Bounds", "Statistics"],
+        // Trainer (SGD/Adam), teacher tasks with exact risk, empirical gaps and the network measures: models only.
+        .target(name: "Training", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks"],
+                exclude: ["README.md"]),
+        // The experiments above the estimators: the architecture comparison and the gap study with its tail.
+        .target(name: "Experiments", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
+                                                    "NetworkEstimators", "Bounds", "Statistics", "Training"],
                 exclude: ["README.md"]),
         // The measure study: a pre-registered grid of models, resumable cells, rank statistics against the targets.
         .target(name: "Study", dependencies: ["Sampling", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Statistics"], exclude: ["README.md"]),
+                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Experiments", "Statistics"], exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
         .target(name: "Benchmarks", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
-                                                   "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training"], exclude: ["README.md"]),
+                                                   "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training", "Experiments"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Fisher", "SpectraStore",
-            "NetworkEstimators", "Bounds", "Training", "Study", "Reporting", "Cluster", "Benchmarks",
+            "NetworkEstimators", "Bounds", "Training", "Experiments", "Study", "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
@@ -83,15 +86,17 @@ let package = Package(
         .testTarget(name: "FormatsTests", dependencies: ["TwoScaleFormats", "TwoScaleCore", "TwoScaleNumerics"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
-        .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "ExperimentsTests", dependencies: ["Experiments", "Training", "Statistics", "Networks", "Sampling", "TwoScaleCore",
+                                                            "TwoScaleNumerics"]),
+        .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Experiments", "Networks", "Sampling", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics", "Sampling", "TwoScaleCore"]),
-        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Statistics", "Networks", "SpectraStore", "Sampling", "TwoScaleCore",
+        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Experiments", "Statistics", "Networks", "SpectraStore", "Sampling", "TwoScaleCore",
                                                       "TwoScaleFormats", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "CLITests", dependencies: ["Samplers", "TwoScaleCLI", "Sampling", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
-                                                 "ToyModels", "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Bounds", "Training",
+                                                 "ToyModels", "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Experiments",
                                                  "Benchmarks",
             .product(name: "PropertyBased", package: "swift-property-based")]),
     ]

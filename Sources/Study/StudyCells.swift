@@ -1,5 +1,6 @@
 import Bounds
 import Fisher
+import Experiments
 import Foundation
 import Statistics
 import NetworkEstimators

@@ -1,3 +1,4 @@
+import Experiments
 import ArgumentParser
 import Foundation
 import TwoScaleCore

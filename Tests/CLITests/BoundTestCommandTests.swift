@@ -1,4 +1,5 @@
 import Bounds
+import Experiments
 import Foundation
 import Networks
 import Sampling

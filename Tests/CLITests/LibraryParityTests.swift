@@ -1,6 +1,7 @@
 import Benchmarks
 import Bounds
 import Fisher
+import Experiments
 import Foundation
 import NetworkEstimators
 import Networks

@@ -1,6 +1,7 @@
 import Bounds
 import Fisher
 import Foundation
+import Training
 import Networks
 import Sampling
 import TwoScaleCore

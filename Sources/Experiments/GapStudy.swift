@@ -1,5 +1,6 @@
 import Bounds
 import Foundation
+import Training
 import TwoScaleCore
 
 /// The bound's tail at one sample size, beside the gaps: the d_ζ estimate, the value used, log tail.

@@ -1,4 +1,5 @@
 import XCTest
+@testable import Experiments
 @testable import Training
 
 /// `compare`'s pair rule: ordered only when the certified brackets are disjoint (touching ends overlap).

@@ -1,5 +1,6 @@
 import Fisher
 import Foundation
+import Training
 import Statistics
 import NetworkEstimators
 import Networks

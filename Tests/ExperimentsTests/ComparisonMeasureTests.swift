@@ -1,6 +1,7 @@
 import Foundation
 import Networks
 @testable import Sampling
+@testable import Experiments
 @testable import Training
 import TwoScaleCore
 import TwoScaleNumerics

@@ -1,4 +1,5 @@
 import Foundation
+import Training
 import Statistics
 import NetworkEstimators
 import Networks
