@@ -1,15 +1,11 @@
 import Foundation
 import TwoScaleCore
+import TwoScaleFormats
 
 extension Notebook {
     /// Reads and parses the notebook at `path`.
     public static func load(path: String) throws -> Notebook {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            var isDir: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
-            throw TwoScaleError.file(path, exists ? (isDir.boolValue ? "is a folder; give a notebook file (NAME.txt)" : "cannot be read")
-                                                  : "does not exist; give a notebook file such as notebooks-txt/NAME.txt")
-        }
+        let data = try InputFile.read(path, expecting: "a notebook file such as notebooks-txt/NAME.txt")
         guard let text = String(data: data, encoding: .utf8) else {
             throw TwoScaleError.file(path, "is not UTF-8 text")
         }

@@ -242,11 +242,11 @@ struct GapCommand: AsyncParsableCommand {
         experiment.adversarial = try adversarialSettings()
         let progress = PhaseProgress(label: "gap", threads: threads ?? 1)
         progress.phase("training runs")
+        defer { progress.finish() }
         let study = try await GapStudy.run(experiment, loss: loss, gamma: gamma, constants: constants,
                                            tail: tail, threads: threads) { done, total in
             progress.tick(done: done, total: total)
         }
-        progress.finish()
         try output.emit(study) { GapReport.text(study) }
     }
 
