@@ -131,46 +131,11 @@ public struct SMCUnitEstimate: Sendable, Codable {
     /// particle ∝ its weight. Combined with the Ẑ's this is an unbiased particle measure of Z·π_s.
     public func draw(stop t: Int, rng: inout Xoshiro256) -> [Double] {
         let w = LogSpace.normalizedWeights(logWeights: logZ[t])
-        let r = AnnealedSMC.pick(w, u: rng.uniform())
+        let r = Tempering.pick(w, u: rng.uniform())
         let pop = populations[t][r]
-        let i = AnnealedSMC.pick(pop.weights, u: rng.uniform())
+        let i = Tempering.pick(pop.weights, u: rng.uniform())
         let p = pop.x.count / pop.weights.count
         return Array(pop.x[(i * p)..<((i + 1) * p)])
-    }
-}
-
-/// Diagnostics of annealed samplers, pooled over replicates (and units, by `merge`).
-public struct SMCDiagnostics: Sendable, Equatable, Codable {
-    /// Intermediate scales (resample–move steps) per replicate sampler: largest seen.
-    public var maxSteps: Int = 0
-    /// Total resample–move steps over all samplers.
-    public var steps: Int = 0
-    /// Samplers run.
-    public var samplers: Int = 0
-    /// Metropolis–Hastings proposals and acceptances.
-    public var proposals: Int = 0
-    public var accepted: Int = 0
-    /// Proposals whose spectrum was computed (all of them without a screen; with one, those that passed
-    /// the delayed-acceptance screen).
-    public var evaluated: Int = 0
-    /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
-    public var minStopESS: Double = 1
-
-    public init() {}
-
-    public var acceptanceRate: Double? { proposals > 0 ? Double(accepted) / Double(proposals) : nil }
-    /// The share of proposals whose spectrum was computed (1 without a screen).
-    public var evaluatedFraction: Double? { proposals > 0 ? Double(evaluated) / Double(proposals) : nil }
-    public var meanSteps: Double { samplers > 0 ? Double(steps) / Double(samplers) : 0 }
-
-    public mutating func merge(_ o: SMCDiagnostics) {
-        maxSteps = Swift.max(maxSteps, o.maxSteps)
-        steps += o.steps
-        samplers += o.samplers
-        proposals += o.proposals
-        accepted += o.accepted
-        evaluated += o.evaluated
-        minStopESS = Swift.min(minStopESS, o.minStopESS)
     }
 }
 
@@ -221,220 +186,83 @@ public enum AnnealedSMC {
         var frozen: [FrozenStep] = []
     }
 
-    /// The next scale of an adaptive schedule from `s` towards `target`: `target` if the weights' ESS
-    /// there stays ≥ `threshold`, else the largest scale that keeps it so (bisection to 0.1%), always past s.
-    static func nextScale(from s: Double, to target: Double, threshold: Double, ess essAt: (Double) -> Double) -> Double {
-        guard essAt(target) < threshold else { return target }
-        var a = s, b = target
-        for _ in 0..<40 {
-            let m = 0.5 * (a + b)
-            if essAt(m) >= threshold { a = m } else { b = m }
-            if b - a <= 1e-3 * b { break }
-        }
-        // Always advance: a > s unless even a tiny step collapses the weights.
-        return a > s ? a : b
-    }
-
-    /// `Σ_i log1p(s r_i)`.
-    @inline(__always)
-    static func ell(_ r: [Double], _ s: Double) -> Double { LogSpace.logDetSqrt(roots: r, scale: s) }
-
-    static func ess(_ lw: [Double]) -> Double { LogSpace.effectiveSampleSize(logWeights: lw) }
-
+    /// One replicate: P particles drawn uniformly on the box, tempered through `stops` (`Tempering`) and
+    /// moved by the random-walk kernel (`RandomWalk.move`), with `settings.moves` sweeps per step.
     static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
                           keep: Bool, recordSteps: Bool = false) throws -> Replicate {
-        let n = settings.particles, p = unit.dimension
+        var system = try UnitParticles(unit, particles: settings.particles, sweeps: settings.moves, rng: &rng,
+                                       keep: keep, recordSteps: recordSteps)
+        let steps = try Tempering.run(&system, stops: stops, essFraction: settings.essFraction, rng: &rng)
+        var out = system.out
+        out.diagnostics.steps = steps
+        out.diagnostics.maxSteps = steps
+        return out
+    }
+}
+
+/// The particles of one `AnnealedSMC` replicate as `Tempering` sees them: positions, their roots (and
+/// screen statistics), the random walk's step, and what is collected at the stops.
+struct UnitParticles: TemperedSystem {
+    let unit: SMCUnit
+    let sweeps: Int
+    let keep: Bool
+    let recordSteps: Bool
+    var x: [Double]
+    var roots: [[Double]]
+    /// The screening statistic of every particle (empty without a screen).
+    var hNow: [Double]
+    var h: Double
+    var lastMove = FrozenMove(spread: [], slope: 0, steps: [])
+    var out: AnnealedSMC.Replicate
+
+    init(_ unit: SMCUnit, particles n: Int, sweeps: Int, rng: inout Xoshiro256, keep: Bool, recordSteps: Bool) throws {
+        let p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound
         var x = [Double](repeating: 0, count: n * p)
         for i in x.indices { x[i] = rng.uniform(lo, hi) }
         var roots = [[Double]]()
         roots.reserveCapacity(n)
         for i in 0..<n { roots.append(try unit.roots(Array(x[(i * p)..<((i + 1) * p)]))) }
-        // The screening statistic of every particle (empty without a screen).
-        var hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
-        var ellNow = [Double](repeating: 0, count: n)  // ℓ_s(x_i) at the current s
-        var lw = [Double](repeating: 0, count: n)      // log weights since the last resampling
-        var logZacc = 0.0
-        var s = 0.0
-        var h = 2.38 / Double(p).squareRoot()
+        hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
+        self.unit = unit
+        self.sweeps = sweeps
+        self.keep = keep
+        self.recordSteps = recordSteps
+        self.x = x
+        self.roots = roots
+        h = RandomWalk.initialStep(dimension: p)
         var diag = SMCDiagnostics()
         diag.samplers = 1
-        let threshold = settings.essFraction * Double(n)
-        var out = Replicate(logZ: [], slope: [], populations: [], diagnostics: diag)
-        var stepsHere = 0
-        for target in stops {
-            while s < target {
-                // ESS of the weights if we jumped to s'.
-                func essAt(_ s2: Double) -> Double {
-                    var l = lw
-                    for i in 0..<n { l[i] += ell(roots[i], s2) - ellNow[i] }
-                    return ess(l)
-                }
-                let next = nextScale(from: s, to: target, threshold: threshold, ess: essAt)
-                for i in 0..<n {
-                    let e = ell(roots[i], next)
-                    lw[i] += e - ellNow[i]
-                    ellNow[i] = e
-                }
-                s = next
-                if s < target || ess(lw) < threshold {
-                    // Resample (systematic) and move at s.
-                    logZacc += LogSpace.logMeanExp(lw)
-                    let w = LogSpace.normalizedWeights(logWeights: lw)
-                    let idx = systematic(w, u: rng.uniform())
-                    x = idx.flatMap { x[($0 * p)..<(($0 + 1) * p)] }
-                    roots = idx.map { roots[$0] }
-                    ellNow = idx.map { ellNow[$0] }
-                    if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
-                    lw = [Double](repeating: 0, count: n)
-                    var used = FrozenMove(spread: [], slope: 0, steps: [])
-                    try move(unit, s: s, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h, sweeps: settings.moves,
-                             rng: &rng, diag: &out.diagnostics, used: &used)
-                    if recordSteps { out.frozen.append(FrozenStep(scale: s, move: used)) }
-                    stepsHere += 1
-                } else if recordSteps {
-                    out.frozen.append(FrozenStep(scale: s, move: nil))
-                }
-            }
-            out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
-            let w = LogSpace.normalizedWeights(logWeights: lw)
-            var sl = 0.0
-            for i in 0..<n { sl += w[i] * LogSpace.logDetSqrtSlope(roots: roots[i], scale: s) }
-            out.slope.append(sl)
-            out.diagnostics.minStopESS = Swift.min(out.diagnostics.minStopESS, ess(lw) / Double(n))
-            if keep { out.populations.append(SMCPopulation(x: x, weights: w)) }
-        }
-        out.diagnostics.steps = stepsHere
-        out.diagnostics.maxSteps = stepsHere
-        return out
+        out = AnnealedSMC.Replicate(logZ: [], slope: [], populations: [], diagnostics: diag)
     }
 
-    /// `moves` sweeps of the reflected random-walk Metropolis–Hastings kernel invariant for `π_s`.
-    ///
-    /// With a screen (`hNow`, the particles' `h`), each proposal y from x is first accepted with
-    /// probability `min(1, e^{b(h(y) − h(x))})` and only then evaluated, and accepted with
-    /// `min(1, e^{ℓ(y) − ℓ(x) − b(h(y) − h(x))})`: the delayed-acceptance kernel of Christen & Fox (2005)
-    /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
-    /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
-    ///
-    /// The proposal is `y = x + h·sd∘ξ`, ξ ~ N(0, I), folded into the box (a symmetric proposal).
-    static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
-                     screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
-                     diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
-        let n = roots.count, p = unit.dimension
-        let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
-        let sd = frozen?.spread ?? spread(x, particles: n, dimension: p, width: width)
-        let screen = hNow.isEmpty ? nil : unit.screen
-        let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
-        used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
-        var y = [Double](repeating: 0, count: p)
-        for sweep in 0..<sweeps {
-            if let f = frozen { h = f.steps[sweep] }
-            used?.pointee.steps.append(h)
-            var acc = 0, evaluated = 0
-            for i in 0..<n {
-                for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
-                var hy = 0.0, first = 0.0
-                if let screen {
-                    hy = try screen(y)
-                    first = b * (hy - hNow[i])
-                    if first < 0, Foundation.log(rng.uniform()) >= first { continue }
-                }
-                evaluated += 1
-                let ry = try unit.roots(y)
-                let ey = ell(ry, s)
-                let logA = ey - ellNow[i] - first
-                if logA >= 0 || Foundation.log(rng.uniform()) < logA {
-                    for j in 0..<p { x[i * p + j] = y[j] }
-                    roots[i] = ry
-                    ellNow[i] = ey
-                    if screen != nil { hNow[i] = hy }
-                    acc += 1
-                }
-            }
-            diag.proposals += n
-            diag.accepted += acc
-            diag.evaluated += evaluated
-            let rate = Double(acc) / Double(n)
-            if rate < 0.15 { h *= 0.6 } else if rate > 0.45 { h = Swift.min(h * 1.5, 4) }
-        }
+    var count: Int { roots.count }
+
+    func logTarget(_ i: Int, at s: Double) -> Double { LogSpace.logDetSqrt(roots: roots[i], scale: s) }
+
+    mutating func resample(_ idx: [Int]) {
+        let p = unit.dimension
+        x = idx.flatMap { x[($0 * p)..<(($0 + 1) * p)] }
+        roots = idx.map { roots[$0] }
+        if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
     }
 
-    /// The particles' per-coordinate spread, clamped to `[10⁻³, 1]` times the box width: the proposals'
-    /// scale per coordinate.
-    static func spread(_ x: [Double], particles n: Int, dimension p: Int, width: Double) -> [Double] {
-        (0..<p).map { j in
-            var m = 0.0, q = 0.0
-            for i in 0..<n { m += x[i * p + j] }
-            m /= Double(n)
-            for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
-            return Swift.min(width, Swift.max(1e-3 * width, (q / Double(n)).squareRoot()))
-        }
+    mutating func move(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
+        try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &hNow, h: &h, sweeps: sweeps,
+                            rng: &rng, diag: &out.diagnostics, used: &lastMove)
     }
 
-    /// The least-squares slope of `ell` on `h` over the particles (0 when h does not vary or the slope
-    /// is not finite): the surrogate `e^{b h}` of the delayed-acceptance screen.
-    static func screenSlope(h: [Double], ell: [Double]) -> Double {
-        let n = Double(h.count)
-        guard h.count >= 2 else { return 0 }
-        let mh = h.reduce(0, +) / n, ml = ell.reduce(0, +) / n
-        var sxy = 0.0, sxx = 0.0
-        for (a, c) in zip(h, ell) { sxy += (a - mh) * (c - ml); sxx += (a - mh) * (a - mh) }
-        guard sxx > 0 else { return 0 }
-        let b = sxy / sxx
-        return b.isFinite ? b : 0
+    mutating func stepped(at s: Double, moved: Bool) {
+        if recordSteps { out.frozen.append(FrozenStep(scale: s, move: moved ? lastMove : nil)) }
     }
 
-    /// Folds `v` into `[lo, hi]` by reflection at the faces (the triangle wave).
-    @inline(__always)
-    static func reflect(_ v: Double, _ lo: Double, _ hi: Double) -> Double {
-        let w = hi - lo
-        var u = (v - lo).truncatingRemainder(dividingBy: 2 * w)
-        if u < 0 { u += 2 * w }
-        if u > w { u = 2 * w - u }
-        return lo + u
-    }
-
-    /// Systematic resampling: `n` indices from normalised weights with one uniform.
-    public static func systematic(_ w: [Double], u: Double) -> [Int] {
-        let n = w.count
-        var out = [Int](repeating: 0, count: n)
-        var c = w[0], j = 0
-        for i in 0..<n {
-            let t = (Double(i) + u) / Double(n)
-            while t > c, j < n - 1 { j += 1; c += w[j] }
-            out[i] = j
-        }
-        return out
-    }
-
-    /// The index i with `Σ_{<i} w < u ≤ Σ_{≤i} w` (normalised weights).
-    public static func pick(_ w: [Double], u: Double) -> Int {
-        var c = 0.0
-        for (i, v) in w.enumerated() {
-            c += v
-            if u < c { return i }
-        }
-        return w.count - 1
-    }
-}
-
-extension SMCDiagnostics {
-    /// What a report shows of the diagnostics: samplers, mean and largest number of steps, the
-    /// Metropolis–Hastings acceptance rate (null without proposals) and the smallest stop ESS fraction.
-    public struct Summary: Sendable, Equatable, Encodable {
-        public var samplers: Int
-        public var meanSteps: Double
-        public var maxSteps: Int
-        @NullIfNil public var acceptance: Double?
-        /// Spectra computed per proposal: the share of proposals that passed the delayed-acceptance
-        /// screen (below 1 with it).
-        @NullIfNil public var evaluated: Double?
-        public var minStopEssFraction: Double
-    }
-
-    public var summary: Summary {
-        Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
-                evaluated: evaluatedFraction, minStopEssFraction: minStopESS)
+    mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights) {
+        out.logZ.append(logZ)
+        let w = weights.normalized
+        var sl = 0.0
+        for i in 0..<count { sl += w[i] * LogSpace.logDetSqrtSlope(roots: roots[i], scale: s) }
+        out.slope.append(sl)
+        out.diagnostics.minStopESS = Swift.min(out.diagnostics.minStopESS, weights.ess / Double(count))
+        if keep { out.populations.append(SMCPopulation(x: x, weights: w)) }
     }
 }

@@ -53,32 +53,25 @@ public struct FrozenSchedule: Sendable, Equatable {
         for i in x.indices { x[i] = rng.uniform(lo, hi) }
         var roots = try (0..<n).map { i in try unit.roots(Array(x[(i * p)..<((i + 1) * p)])) }
         var hNow = try unit.screen.map { f in try (0..<n).map { i in try f(Array(x[(i * p)..<((i + 1) * p)])) } } ?? []
-        var ellNow = [Double](repeating: 0, count: n), lw = ellNow
-        var logZ = 0.0, h = 0.0
+        var weights = TemperingWeights(count: n)
+        var h = 0.0
         var diag = SMCDiagnostics()
         var out: [Double] = []
         var populations: [SMCPopulation] = []
         var next = 0
         for step in steps {
-            for i in 0..<n {
-                let e = LogSpace.logDetSqrt(roots: roots[i], scale: step.scale)
-                lw[i] += e - ellNow[i]
-                ellNow[i] = e
-            }
+            weights.reweight(to: step.scale) { LogSpace.logDetSqrt(roots: roots[$0], scale: $1) }
             if let move = step.move {
-                logZ += LogSpace.logMeanExp(lw)
-                let idx = AnnealedSMC.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
+                let idx = weights.resample(u: rng.uniform())
                 x = idx.flatMap { x[($0 * p)..<(($0 + 1) * p)] }
                 roots = idx.map { roots[$0] }
-                ellNow = idx.map { ellNow[$0] }
                 if !hNow.isEmpty { hNow = idx.map { hNow[$0] } }
-                lw = [Double](repeating: 0, count: n)
-                try AnnealedSMC.move(unit, s: step.scale, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, h: &h,
-                                     sweeps: move.steps.count, rng: &rng, diag: &diag, frozen: move)
+                try RandomWalk.move(unit, s: step.scale, x: &x, roots: &roots, ell: &weights.ell, screen: &hNow, h: &h,
+                                    sweeps: move.steps.count, rng: &rng, diag: &diag, frozen: move)
             }
             while next < stops.count, stops[next] == step.scale {
-                out.append(logZ + LogSpace.logMeanExp(lw))
-                populations.append(SMCPopulation(x: x, weights: LogSpace.normalizedWeights(logWeights: lw)))
+                out.append(weights.stopLogZ)
+                populations.append(SMCPopulation(x: x, weights: weights.normalized))
                 next += 1
             }
         }

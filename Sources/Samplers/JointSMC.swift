@@ -133,41 +133,32 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     }
 
     func replicate(stops: [Double], rng: inout Xoshiro256) throws -> Replicate {
-        let n = particles
-        var ps = try (0..<n).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
-        var ellNow = [Double](repeating: 0, count: n), lw = ellNow
-        var s = 0.0, logZacc = 0.0
-        let units = model.stageUnits
-        var h = units.map { 2.38 / Double($0.dimension).squareRoot() }
-        let threshold = essFraction * Double(n)
+        let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
+        var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
+        let steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
+        system.out.steps = steps
+        return system.out
+    }
+
+    /// A replicate's particles as `Tempering` sees them.
+    struct Particles: TemperedSystem {
+        let sampler: JointSMC
+        var particles: [Particle]
+        /// The random walk's step per stage.
+        var h: [Double]
         var out = Replicate()
-        for target in stops {
-            while s < target {
-                func essAt(_ s2: Double) -> Double {
-                    LogSpace.effectiveSampleSize(logWeights: (0..<n).map { lw[$0] + Self.ell(ps[$0], s2) - ellNow[$0] })
-                }
-                let next = AnnealedSMC.nextScale(from: s, to: target, threshold: threshold, ess: essAt)
-                for i in 0..<n {
-                    let e = Self.ell(ps[i], next)
-                    lw[i] += e - ellNow[i]
-                    ellNow[i] = e
-                }
-                s = next
-                if s < target || LogSpace.effectiveSampleSize(logWeights: lw) < threshold {
-                    logZacc += LogSpace.logMeanExp(lw)
-                    let idx = AnnealedSMC.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
-                    ps = idx.map { ps[$0] }
-                    ellNow = idx.map { ellNow[$0] }
-                    lw = [Double](repeating: 0, count: n)
-                    try move(&ps, ell: &ellNow, s: s, h: &h, rng: &rng, out: &out)
-                    out.steps += 1
-                }
-            }
-            out.logZ.append(logZacc + LogSpace.logMeanExp(lw))
-            let w = LogSpace.normalizedWeights(logWeights: lw)
-            out.slope.append((0..<n).reduce(0) { $0 + w[$1] * Self.slope(ps[$1], s) })
+
+        var count: Int { particles.count }
+        func logTarget(_ i: Int, at s: Double) -> Double { JointSMC.ell(particles[i], s) }
+        mutating func resample(_ idx: [Int]) { particles = idx.map { particles[$0] } }
+        mutating func move(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
+            try sampler.move(&particles, ell: &ell, s: s, h: &h, rng: &rng, out: &out)
         }
-        return out
+        mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights) {
+            out.logZ.append(logZ)
+            let w = weights.normalized
+            out.slope.append((0..<count).reduce(0) { $0 + w[$1] * JointSMC.slope(particles[$1], s) })
+        }
     }
 
     /// `sweeps` Metropolis-within-Gibbs sweeps over every stage's units, each a reflected random walk in
@@ -191,14 +182,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
                 }
                 let cnt = Double(n * units[m].count)
                 let sd = (0..<p).map { j -> Double in
-                    let v = Swift.max(0, sq[j] / cnt - (mean[j] / cnt) * (mean[j] / cnt))
-                    return Swift.min(width, Swift.max(1e-3 * width, v.squareRoot()))
+                    RandomWalk.clamped(Swift.max(0, sq[j] / cnt - (mean[j] / cnt) * (mean[j] / cnt)).squareRoot(), width: width)
                 }
                 var acc = 0
                 for i in 0..<n {
                     for u in 0..<units[m].count {
                         let x = model.unitParameters(ps[i].state, stage: m, unit: u)
-                        let y = (0..<p).map { j in AnnealedSMC.reflect(x[j] + h[m] * sd[j] * rng.normal(), lo, hi) }
+                        let y = (0..<p).map { j in RandomWalk.reflect(x[j] + h[m] * sd[j] * rng.normal(), lo, hi) }
                         var q = ps[i]
                         model.setUnit(&q.state, stage: m, unit: u, parameters: y)
                         q.roots[m][u] = try q.stages[m].unit.roots(y)
@@ -226,8 +216,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
                         }
                     }
                 }
-                let rate = Double(acc) / Double(n * units[m].count)
-                if rate < 0.15 { h[m] *= 0.6 } else if rate > 0.45 { h[m] = Swift.min(h[m] * 1.5, 4) }
+                h[m] = RandomWalk.adapted(h[m], acceptance: Double(acc) / Double(n * units[m].count))
             }
         }
     }

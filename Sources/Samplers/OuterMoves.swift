@@ -58,7 +58,7 @@ extension StagedSMC {
         let threshold = Self.moveESSFraction * Double(K)
         while true {
             let lz = islands.map(\.logZ), base = lw, from = lambda
-            let next = diag.steps >= Self.maxMoveSteps ? 1 : AnnealedSMC.nextScale(from: lambda, to: 1, threshold: threshold) { l2 in
+            let next = diag.steps >= Self.maxMoveSteps ? 1 : Tempering.nextScale(from: lambda, to: 1, threshold: threshold) { l2 in
                 LogSpace.effectiveSampleSize(logWeights: (0..<K).map { base[$0] + (l2 - from) * lz[$0] })
             }
             for k in 0..<K { lw[k] += (next - lambda) * lz[k] }
@@ -70,7 +70,7 @@ extension StagedSMC {
             if lambda >= 1 { break }
             progress("tempering step \(diag.steps + 1) at λ = \(String(format: "%.3g", lambda)), \(K)×\(moveProposals) islands")
             var rng = Xoshiro256(seed: seed, stream: [Self.stream, 8, UInt64(t), UInt64(m), UInt64(diag.steps)])
-            let idx = AnnealedSMC.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
+            let idx = Tempering.systematic(LogSpace.normalizedWeights(logWeights: lw), u: rng.uniform())
             eve = idx.map { eve[$0] }
             states = idx.map { states[$0] }
             sources = idx.map { sources[$0] }

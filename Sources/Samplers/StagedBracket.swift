@@ -105,7 +105,7 @@ extension StagedSMC {
                         var rng = Xoshiro256(seed: seed, stream: [stream, 7, UInt64(t), UInt64(m)])
                         let w = LogSpace.normalizedWeights(logWeights: lz)
                         states = (0..<islands.count).map { _ in
-                            let k = AnnealedSMC.pick(w, u: rng.uniform())
+                            let k = Tempering.pick(w, u: rng.uniform())
                             var state = current[k]
                             for (u, x) in islands[k].units.enumerated() { model.setUnit(&state, stage: m, unit: u, parameters: x) }
                             return state
@@ -132,7 +132,7 @@ extension StagedSMC {
 
     /// One particle of a weighted population, drawn in proportion to its weight.
     public static func pick(_ pop: SMCPopulation, rng: inout Xoshiro256) -> [Double] {
-        let i = AnnealedSMC.pick(pop.weights, u: rng.uniform())
+        let i = Tempering.pick(pop.weights, u: rng.uniform())
         let p = pop.x.count / pop.weights.count
         return Array(pop.x[(i * p)..<((i + 1) * p)])
     }

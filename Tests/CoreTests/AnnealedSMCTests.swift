@@ -70,7 +70,7 @@ final class AnnealedSMCTests: XCTestCase {
             var hNow = try x.map { try h([$0]) }
             var step = 1.0
             var diag = SMCDiagnostics()
-            try AnnealedSMC.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &hNow, h: &step, sweeps: 10,
+            try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &hNow, h: &step, sweeps: 10,
                                  rng: &rng, diag: &diag)
             let m1 = x.reduce(0, +) / Double(n), m2 = x.reduce(0) { $0 + $1 * $1 } / Double(n)
             // sd of x under π_s is ≈ 0.26: 5 standard errors of the mean are ≈ 0.0066.
@@ -108,9 +108,9 @@ final class AnnealedSMCTests: XCTestCase {
 
     /// The screen's slope is the least-squares slope of ℓ on h, and 0 when h does not vary.
     func testScreenSlope() {
-        XCTAssertEqual(AnnealedSMC.screenSlope(h: [0, 1, 2, 3], ell: [1, 3, 5, 7]), 2, accuracy: 1e-14)
-        XCTAssertEqual(AnnealedSMC.screenSlope(h: [0, 1, 2, 3], ell: [1, 2, 2, 1]), 0, accuracy: 1e-14)
-        XCTAssertEqual(AnnealedSMC.screenSlope(h: [2, 2, 2], ell: [1, 5, 9]), 0)
+        XCTAssertEqual(RandomWalk.screenSlope(h: [0, 1, 2, 3], ell: [1, 3, 5, 7]), 2, accuracy: 1e-14)
+        XCTAssertEqual(RandomWalk.screenSlope(h: [0, 1, 2, 3], ell: [1, 2, 2, 1]), 0, accuracy: 1e-14)
+        XCTAssertEqual(RandomWalk.screenSlope(h: [2, 2, 2], ell: [1, 5, 9]), 0)
     }
 
     /// Same seed and stream, same numbers; another stream, other numbers; a zero spectrum gives Z = 1.
@@ -130,12 +130,12 @@ final class AnnealedSMCTests: XCTestCase {
 
     func testReflectionStaysInBoxAndSystematicResamplingCounts() {
         for v in [-7.3, -1.0, 0.2, 1.9, 3.0, 12.25] {
-            let r = AnnealedSMC.reflect(v, -1, 1)
+            let r = RandomWalk.reflect(v, -1, 1)
             XCTAssertTrue((-1...1).contains(r), "\(v) → \(r)")
         }
-        XCTAssertEqual(AnnealedSMC.reflect(1.5, 0, 1), 0.5, accuracy: 1e-15)
-        XCTAssertEqual(AnnealedSMC.reflect(-0.25, 0, 1), 0.25, accuracy: 1e-15)
-        let idx = AnnealedSMC.systematic([0.5, 0.25, 0.0, 0.25], u: 0.3)
+        XCTAssertEqual(RandomWalk.reflect(1.5, 0, 1), 0.5, accuracy: 1e-15)
+        XCTAssertEqual(RandomWalk.reflect(-0.25, 0, 1), 0.25, accuracy: 1e-15)
+        let idx = Tempering.systematic([0.5, 0.25, 0.0, 0.25], u: 0.3)
         XCTAssertEqual(idx.filter { $0 == 0 }.count, 2)
         XCTAssertEqual(idx.filter { $0 == 1 }.count, 1)
         XCTAssertEqual(idx.filter { $0 == 2 }.count, 0)

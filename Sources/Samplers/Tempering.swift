@@ -1,0 +1,155 @@
+import Foundation
+import Sampling
+import TwoScaleCore
+
+/// A particle system that a tempering run anneals: n particles whose target at scale s is
+/// `π_s(x) ∝ e^{ℓ_s(x)} U(x)`, U the uniform prior on the box (`ℓ_0 = 0`).
+///
+/// The run (`Tempering.run`) owns the weights and the schedule; the system owns its particles, how they
+/// are reordered after resampling, the `π_s`-invariant kernel that moves them, and what is collected at
+/// each stop.
+protocol TemperedSystem {
+    /// n, the number of particles.
+    var count: Int { get }
+    /// `ℓ_s(x_i)`: the log of particle i's unnormalised target at scale s, relative to the prior.
+    func logTarget(_ i: Int, at s: Double) -> Double
+    /// Reorders the particles after resampling: the new particle i is the old particle `idx[i]`.
+    mutating func resample(_ idx: [Int])
+    /// Moves the particles by a kernel that leaves `π_s` invariant; `ell[i]` holds `ℓ_s(x_i)` on entry and
+    /// must hold it for the moved particle on return.
+    mutating func move(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws
+    /// Collects what the system reports at a stop: the stop's `log Ẑ(s)` and the weights there.
+    mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights)
+    /// Called after each adaptive step, moved or not (for a frozen record of the schedule).
+    mutating func stepped(at s: Double, moved: Bool)
+}
+
+extension TemperedSystem {
+    mutating func stepped(at s: Double, moved: Bool) {}
+}
+
+/// The weights of a tempered particle system between resamplings, and `log Ẑ` so far.
+///
+/// Reweighting from s to s' multiplies particle i's weight by `e^{ℓ_{s'}(x_i) − ℓ_s(x_i)}`; resampling
+/// adds `log mean_i w_i` to `log Ẑ` and resets the weights (Del Moral, Doucet & Jasra 2006). At a scale
+/// the weights stand at, `log Ẑ(s) = logZ + log mean_i w_i`.
+struct TemperingWeights {
+    /// Log weights since the last resampling.
+    var logWeights: [Double]
+    /// `ℓ_s(x_i)` at the current scale.
+    var ell: [Double]
+    /// `log Ẑ` up to the last resampling.
+    var logZ = 0.0
+    /// The current scale.
+    var scale = 0.0
+
+    init(count n: Int) {
+        logWeights = [Double](repeating: 0, count: n)
+        ell = logWeights
+    }
+
+    /// The weights' effective sample size if they were moved on to scale `s2`.
+    func ess(at s2: Double, _ logTarget: (Int, Double) -> Double) -> Double {
+        var l = logWeights
+        for i in l.indices { l[i] += logTarget(i, s2) - ell[i] }
+        return LogSpace.effectiveSampleSize(logWeights: l)
+    }
+
+    /// Moves the weights on to scale `s`.
+    mutating func reweight(to s: Double, _ logTarget: (Int, Double) -> Double) {
+        for i in logWeights.indices {
+            let e = logTarget(i, s)
+            logWeights[i] += e - ell[i]
+            ell[i] = e
+        }
+        scale = s
+    }
+
+    /// Systematic resampling with one uniform: returns the ancestors, reorders `ell`, adds the step's
+    /// `log mean w` to `logZ` and resets the weights.
+    mutating func resample(u: Double) -> [Int] {
+        logZ += LogSpace.logMeanExp(logWeights)
+        let idx = Tempering.systematic(normalized, u: u)
+        ell = idx.map { ell[$0] }
+        logWeights = [Double](repeating: 0, count: logWeights.count)
+        return idx
+    }
+
+    /// `log Ẑ` at the current scale.
+    var stopLogZ: Double { logZ + LogSpace.logMeanExp(logWeights) }
+    var normalized: [Double] { LogSpace.normalizedWeights(logWeights: logWeights) }
+    var ess: Double { LogSpace.effectiveSampleSize(logWeights: logWeights) }
+}
+
+/// Adaptive tempering, written once for every annealed sampler in this module (Del Moral, Doucet & Jasra
+/// 2006; adaptive steps as in Jasra et al. 2011).
+///
+/// From scale s the next is the largest `s' ≤` (next stop) that keeps the ESS of the reweighted particles
+/// at least `τ·n`; where the weights would fall below it (or the stop is not reached) the particles are
+/// resampled (systematic) and moved at s'. Every stop is passed exactly, so one run gives `Ẑ` at all of
+/// them.
+enum Tempering {
+    /// Runs `system` from s = 0 through the ascending `stops` with ESS fraction `essFraction`; returns the
+    /// number of resample–move steps.
+    static func run<S: TemperedSystem>(_ system: inout S, stops: [Double], essFraction: Double,
+                                       rng: inout Xoshiro256) throws -> Int {
+        let threshold = essFraction * Double(system.count)
+        var weights = TemperingWeights(count: system.count)
+        var steps = 0
+        for target in stops {
+            while weights.scale < target {
+                let next = nextScale(from: weights.scale, to: target, threshold: threshold) { s2 in
+                    weights.ess(at: s2) { system.logTarget($0, at: $1) }
+                }
+                weights.reweight(to: next) { system.logTarget($0, at: $1) }
+                if next < target || weights.ess < threshold {
+                    system.resample(weights.resample(u: rng.uniform()))
+                    try system.move(at: next, ell: &weights.ell, rng: &rng)
+                    system.stepped(at: next, moved: true)
+                    steps += 1
+                } else {
+                    system.stepped(at: next, moved: false)
+                }
+            }
+            system.collect(stop: target, logZ: weights.stopLogZ, weights: weights)
+        }
+        return steps
+    }
+
+    /// The next scale of an adaptive schedule from `s` towards `target`: `target` if the weights' ESS
+    /// there stays ≥ `threshold`, else the largest scale that keeps it so (bisection to 0.1%), always past s.
+    static func nextScale(from s: Double, to target: Double, threshold: Double, ess essAt: (Double) -> Double) -> Double {
+        guard essAt(target) < threshold else { return target }
+        var a = s, b = target
+        for _ in 0..<40 {
+            let m = 0.5 * (a + b)
+            if essAt(m) >= threshold { a = m } else { b = m }
+            if b - a <= 1e-3 * b { break }
+        }
+        // Always advance: a > s unless even a tiny step collapses the weights.
+        return a > s ? a : b
+    }
+
+    /// Systematic resampling: `n` indices from normalised weights with one uniform.
+    static func systematic(_ w: [Double], u: Double) -> [Int] {
+        let n = w.count
+        var out = [Int](repeating: 0, count: n)
+        var c = w[0], j = 0
+        for i in 0..<n {
+            let t = (Double(i) + u) / Double(n)
+            while t > c, j < n - 1 { j += 1; c += w[j] }
+            out[i] = j
+        }
+        return out
+    }
+
+    /// The index i with `Σ_{<i} w < u ≤ Σ_{≤i} w` (normalised weights).
+    static func pick(_ w: [Double], u: Double) -> Int {
+        var c = 0.0
+        for (i, v) in w.enumerated() {
+            c += v
+            if u < c { return i }
+        }
+        return w.count - 1
+    }
+}
