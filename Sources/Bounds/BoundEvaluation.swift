@@ -73,6 +73,6 @@ public struct BoundEvaluation: Sendable, Encodable {
         let head = "the tail stays at or above δ for every n in \(range.lowerBound)...\(range.upperBound)"
         let end = range.upperBound
         let limit = TailLimit(n: end, dZetaUsed: try values(try bound.epsilon(n: end)).used, gamma: bound.gamma, k: bound.constants.K)
-        return head + (limit.growing ? "; " + limit.hint : " (it falls with n there: widen --delta-range)")
+        return head + (limit.growing ? "; " + limit.hint : " (it falls with n there: widen \(Setting.deltaRange))")
     }
 }

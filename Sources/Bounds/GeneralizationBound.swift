@@ -17,11 +17,11 @@ public struct BoundConstants: Sendable, Equatable, Encodable {
     public static let note = "user-set constants of the theorem"
 
     public init(C: Double = 1, H: Double = 1, K: Double = 1) throws {
-        for (name, v) in [("--C", C), ("--H", H)] where !(v.isFinite && v > 0) {
+        for (name, v) in [("\(Setting.constantC)", C), ("\(Setting.constantH)", H)] where !(v.isFinite && v > 0) {
             throw TwoScaleError.invalid(name, "\(v)", allowed: "the theorem's constant must be a finite number > 0")
         }
         guard K.isFinite, K >= 0 else {
-            throw TwoScaleError.invalid("--K", "\(K)", allowed: "the theorem's constant K must be a finite number ≥ 0")
+            throw TwoScaleError.invalid("\(Setting.constantK)", "\(K)", allowed: "the theorem's constant K must be a finite number ≥ 0")
         }
         self.C = C
         self.H = H
@@ -73,7 +73,7 @@ public struct GeneralizationBound: Sendable {
     public init(gamma: Double, zeta: Double, constants: BoundConstants) throws {
         try Self.checkGamma(gamma)
         guard zeta.isFinite, zeta >= 0, zeta < 1 else {
-            throw TwoScaleError.invalid("--zeta", "\(zeta)", allowed: "the meso-scale exponent ζ must lie in [0, 1) (the bound needs ζ ≥ 2/3)")
+            throw TwoScaleError.invalid("\(Setting.zeta)", "\(zeta)", allowed: "the meso-scale exponent ζ must lie in [0, 1) (the bound needs ζ ≥ 2/3)")
         }
         self.gamma = gamma
         self.zeta = zeta
@@ -83,13 +83,13 @@ public struct GeneralizationBound: Sendable {
     /// A warning to print when ζ is below the theorem's 2/3 (nil otherwise). 0.6667 counts as 2/3.
     public var zetaWarning: String? {
         zeta < Self.minimumZeta - 1e-4
-            ? "--zeta \(zeta) is below 2/3: the generalisation theorem needs ζ ≥ 2/3, so these tails are not covered by it"
+            ? "\(Setting.zeta) \(zeta) is below 2/3: the generalisation theorem needs ζ ≥ 2/3, so these tails are not covered by it"
             : nil
     }
 
     public static func checkGamma(_ gamma: Double) throws {
         guard gamma.isFinite, gamma > 0, gamma <= 1 else {
-            throw TwoScaleError.invalid("--gamma", "\(gamma)", allowed: "γ must lie in (0, 1]")
+            throw TwoScaleError.invalid("\(Setting.gamma)", "\(gamma)", allowed: "γ must lie in (0, 1]")
         }
     }
 
@@ -104,11 +104,11 @@ public struct GeneralizationBound: Sendable {
     public static func epsilon(n: Double, gamma: Double) throws -> Double {
         try checkGamma(gamma)
         guard n.isFinite, n >= 2 else {
-            throw TwoScaleError.invalid("--n", Self.format(n), allowed: "the sample size n must be a whole number ≥ 2")
+            throw TwoScaleError.invalid("\(Setting.sampleSize)", Self.format(n), allowed: "the sample size n must be a whole number ≥ 2")
         }
         guard let e = epsilonIfValid(n: n, gamma: gamma) else {
             let raw = Foundation.pow(Foundation.log(n) / (gamma * n), 3.0 / 8.0)
-            throw TwoScaleError.invalid("--n", Self.format(n),
+            throw TwoScaleError.invalid("\(Setting.sampleSize)", Self.format(n),
                 allowed: "ε_n = (log n/(γn))^(3/8) = \(raw) ≥ 1 at n = \(Self.format(n)), γ = \(gamma); the bound needs ε_n < 1, i.e. log n < γn: use a larger n or γ")
         }
         return e
@@ -147,10 +147,10 @@ public struct GeneralizationBound: Sendable {
     }
 }
 
-/// Sample-size grids for `--n`: the `--eps` syntax (a value, a list, or `lo:hi:k` log-spaced), every
+/// Sample-size grids (`Setting.sampleSize`): the ε grids' syntax (a value, a list, or `lo:hi:k` log-spaced), every
 /// value rounded to an integer, duplicates removed (first occurrence kept), each n ≥ 2.
 public enum SampleSizeGrid {
-    public static func parse(_ text: String, flag: String = "--n") throws -> [Int] {
+    public static func parse(_ text: String, flag: String = "\(Setting.sampleSize)") throws -> [Int] {
         let values = try Grid.parse(text, flag: flag)
         var out: [Int] = []
         var seen = Set<Int>()

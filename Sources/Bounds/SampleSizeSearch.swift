@@ -35,10 +35,10 @@ public enum SampleSizeSearch {
                                  source: TwoScaleSource, exhaustiveLimit: Int = 4096,
                                  pointsPerDecade: Int = 100, verifyWindow: Int = 64) throws -> SampleSizeSearchResult {
         guard delta.isFinite, delta > 0, delta < 1 else {
-            throw TwoScaleError.invalid("--delta", "\(delta)", allowed: "the confidence level δ must lie in (0, 1)")
+            throw TwoScaleError.invalid("\(Setting.delta)", "\(delta)", allowed: "the confidence level δ must lie in (0, 1)")
         }
         guard range.lowerBound >= 2 else {
-            throw TwoScaleError.invalid("--delta-range", "\(range.lowerBound):\(range.upperBound)",
+            throw TwoScaleError.invalid("\(Setting.deltaRange)", "\(range.lowerBound):\(range.upperBound)",
                                         allowed: "the search range needs n ≥ 2")
         }
         let logDelta = Foundation.log(delta)

@@ -35,6 +35,6 @@ public struct TailLimit: Sendable, Equatable, Encodable {
     public var hint: String {
         "the tail grows with n: n^(−K/γ) must outweigh ε_n^(−d_ζ), which grows like n^(3d_ζ/8); at n = \(n), "
             + "d_ζ(ε_n) = \(NumberText.format(dZetaUsed, digits: 6)) needs K > \(NumberText.format(neededK, digits: 6)) "
-            + "(the theorem's unknown constant, --K; now \(NumberText.format(k, digits: 6))), so no larger n helps"
+            + "(the theorem's unknown constant, \(Setting.constantK); now \(NumberText.format(k, digits: 6))), so no larger n helps"
     }
 }

@@ -23,16 +23,22 @@ import TwoScaleCore
 ///   (their paths in progress are cancelled at the next inner draw), keeps saving the paths still
 ///   arriving, and — once every rank has answered — says how many paths are saved and how to continue;
 ///   then every rank leaves through `MPI_Finalize` and mpirun exits with the failure's status. The store
-///   then holds `meta.json` and the finished paths — never final files — and `--resume` continues it
+///   then holds `meta.json` and the finished paths — never final files — and `Setting.resume` continues it
 ///   with any number of ranks. This orderly stop replaces `MPI_Abort`, whose teardown in Open MPI 4.1's
 ///   mpirun can hang or crash; `MPI_Abort` remains for MPI itself failing. An error rank 0 finds before
 ///   the broadcast (a usage error, a store made with other settings) is printed once by rank 0, and
 ///   every rank exits with its status without a word.
 public struct DistributedSpectraRun: Sendable {
     public let world: MPIWorld
+    /// Where this rank's messages go (one line each; setting markers are the caller's to spell): the
+    /// command line passes its console; by default stderr, with markers read as the settings' names.
+    let sayLine: @Sendable (String) -> Void
 
-    public init(world: MPIWorld) {
+    public init(world: MPIWorld, say: @escaping @Sendable (String) -> Void = { text in
+        FileHandle.standardError.write(Data(Setting.plain(text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }) {
         self.world = world
+        sayLine = say
     }
 
     /// Eigenvalues per data message: far below MPI's 2³¹ − 1 element count limit.
@@ -103,9 +109,7 @@ public struct DistributedSpectraRun: Sendable {
 
     static func status(of error: any Error) -> Int32 { (error as? TwoScaleError)?.exitCode ?? 1 }
 
-    func say(_ text: String) {
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
-    }
+    func say(_ text: String) { sayLine(text) }
 
     func failureLine(_ error: any Error) -> String {
         "twoscale: MPI rank \(world.rank) of \(world.size): " + ((error as? TwoScaleError)?.message ?? "\(error)")
@@ -267,8 +271,8 @@ public struct DistributedSpectraRun: Sendable {
             let saved = plan.done.count + collector.count
             let total = runner.meta.storedPaths.count
             let after = store.map {
-                "\(saved) of \(total) paths are saved in \($0); continue with the same command and --resume (any number of ranks)"
-            } ?? "nothing is saved (no --store)"
+                "\(saved) of \(total) paths are saved in \($0); continue with the same command and \(Setting.resume) (any number of ranks)"
+            } ?? "nothing is saved (no \(Setting.store))"
             say("twoscale: the MPI job stopped after a failure on rank \(f.rank); \(after)")
             world.finalize()
             throw SilentExit(status: f.status)

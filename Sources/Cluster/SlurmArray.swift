@@ -1,6 +1,6 @@
 import TwoScaleCore
 
-/// The task of a SLURM job array, as `ed --shard auto` uses it: shard `index/count` of the run.
+/// The task of a SLURM job array, as `ed` uses it for the shard `auto` (`Setting.shard`): shard `index/count` of the run.
 ///
 /// SLURM exports, in every task of `sbatch --array=MIN-MAX[:STEP]`:
 /// `SLURM_ARRAY_TASK_ID` (this task), `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_MAX`,
@@ -21,7 +21,7 @@ public struct SlurmArrayTask: Sendable, Equatable {
                                    "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"]
 
     /// Reads the array task from `env`; `flag` names the option in messages.
-    public init(environment env: [String: String], flag: String = "--shard auto") throws {
+    public init(environment env: [String: String], flag: String = "\(Setting.shard) auto") throws {
         func fail(_ why: String) -> TwoScaleError {
             TwoScaleError.usage("\(flag): \(why)")
         }
@@ -34,12 +34,12 @@ public struct SlurmArrayTask: Sendable, Equatable {
         }
         guard let id = try number("SLURM_ARRAY_TASK_ID") else {
             if let job = env["SLURM_JOB_ID"] {
-                throw fail("this SLURM job (SLURM_JOB_ID=\(job)) is not a job array: SLURM_ARRAY_TASK_ID is not set. Submit it with sbatch --array=1-N (see scripts/slurm-array.sh), or give --shard i/n")
+                throw fail("this SLURM job (SLURM_JOB_ID=\(job)) is not a job array: SLURM_ARRAY_TASK_ID is not set. Submit it with sbatch --array=1-N (see scripts/slurm-array.sh), or give \(Setting.shard) i/n")
             }
-            throw fail("SLURM_ARRAY_TASK_ID is not set: auto reads the shard from a SLURM job array task (sbatch --array=1-N, see scripts/slurm-array.sh); outside one, give --shard i/n")
+            throw fail("SLURM_ARRAY_TASK_ID is not set: auto reads the shard from a SLURM job array task (sbatch --array=1-N, see scripts/slurm-array.sh); outside one, give \(Setting.shard) i/n")
         }
         guard let min = try number("SLURM_ARRAY_TASK_MIN") else {
-            throw fail("SLURM_ARRAY_TASK_ID=\(id) is set but SLURM_ARRAY_TASK_MIN is not (SLURM sets both in every array task); give --shard i/n")
+            throw fail("SLURM_ARRAY_TASK_ID=\(id) is set but SLURM_ARRAY_TASK_MIN is not (SLURM sets both in every array task); give \(Setting.shard) i/n")
         }
         let step = try number("SLURM_ARRAY_TASK_STEP") ?? 1
         guard step >= 1 else { throw fail("SLURM_ARRAY_TASK_STEP=\(step) must be ≥ 1") }
@@ -51,16 +51,16 @@ public struct SlurmArrayTask: Sendable, Equatable {
         var count: Int
         if let max {
             guard max >= min, (max - min) % step == 0 else {
-                throw fail(inconsistent + "MIN to MAX in steps of STEP is not a range; --shard auto needs --array=A-B or A-B:S")
+                throw fail(inconsistent + "MIN to MAX in steps of STEP is not a range; \(Setting.shard) auto needs --array=A-B or A-B:S")
             }
             count = (max - min) / step + 1
             if let g = given, g != count {
-                throw fail(inconsistent + "the range has \(count) tasks but COUNT is \(g) (an array given as a list, such as --array=1,4,9?); --shard auto needs --array=A-B or A-B:S, or give --shard i/n")
+                throw fail(inconsistent + "the range has \(count) tasks but COUNT is \(g) (an array given as a list, such as --array=1,4,9?); \(Setting.shard) auto needs --array=A-B or A-B:S, or give \(Setting.shard) i/n")
             }
         } else if let g = given {
             count = g
         } else {
-            throw fail("SLURM_ARRAY_TASK_MAX and SLURM_ARRAY_TASK_COUNT are both unset (SLURM sets them in every array task); give --shard i/n")
+            throw fail("SLURM_ARRAY_TASK_MAX and SLURM_ARRAY_TASK_COUNT are both unset (SLURM sets them in every array task); give \(Setting.shard) i/n")
         }
         guard count >= 1 else { throw fail(inconsistent + "an array of \(count) tasks") }
         guard id >= min, (id - min) % step == 0, (id - min) / step < count else {

@@ -36,7 +36,7 @@ public struct ArchitectureComparison: Sendable {
         public var traceDraws: Int
         /// smc: the islands' sweeps per step (`NetworkSMC.islandSweeps`; `ed`'s default).
         public var islandSweeps = NetworkSMC.defaultIslandSweeps
-        /// smc: proposals of the previous layer per particle and tempering step (`ed --outer-moves`; 0: off).
+        /// smc: proposals of the previous layer per particle and tempering step (`Setting.outerMoves`; 0: off).
         public var outerMoves = 0
 
         public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,

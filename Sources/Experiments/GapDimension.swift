@@ -43,7 +43,7 @@ public struct GapDimension: Sendable {
     public static func rankLimit(task: TeacherTask, student: Architecture, activation: Activation, box: ClosedRange<Double>,
                                  samples: Int, sigma2: Double, noiseSamples: Int, zeta: Double, seed: UInt64) throws -> GapDimension {
         guard samples >= 1, samples <= 100_000 else {
-            throw TwoScaleError.invalid("--rank-samples", "\(samples)", allowed: "give from 1 to 100000 inputs for the Fisher matrix's generic rank")
+            throw TwoScaleError.invalid("\(Setting.rankSamples)", "\(samples)", allowed: "give from 1 to 100000 inputs for the Fisher matrix's generic rank")
         }
         var rng = Xoshiro256(seed: seed, stream: [205])
         let inputs = task.inputs(count: samples, rng: &rng)

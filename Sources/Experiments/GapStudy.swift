@@ -65,7 +65,7 @@ public struct GapStudy: Sendable, Encodable {
 
     public static let adversarialNote = "adversarial_sup: per (n, trial) projected Adam ascent on ±(R − R_n) for 1 − p_θ(y|x) from random starts in Θ, every iterate checked in Θ; the max over trials, a lower estimate of sup_{θ∈Θ}|R − R_n| (up to the Monte Carlo error of R, adversarial_risk_error); adversarial_sup_fresh re-evaluates R at the maximiser on an independent population sample; adversarial_exceeds: the bound's event sup ≥ C·ε_n was observed"
 
-    public static let riskNote = "R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise --population)"
+    public static let riskNote = "R is a Monte Carlo average over the population inputs (exact label expectation); risk_standard_error is the largest standard error of R among the θ evaluated, so gaps below about 2 × risk_standard_error are within its noise (raise \(Setting.population))"
 
     /// In words: how c_fit moves with n.
     public var trendNote: String {
@@ -86,8 +86,8 @@ public struct GapStudy: Sendable, Encodable {
         let clock = ContinuousClock()
         let start = clock.now
         if experiment.adversarial != nil, !loss.lipschitz {
-            throw TwoScaleError.invalid("--loss", loss.rawValue,
-                allowed: "the adversarial search climbs the gradient of a Lipschitz loss: give --loss probability with --adversarial")
+            throw TwoScaleError.invalid("\(Setting.loss)", loss.rawValue,
+                allowed: "the adversarial search climbs the gradient of a Lipschitz loss: give \(Setting.loss) probability with \(Setting.adversarial)")
         }
         var experiment = experiment
         experiment.probabilityLoss = loss == .probability

@@ -41,17 +41,17 @@ public struct MarkovFisher: FisherModel {
     public init(architecture: Architecture, activation: Activation, data: Matrix, sigma2: Double,
                 noiseSamples: Int, noiseSeed: UInt64) throws {
         guard sigma2.isFinite, sigma2 > 0 else {
-            throw TwoScaleError.invalid("--sigma2", "\(sigma2)", allowed: "the noise variance σ² must be a finite number > 0")
+            throw TwoScaleError.invalid("\(Setting.noiseVariance)", "\(sigma2)", allowed: "the noise variance σ² must be a finite number > 0")
         }
         guard noiseSamples >= 1 else {
-            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
+            throw TwoScaleError.invalid("\(Setting.noiseSamples)", "\(noiseSamples)", allowed: "the number of noise draws R must be ≥ 1")
         }
         // Hidden states are held for all S = N·R samples: S × n_m values per layer.
         let widest = architecture.stack.map { Swift.max($0.inputSize, $0.outputSize) }.max() ?? 1
         let (s, o1) = data.rows.multipliedReportingOverflow(by: noiseSamples)
         let (values, o2) = s.multipliedReportingOverflow(by: widest)
         guard !o1, !o2, values <= 1 << 28 else {
-            throw TwoScaleError.invalid("--noise-samples", "\(noiseSamples)", allowed: "the hidden states of N·R = \(data.rows)·\(noiseSamples) samples would exceed 2²⁸ values per layer; use fewer noise draws or samples (N·R·n_m ≤ 2²⁸)")
+            throw TwoScaleError.invalid("\(Setting.noiseSamples)", "\(noiseSamples)", allowed: "the hidden states of N·R = \(data.rows)·\(noiseSamples) samples would exceed 2²⁸ values per layer; use fewer noise draws or samples (N·R·n_m ≤ 2²⁸)")
         }
         try FisherKind.markov.validate(data: data, architecture: architecture)
         self.architecture = architecture

@@ -47,20 +47,20 @@ public struct OutputFisher: FisherModel {
         // The spectrum comes from an s × s matrix, s = min(d, N(K−1)): refuse what cannot be held.
         let side = Swift.min(d, n * q)
         guard side <= Self.maxSide else {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) at N = \(n) needs a \(side) × \(side) matrix (\(side * side / 134_217_728) GiB); the limit is \(Self.maxSide) (use N(K−1) ≤ \(Self.maxSide), i.e. --samples ≤ \(Self.maxSide / Swift.max(1, q)))")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "the output Fisher of \(architecture) at N = \(n) needs a \(side) × \(side) matrix (\(side * side / 134_217_728) GiB); the limit is \(Self.maxSide) (use N(K−1) ≤ \(Self.maxSide), i.e. \(Setting.samples) ≤ \(Self.maxSide / Swift.max(1, q)))")
         }
         // The backward signals are N(K−1) × n_m matrices whatever the route.
         let widest = architecture.stack.map(\.outputSize).max() ?? 1
         let (rowsNQ, o1) = n.multipliedReportingOverflow(by: q)
         let (signals, o2) = rowsNQ.multipliedReportingOverflow(by: widest)
         guard !o1, !o2, signals <= 1 << 30 else {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "the output Fisher of \(architecture) holds N(K−1) × n_m backward signals, more than 2³⁰ values at N = \(n); use fewer samples")
         }
         // On the Gram route the weight-shared layers' gradient rows are held whole: N(K−1) × their parameters.
         let shared = Self.rowLayers(architecture, gram: true).map { architecture.parameters(layer: $0) }.reduce(0, +)
         let (rowValues, o3) = rowsNQ.multipliedReportingOverflow(by: shared)
         guard rowsNQ >= d || (!o3 && rowValues <= 1 << 30) else {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the output Fisher of \(architecture) holds the N(K−1) per-sample gradient rows of its convolutions (N(K−1) × \(shared) values), more than 2³⁰ at N = \(n); use fewer samples")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "the output Fisher of \(architecture) holds the N(K−1) per-sample gradient rows of its convolutions (N(K−1) × \(shared) values), more than 2³⁰ at N = \(n); use fewer samples")
         }
         // What the first layer needs of the data, the same for every θ: its Gram (N × N) on the Gram route
         // when its share comes from the backward Gram, otherwise its patches.

@@ -57,7 +57,7 @@ public enum EstimatorRegistry {
     /// The estimator of that name.
     public static func estimator(_ kind: EstimatorKind) throws -> any NetworkEstimator.Type {
         guard let e = all.first(where: { $0.kind == kind }) else {
-            throw TwoScaleError.invalid("--estimator", kind.rawValue, allowed: "give one of " + kinds.map(\.rawValue).joined(separator: ", "))
+            throw TwoScaleError.invalid("\(Setting.estimator)", kind.rawValue, allowed: "give one of " + kinds.map(\.rawValue).joined(separator: ", "))
         }
         return e
     }
@@ -69,12 +69,12 @@ public enum EstimatorRegistry {
         return all.first(where: { $0.storesSpectra })?.kind ?? edDefault
     }
 
-    /// The first of the `given` flags that is another estimator's setting and not one of `kind`'s, with
+    /// The first of the `given` settings that is another estimator's and not one of `kind`'s, with
     /// the estimator it belongs to (an error: it would be ignored).
-    public static func foreignFlag(_ given: [String], for kind: EstimatorKind) -> (flag: String, owner: EstimatorKind)? {
-        let own = Set((try? estimator(kind))?.flags ?? [])
-        for flag in given where !own.contains(flag) {
-            if let owner = all.first(where: { $0.flags.contains(flag) }) { return (flag, owner.kind) }
+    public static func foreignSetting(_ given: [Setting], for kind: EstimatorKind) -> (setting: Setting, owner: EstimatorKind)? {
+        let own = Set((try? estimator(kind))?.settings ?? [])
+        for setting in given where !own.contains(setting) {
+            if let owner = all.first(where: { $0.settings.contains(setting) }) { return (setting, owner.kind) }
         }
         return nil
     }

@@ -9,30 +9,30 @@ import TwoScaleCore
 /// of P particles over the whole θ, from s = 0 to the grid's largest scale, each step's moves a random walk in
 /// one neuron's weights (the softmax layer's whole matrix) at a time, accepted with the ratio of the whole
 /// `det(I + s F^{1/2})`, so every layer is moved under all the layers after it. There is no staging and no
-/// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`--sweeps`),
+/// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`Setting.sweeps`),
 /// which the replicates' spread does not show. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
-/// `--paths` is P, `--inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
+/// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum JointNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.joint
-    public static var flags: [String] { ["--trace-draws", "--sweeps"] }
+    public static var settings: [Setting] { [.traceDraws, .sweeps] }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { false }
 
-    /// MH sweeps over every unit per tempering step, unless `--sweeps` says otherwise.
+    /// MH sweeps over every unit per tempering step, unless `Setting.sweeps` says otherwise.
     public static var defaultSweeps: Int { JointSMC<MarkovFisher>.defaultSweeps }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         guard (4...100_000).contains(budget.paths) else {
-            throw TwoScaleError.invalid("--paths", "\(budget.paths)", allowed: "joint: particles per replicate sampler, 4 to 10⁵")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(budget.paths)", allowed: "joint: particles per replicate sampler, 4 to 10⁵")
         }
         guard (2...1_000).contains(budget.inner) else {
-            throw TwoScaleError.invalid("--inner", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
+            throw TwoScaleError.invalid("\(Setting.inner)", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
         try JointSMC<MarkovFisher>.checkSweeps(budget.sweeps)
         guard (2...10_000_000).contains(budget.traceDraws) else {
-            throw TwoScaleError.invalid("--trace-draws", "\(budget.traceDraws)", allowed: "2 to 10⁷")
+            throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(budget.traceDraws)", allowed: "2 to 10⁷")
         }
     }
 
@@ -44,7 +44,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
         guard !request.lower else {
-            throw TwoScaleError.usage("--estimator joint estimates the 2sED only (joint tempering has no layerwise terms): drop --lower, or use --estimator smc")
+            throw TwoScaleError.usage("\(Setting.estimator) joint estimates the 2sED only (joint tempering has no layerwise terms): drop \(Setting.lower), or use \(Setting.estimator) smc")
         }
         try ScaleParameters.checkZeta(request.zeta)
         for e in request.eps { try ScaleParameters.checkEpsilon(e) }
@@ -71,7 +71,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
             var est = j.estimates[t]
             est.variance += cv
             guard est.value.isFinite, est.variance.isFinite else {
-                throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
+                throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
             let p = SMCPoint(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
             points.append(JointNetworkMeasurement.Point(eps: e, zeta: request.zeta, dZeta: p.dZeta, ci95: p.ci95, seLogDet: p.standardError ?? 0,
@@ -98,7 +98,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
     }
 }
 
-/// `ed --estimator joint`'s result (JSON keys in docs/COMMANDS.md).
+/// The joint estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
 public struct JointNetworkMeasurement: NetworkEstimateReport {
     public struct Point: Sendable, Equatable, Encodable, BracketedPoint {
         public var eps: Double

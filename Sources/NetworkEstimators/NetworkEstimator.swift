@@ -57,18 +57,18 @@ public struct EstimatorProblem: Sendable {
 /// "An estimator"). It is found by its name (`EstimatorKind`) in `EstimatorRegistry`, and the commands
 /// (`ed`, `analyze`, `compare`) and `ArchitectureComparison` ask it, never the name, what it needs and does.
 public protocol NetworkEstimator: Sendable {
-    /// Its name, as `--estimator` and the results' `estimator` key spell it.
+    /// Its name, as `Setting.estimator` and the results' `estimator` key spell it.
     static var kind: EstimatorKind { get }
-    /// The flags only this estimator reads (smc: `--trace-draws`, `--island-sweeps`): given to a run of
-    /// another estimator they are an error, not ignored (`EstimatorRegistry.foreignFlag`).
-    static var flags: [String] { get }
+    /// The settings only this estimator reads (smc: `Setting.traceDraws`, `Setting.islandSweeps`): given to a run of
+    /// another estimator they are an error, not ignored (`EstimatorRegistry.foreignSetting`).
+    static var settings: [Setting] { get }
     /// Whether its samples are uniform-path spectra, which a spectra store holds: such an estimator runs
-    /// `ed`'s store route (`SpectraRun`: `--store`, `--resume`, `--shard`, MPI ranks, `--abbas-n`, `--fisher
+    /// `ed`'s store route (`SpectraRun`: `Setting.store`, `Setting.resume`, `Setting.shard`, MPI ranks, `Setting.abbasSampleSize`, `Setting.fisherRoute
     /// output`) and `analyze`; any other runs end to end through `estimate`.
     static var storesSpectra: Bool { get }
     /// Whether its 95% intervals cover (a comparison reports their mean half-width).
     static var reportsIntervals: Bool { get }
-    /// Whether it estimates the lower 2sED (`compare` ranks by it; `ed --lower` asks for it).
+    /// Whether it estimates the lower 2sED (`compare` ranks by it; `ed` asks for it with `Setting.lower`).
     static var estimatesLower: Bool { get }
     /// K and J where the user gives none.
     static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int)
@@ -83,7 +83,7 @@ public protocol NetworkEstimator: Sendable {
 }
 
 extension NetworkEstimator {
-    public static var flags: [String] { [] }
+    public static var settings: [Setting] { [] }
     public static var storesSpectra: Bool { false }
     public static var reportsIntervals: Bool { false }
     public static var estimatesLower: Bool { true }
@@ -91,7 +91,7 @@ extension NetworkEstimator {
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {}
 }
 
-/// An estimator's own typed result (`NetworkMeasurement`, `NetworkSMCMeasurement`): what `ed --json` prints.
+/// An estimator's own typed result (`NetworkMeasurement`, `NetworkSMCMeasurement`): what `ed` prints as JSON.
 public protocol NetworkEstimateReport: Encodable, Sendable {
     var seconds: Double { get set }
 }

@@ -10,7 +10,7 @@ public enum PlainNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.plain
     public static var storesSpectra: Bool { true }
     /// The bootstrap over paths gives its intervals.
-    public static var flags: [String] { ["--bootstrap"] }
+    public static var settings: [Setting] { [.bootstrap] }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         switch use {
@@ -56,7 +56,7 @@ public enum PlainNetworkEstimator: NetworkEstimator {
 /// Its samples depend on ε, so it runs end to end (no store).
 public enum SMCNetworkEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.smc
-    public static var flags: [String] { ["--trace-draws", "--island-sweeps", "--outer-moves"] }
+    public static var settings: [Setting] { [.traceDraws, .islandSweeps, .outerMoves] }
     public static var reportsIntervals: Bool { true }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {

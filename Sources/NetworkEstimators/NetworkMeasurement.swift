@@ -133,7 +133,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
     public struct Point: Sendable, Equatable, Encodable {
         public var eps: Double
         public var zeta: Double
-        /// Nested 2sED (the estimate the report leads with), the joint one, and the lower one (`--lower`).
+        /// Nested 2sED (the estimate the report leads with), the joint one, and the lower one (`Setting.lower`).
         public var dZeta: Double
         public var dZetaJoint: Double
         public var dZetaLower: Double?

@@ -28,7 +28,7 @@ public struct NetworkSMC: Sendable {
 
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
-    /// The default budget (`ed --estimator smc`): K = 64 outer particles, J = 32 island particles.
+    /// The default budget (`ed`'s, with the smc estimator): K = 64 outer particles, J = 32 island particles.
     public static let defaultPaths = Staged.defaultPaths, defaultInner = Staged.defaultInner
     /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `stageOneSweeps` sweeps per step.
     public static let stageOneParticles = Staged.stageOneParticles, stageOneSweeps = Staged.stageOneSweeps

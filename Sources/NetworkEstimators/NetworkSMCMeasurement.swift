@@ -4,7 +4,7 @@ import Samplers
 import SpectraStore
 import TwoScaleCore
 
-/// The 2sED of a network by the smc estimator: `ed --estimator smc`'s result (docs/ESTIMATORS.md). For
+/// The 2sED of a network by the smc estimator: `ed`'s result with the smc estimator (docs/ESTIMATORS.md). For
 /// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
 public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public struct Point: Sendable, Equatable, Encodable {
@@ -12,7 +12,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         public var zeta: Double
         public var dZeta: Double
         public var ci95: ClosedRange<Double>
-        /// With `--lower`: the lower 2sED and its interval.
+        /// With `Setting.lower`: the lower 2sED and its interval.
         public var dZetaLower: Double?
         public var ci95Lower: ClosedRange<Double>?
         /// Standard error of log E det, and the share of the interval's variance due to ĉ.
@@ -27,7 +27,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         /// Per stage: log Ẑ_m and its standard error.
         public var stageLogZ: [Double]
         public var stageSE: [Double]
-        /// Per stage m ≥ 2, with `--outer-moves`: what moving the previous layer did (else empty).
+        /// Per stage m ≥ 2, with `Setting.outerMoves`: what moving the previous layer did (else empty).
         public var stageMoves: [OuterMoveDiagnostics] = []
         /// Whether the lower 2sED was asked for (its keys are written).
         public var lower: Bool
@@ -106,7 +106,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var inner: Int
     /// MH sweeps per island step (0 for a one-layer network, which has no islands).
     public var islandSweeps: Int
-    /// `--outer-moves`: redraws of the previous layer per particle and tempering step (0: off, not written).
+    /// `Setting.outerMoves`: redraws of the previous layer per particle and tempering step (0: off, not written).
     public var outerMoves: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
@@ -119,7 +119,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     public var stage1: SMCDiagnostics
     public var islands: SMCDiagnostics
     public var degeneracy: WeightDegeneracy?
-    /// With `--lower`: the grid point where the lower 2sED's interval lies wholly above the 2sED's, if any
+    /// With `Setting.lower`: the grid point where the lower 2sED's interval lies wholly above the 2sED's, if any
     /// (`LowerAboveNested`: an order the true values cannot have, so a failed correction).
     public var lowerAboveNested: LowerAboveNested?
     /// The grid point where the later stages' expected shortfall under a lognormal model of their outer
@@ -200,7 +200,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
         aboveBound = EstimateAboveBound.check(points.flatMap { p -> [EstimateAboveBound] in
             guard let u = p.bound else { return [] }
-            // The bound's last term keeps the plain weighting; a last stage moved by `--outer-moves` can
+            // The bound's last term keeps the plain weighting; a last stage moved by `Setting.outerMoves` can
             // rise above that (low) estimate of it, so the 2sED is not checked there (docs/METHOD.md §22).
             let lastMoved = (p.stageMoves.last?.steps ?? 0) > 0
             var cases = lastMoved ? [] : [EstimateAboveBound(quantity: "d_zeta", eps: p.eps, estimate: p.dZeta, interval: p.ci95,

@@ -52,11 +52,11 @@ public struct PrecisionTarget: Sendable, Encodable {
                            width target: Double, maxPaths: Int?,
                            progress: @escaping @Sendable (String) -> Void) async throws -> (estimate: NetworkEstimate, target: PrecisionTarget) {
         guard target.isFinite, target > 0, target < 10 else {
-            throw TwoScaleError.invalid("--target-width", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
+            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
         }
         let cap = maxPaths ?? 8 * problem.budget.paths
         guard cap >= problem.budget.paths else {
-            throw TwoScaleError.invalid("--max-paths", "\(cap)", allowed: "at least the starting K = \(problem.budget.paths)")
+            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(problem.budget.paths)")
         }
         var p = problem
         var rounds: [Round] = []
@@ -65,7 +65,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             progress("precision target: round \(rounds.count + 1), K = \(p.budget.paths), J = \(p.budget.inner)")
             let estimate = try await estimator.estimate(p, request: request, progress: progress)
             guard let w = widest(estimate) else {
-                throw TwoScaleError.usage("--target-width needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
+                throw TwoScaleError.usage("\(Setting.targetWidth) needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
             }
             rounds.append(Round(paths: p.budget.paths, inner: p.budget.inner, width: w.width, eps: w.eps, source: w.source.rawValue,
                                 seconds: (clock.now - t0) / .seconds(1)))
@@ -90,7 +90,7 @@ public struct PrecisionTarget: Sendable, Encodable {
         case .bracketLimited:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
         case .budgetSpent:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise --max-paths"
+            return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
         }
     }
 }

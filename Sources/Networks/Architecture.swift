@@ -77,24 +77,24 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
 
     public init(sizes: [Int], bias: Bool = false) throws {
         guard sizes.count >= 2 else {
-            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("\(Setting.architecture)", sizes.map(String.init).joined(separator: "-"),
                                         allowed: "an architecture needs at least an input and an output size, e.g. 54-16-7")
         }
         guard sizes.allSatisfy({ $0 >= 1 && $0 <= 1_000_000 }) else {
-            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("\(Setting.architecture)", sizes.map(String.init).joined(separator: "-"),
                                         allowed: "every layer size must be a whole number from 1 to 10⁶")
         }
         guard sizes.last! >= 2 else {
-            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("\(Setting.architecture)", sizes.map(String.init).joined(separator: "-"),
                                         allowed: "the softmax output needs at least 2 classes")
         }
         // Sizes ≤ 10⁶ and at most a few thousand layers: the products below cannot overflow an Int.
         guard sizes.count <= 10_000 else {
-            throw TwoScaleError.invalid("--arch", "\(sizes.count - 1) layers", allowed: "at most 10000 layers")
+            throw TwoScaleError.invalid("\(Setting.architecture)", "\(sizes.count - 1) layers", allowed: "at most 10000 layers")
         }
         let d = (1..<sizes.count).reduce(0) { $0 + sizes[$1] * sizes[$1 - 1] + (bias ? sizes[$1] : 0) }
         guard d <= Self.maxParameters else {
-            throw TwoScaleError.invalid("--arch", sizes.map(String.init).joined(separator: "-"),
+            throw TwoScaleError.invalid("\(Setting.architecture)", sizes.map(String.init).joined(separator: "-"),
                                         allowed: "the network has \(d) parameters; at most \(Self.maxParameters) (2²⁸, 2 GiB per copy of θ) are supported")
         }
         self.sizes = sizes
@@ -112,7 +112,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `54-16-7`, or the image notation (`28x28x1-conv8k3p1-maxpool2-10`, see
     /// `ArchitectureNotation`).
-    public init(parsing text: String, bias: Bool = false, flag: String = "--arch") throws {
+    public init(parsing text: String, bias: Bool = false, flag: String = "\(Setting.architecture)") throws {
         if ArchitectureNotation.isImageNotation(text), text.contains(where: \.isLetter) {
             let layers = try ArchitectureNotation.layers(text, bias: bias, flag: flag)
             do { try self.init(stack: layers) } catch let e as TwoScaleError {
@@ -129,7 +129,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
             sizes.append(n)
         }
         do { try self.init(sizes: sizes, bias: bias) } catch let e as TwoScaleError {
-            throw e.renaming("--arch", to: flag)
+            throw e.renaming("\(Setting.architecture)", to: flag)
         }
     }
 
@@ -165,7 +165,7 @@ public struct Architecture: Sendable, Equatable, CustomStringConvertible {
     /// convolution) of every parametric layer but the last (`[16]` for 54-16-7).
     public var hiddenWidths: [Int] { parametricLayers.dropLast().map { structure(layer: $0).units } }
 
-    /// The `--arch` notation of the stack (`54-16-7` for an MLP).
+    /// The architecture notation of the stack (`54-16-7` for an MLP).
     public var notation: String { ArchitectureNotation.notation(stack) }
     public var description: String { notation + (bias ? " (bias)" : "") }
 }

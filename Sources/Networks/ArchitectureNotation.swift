@@ -1,7 +1,7 @@
 import Foundation
 import TwoScaleCore
 
-/// The `--arch` notation for networks with convolutions: terms joined by `-`, read left to right.
+/// The architecture notation for networks with convolutions: terms joined by `-`, read left to right.
 ///
 ///     28x28x1-conv8k3p1-maxpool2-conv16k3-avgpool2-10
 ///
@@ -12,7 +12,7 @@ import TwoScaleCore
 /// * `flatten`: optional; an image is flattened (height, width, channel order) before a dense term anyway;
 /// * a number n: a dense layer of n units. The last term is the dense softmax layer (n ≥ 2 classes).
 ///
-/// The hidden activation follows every convolution and dense layer but the last; `--bias` gives every
+/// The hidden activation follows every convolution and dense layer but the last; `Setting.bias` gives every
 /// convolution and dense layer a bias. A plain `54-16-7` is the MLP notation (all terms numbers).
 enum ArchitectureNotation {
     /// The layer types with a term of their own, asked in this order (each reads only its own terms).
@@ -94,7 +94,7 @@ enum NotationInput {
     }
 }
 
-/// A layer type with its own term in the `--arch` notation: it reads the term as its `notationTerm` writes it.
+/// A layer type with its own term in the architecture notation: it reads the term as its `notationTerm` writes it.
 protocol NotatedLayer: Layer {
     /// The layer `term` describes on `input`, nil when the term is not this type's (or needs an image and
     /// the input is flat). Throws `LayerGeometryError` for a term of this type that is malformed or does

@@ -21,7 +21,7 @@ public struct ImageShape: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(height)×\(width)×\(channels)" }
 
     /// `HxWxC` (e.g. `28x28x1`, case-insensitive) with sides and channels from 1 to 10⁵; nil otherwise. The
-    /// one parser of image shapes, for `--arch`'s input term and `--shape`.
+    /// one parser of image shapes, for the architecture notation's input term and `Setting.shape`.
     public init?(parsing text: String) {
         let dims = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
             .map { Int($0.trimmingCharacters(in: .whitespaces)) }

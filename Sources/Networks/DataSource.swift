@@ -4,7 +4,7 @@ import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
 
-/// Data sources named on the command line (`--data`; docs/FORMATS.md, "Data sources"):
+/// Data sources named on the command line (`Setting.data`; docs/FORMATS.md, "Data sources"):
 ///
 /// * `csv:PATH` — numeric CSV, one input per row (optional header line); with `labels: .last` the last
 ///   column is an integer class label ≥ 0.
@@ -28,9 +28,9 @@ public enum DataSource {
 
     public static func load(_ spec: String, samples: Int?, labels: LabelColumn = .none, standardize: Bool = false,
                             seed: UInt64 = 1, inputSize: Int? = nil, inputShape: ImageShape? = nil, declaredShape: ImageShape? = nil,
-                            flag: String = "--data", samplesAtMost: Bool = false) throws -> Dataset {
+                            flag: String = "\(Setting.data)", samplesAtMost: Bool = false) throws -> Dataset {
         if let n = samples, n < 1 {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "the number of samples must be ≥ 1")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "the number of samples must be ≥ 1")
         }
         let (kind, rest) = split(spec)
         var data: Dataset
@@ -60,22 +60,22 @@ public enum DataSource {
             data.shape = [28, 28, 1]
         case "synthetic":
             guard let n = samples else {
-                throw TwoScaleError.missing("--samples", "synthetic data needs --samples N (N ≥ 1)")
+                throw TwoScaleError.missing("\(Setting.samples)", "synthetic data needs \(Setting.samples) N (N ≥ 1)")
             }
             data = try synthetic(rest, spec: spec, samples: n, seed: seed, inputSize: inputSize, inputShape: inputShape, flag: flag)
         default:
             throw TwoScaleError.invalid(flag, spec, allowed: allowed)
         }
         if let n = samples, data.count < n, !samplesAtMost {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "\(spec) has only \(data.count) inputs")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "\(spec) has only \(data.count) inputs")
         }
         if let declared = declaredShape {
             guard declared.size == data.features else {
-                throw TwoScaleError.invalid("--shape", "\(declared.height)x\(declared.width)x\(declared.channels)",
+                throw TwoScaleError.invalid("\(Setting.shape)", "\(declared.height)x\(declared.width)x\(declared.channels)",
                                             allowed: "\(spec) has \(data.features) values per input, the shape holds \(declared.size)")
             }
             if let known = data.shape, known != declared.dimensions {
-                throw TwoScaleError.invalid("--shape", "\(declared.height)x\(declared.width)x\(declared.channels)",
+                throw TwoScaleError.invalid("\(Setting.shape)", "\(declared.height)x\(declared.width)x\(declared.channels)",
                                             allowed: "\(spec) stores its images as \(known.map(String.init).joined(separator: "x"))")
             }
             data.shape = declared.dimensions
@@ -89,22 +89,22 @@ public enum DataSource {
     }
 
     /// An image model (`model` non-nil) takes only inputs whose shape is known and equal to its input:
-    /// images keep their shape, so a 28×28×1 network never reads a 784-column CSV without `--shape` or a
+    /// images keep their shape, so a 28×28×1 network never reads a 784-column CSV without `Setting.shape` or a
     /// 14×56×1 file as if it were 28×28. A flat model (an MLP) takes any input with the right number of
     /// values (images flattened in height, width, channel order).
     static func checkShape(_ data: Dataset, spec: String, model: ImageShape?, flag: String) throws {
         guard let model else { return }
         let want = "\(model.height)x\(model.width)x\(model.channels)"
         guard let shape = data.shape else {
-            throw TwoScaleError.invalid(flag, spec, allowed: "the architecture takes \(want) images but these inputs are flat vectors of \(data.features) values; give their shape with --shape \(want) (height x width x channels, values in that order, channels fastest)")
+            throw TwoScaleError.invalid(flag, spec, allowed: "the architecture takes \(want) images but these inputs are flat vectors of \(data.features) values; give their shape with \(Setting.shape) \(want) (height x width x channels, values in that order, channels fastest)")
         }
         guard shape == model.dimensions else {
             throw TwoScaleError.invalid(flag, spec, allowed: "its images are \(shape.map(String.init).joined(separator: "x")) but the architecture takes \(want)")
         }
     }
 
-    /// `HxWxC` (e.g. `28x28x1`) as an image shape (`--shape`).
-    public static func parseShape(_ text: String, flag: String = "--shape") throws -> ImageShape {
+    /// `HxWxC` (e.g. `28x28x1`) as an image shape (`Setting.shape`).
+    public static func parseShape(_ text: String, flag: String = "\(Setting.shape)") throws -> ImageShape {
         guard let shape = ImageShape(parsing: text) else {
             throw TwoScaleError.invalid(flag, text, allowed: "an image shape is HxWxC with sides and channels from 1 to 10⁵, e.g. 28x28x1 or 32x32x3")
         }
@@ -124,7 +124,7 @@ public enum DataSource {
     static func checkSyntheticSize(samples n: Int, features d: Int, spec: String) throws {
         let (product, overflow) = n.multipliedReportingOverflow(by: Swift.max(1, d))
         guard !overflow, product <= maxSyntheticValues else {
-            throw TwoScaleError.invalid("--samples", "\(n)", allowed: "\(spec) with \(d) features allows N ≤ \(maxSyntheticValues / Swift.max(1, d)) (N × n_0 ≤ 2²⁸ values)")
+            throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "\(spec) with \(d) features allows N ≤ \(maxSyntheticValues / Swift.max(1, d)) (N × n_0 ≤ 2²⁸ values)")
         }
     }
 
@@ -135,7 +135,7 @@ public enum DataSource {
         case "gaussian":
             guard arg.isEmpty else { throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:gaussian takes no arguments") }
             guard let d = inputSize else {
-                throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:gaussian needs the input size (from --arch)")
+                throw TwoScaleError.invalid(flag, spec, allowed: "synthetic:gaussian needs the input size (from \(Setting.architecture))")
             }
             try checkSyntheticSize(samples: n, features: d, spec: spec)
             return Dataset(inputs: gaussianInputs(samples: n, features: d, seed: seed), source: "synthetic:gaussian",

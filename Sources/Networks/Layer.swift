@@ -56,7 +56,7 @@ public protocol Layer: Sendable, CustomStringConvertible {
     var inputSize: Int { get }
     /// Values per output sample.
     var outputSize: Int { get }
-    /// The layer's term in the `--arch` notation (`16` for a dense layer, `conv8k3p1`, `maxpool2`).
+    /// The layer's term in the architecture notation (`16` for a dense layer, `conv8k3p1`, `maxpool2`).
     var notationTerm: String { get }
     /// The input's term when this layer comes first (`28x28x1` for an image; default: the input size).
     var inputNotation: String { get }
@@ -141,7 +141,7 @@ public struct PyTorchWeightLayout: Sendable {
 }
 
 /// A layer whose geometry does not fit its input (a kernel larger than the image, a window that does
-/// not divide it), or a malformed term of the layer's type in the `--arch` notation: `reason` says what,
+/// not divide it), or a malformed term of the layer's type in the architecture notation: `reason` says what,
 /// in words a notation parser can attach to the offending term.
 public struct LayerGeometryError: Error, CustomStringConvertible, Sendable {
     public let reason: String
@@ -150,7 +150,7 @@ public struct LayerGeometryError: Error, CustomStringConvertible, Sendable {
 }
 
 extension Layer {
-    /// The input as the first term of the `--arch` notation: its size for a flat input.
+    /// The input as the first term of the architecture notation: its size for a flat input.
     public var inputNotation: String { "\(inputSize)" }
 
     /// The layer as a `ParametricLayer`, nil for a parameter-free one.

@@ -66,7 +66,7 @@ public struct Network: Sendable, Equatable {
     /// The parameter box of uniform draws: finite ends, lo < hi.
     public static func checkBox(_ box: ClosedRange<Double>) throws {
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
-            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
+            throw TwoScaleError.invalid("\(Setting.box)", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
         }
     }
 

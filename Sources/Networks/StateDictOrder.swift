@@ -89,7 +89,7 @@ extension WeightsFile {
             throw fail("has '\(m.bias?.name ?? "")' but no '\(m.path.isEmpty ? "" : m.path + ".")weight'")
         }
         if let any = modules.compactMap(\.bias).min(by: { $0.name < $1.name }) {
-            guard a.bias else { throw fail("has bias tensors ('\(any.name)', …) but the network has none (pass --bias)") }
+            guard a.bias else { throw fail("has bias tensors ('\(any.name)', …) but the network has none (pass \(Setting.bias))") }
             if let m = modules.first(where: { $0.bias == nil }), let w = m.weight {
                 throw fail("has '\(any.name)' but no bias for '\(w.name)'; give every layer a bias, or none (zero biases)")
             }

@@ -9,10 +9,10 @@ import TwoScaleNumerics
 ///
 /// **Positional** — every tensor named `arr_K` (what `np.savez(f, A, B, …)` writes), taken in the order
 /// of K, which must run 0, 1, …, n−1; the count decides what they are:
-/// * n = L: `W_1, …, W_L` (weights only; with `--bias` the biases are zero, as in a JSON file without
+/// * n = L: `W_1, …, W_L` (weights only; with `Setting.bias` the biases are zero, as in a JSON file without
 ///   `"biases"`);
 /// * n = 2L: `W_1, b_1, W_2, b_2, …, W_L, b_L` (interleaved, as `model.parameters()` of an
-///   `nn.Sequential` lists them) — only with `--bias`;
+///   `nn.Sequential` lists them) — only with `Setting.bias`;
 /// * anything else is an error.
 ///
 /// **Named** — a PyTorch state dict: every tensor named `PATH.weight` or `PATH.bias` (a bare `weight`,
@@ -24,7 +24,7 @@ import TwoScaleNumerics
 /// `decoder`) may come in any order, each child's modules kept together (`0.0, 0.2, 1` nests). If the
 /// names allow one order it is taken; otherwise the one order in which every weight (and bias) has its
 /// layer's shape, and none or several such orders is an error naming the tensors, with the workaround.
-/// Biases: all layers or none; none means zero biases under `--bias`, and bias tensors without `--bias`
+/// Biases: all layers or none; none means zero biases under `Setting.bias`, and bias tensors without `Setting.bias`
 /// are an error.
 ///
 /// Every dense `W_m` must have shape n_m × n_{m−1} — PyTorch's `nn.Linear.weight` layout (out, in) — and
@@ -53,7 +53,7 @@ extension WeightsFile {
                 layers = ts.map { ($0, nil) }
             } else if ts.count == 2 * L {
                 guard a.bias else {
-                    throw fail("has \(ts.count) positional arrays, read as W_1, b_1, …, W_\(L), b_\(L), but the network has no biases (pass --bias)")
+                    throw fail("has \(ts.count) positional arrays, read as W_1, b_1, …, W_\(L), b_\(L), but the network has no biases (pass \(Setting.bias))")
                 }
                 layers = (0..<L).map { (ts[2 * $0], ts[2 * $0 + 1]) }
             } else {

@@ -96,7 +96,7 @@ public enum WeightsFile {
         var biases: [[Double]]? = nil
         if let bs = json["biases"], bs != .null {
             guard a.bias else {
-                throw TwoScaleError.mismatch(path, "has \"biases\" but the network has none (pass --bias)")
+                throw TwoScaleError.mismatch(path, "has \"biases\" but the network has none (pass \(Setting.bias))")
             }
             guard let list = bs.arrayValue, list.count == parametric.count else {
                 throw TwoScaleError.mismatch(path, "\"biases\" must be a list of \(parametric.count) vectors, one per parametric layer")

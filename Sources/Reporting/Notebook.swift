@@ -20,10 +20,11 @@ public struct Notebook: Sendable, Equatable {
         items.compactMap { if case let .block(b) = $0 { return b } else { return nil } }
     }
 
-    /// Every `--seed` value given in the notebook's commands, in order, without repeats.
-    public var seeds: [String] {
+    /// Every value of the seed's flag (`flag`, spelled by the command line) given in the notebook's
+    /// commands, in order, without repeats.
+    public func seeds(flag: String) -> [String] {
         var out: [String] = []
-        for b in blocks { for c in b.commands { for s in c.seeds where !out.contains(s) { out.append(s) } } }
+        for b in blocks { for c in b.commands { for s in c.seeds(flag: flag) where !out.contains(s) { out.append(s) } } }
         return out
     }
 }
@@ -54,15 +55,15 @@ public struct NotebookCommand: Sendable, Equatable {
     public var line: Int
     /// The arguments after the word `twoscale`, unquoted.
     public var arguments: [String]
-    /// The values of `--seed V` / `--seed=V`.
-    public var seeds: [String] {
+    /// The values of the seed's flag: `FLAG V` or `FLAG=V`.
+    public func seeds(flag: String) -> [String] {
         var out: [String] = []
         for (i, a) in arguments.enumerated() {
-            if a == "--seed", i + 1 < arguments.count { out.append(arguments[i + 1]) }
-            if a.hasPrefix("--seed=") { out.append(String(a.dropFirst("--seed=".count))) }
+            if a == flag, i + 1 < arguments.count { out.append(arguments[i + 1]) }
+            if a.hasPrefix(flag + "=") { out.append(String(a.dropFirst(flag.count + 1))) }
         }
         return out
     }
-    /// The arguments to run: `arguments` plus `--json` unless already there.
-    public var jsonArguments: [String] { arguments.contains("--json") ? arguments : arguments + ["--json"] }
+    /// The arguments to run: `arguments` plus the JSON flag unless already there.
+    public func jsonArguments(flag: String) -> [String] { arguments.contains(flag) ? arguments : arguments + [flag] }
 }

@@ -170,7 +170,7 @@ struct NotebookParser {
         }
         let args = Array(words.dropFirst())
         guard let sub = args.first else {
-            throw fail(line, "'twoscale' needs a command, e.g. twoscale toy --family constant --lambdas 4,0.01")
+            throw fail(line, "'twoscale' needs a command, e.g. twoscale toy \(Setting.family) constant \(Setting.lambdas) 4,0.01")
         }
         if sub == "notebook" {
             throw fail(line, "a notebook cannot run 'twoscale notebook' (nested notebooks are not allowed)")

@@ -12,14 +12,17 @@ public struct RunInfo: Sendable, Equatable {
     public var host: String
     public var architecture: String
     public var cores: Int
+    /// The seeds the notebook's commands give.
+    public var seeds: [String]
 
-    public init(version: String, commit: String, date: String, host: String, architecture: String, cores: Int) {
+    public init(version: String, commit: String, date: String, host: String, architecture: String, cores: Int, seeds: [String] = []) {
         self.version = version
         self.commit = commit
         self.date = date
         self.host = host
         self.architecture = architecture
         self.cores = cores
+        self.seeds = seeds
     }
 }
 
@@ -72,7 +75,7 @@ public struct NotebookReport: Sendable, Equatable {
 
     static func header(notebook: Notebook, outcomes: [BlockOutcome], info: RunInfo) -> String {
         let total = outcomes.reduce(0) { $0 + $1.seconds }
-        let seeds = notebook.seeds
+        let seeds = info.seeds
         var out = MarkdownTable(header: ["run", ""], rows: [
             ["notebook", "`\(notebook.source)`"],
             ["twoscale", "\(info.version) (commit \(info.commit))"],

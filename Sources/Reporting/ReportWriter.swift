@@ -63,7 +63,7 @@ public enum ReportWriter {
         let fm = FileManager.default
         var isDir: ObjCBool = false
         if fm.fileExists(atPath: outDir, isDirectory: &isDir) {
-            guard isDir.boolValue else { throw TwoScaleError.invalid("--out-dir", outDir, allowed: "it is a file; give a folder") }
+            guard isDir.boolValue else { throw TwoScaleError.invalid("\(Setting.outputFolder)", outDir, allowed: "it is a file; give a folder") }
         } else {
             try AtomicFile.makeDirectory(outDir)
         }

@@ -86,7 +86,7 @@ public enum ResultRenderer {
         let body = shown.map { r in keys.map { k in r[k].map(cell) ?? "" } }
         var out = MarkdownTable(header: keys, rows: body, alignments: numeric.map { $0 ? .right : .left }).render()
         if rows.count > shown.count {
-            out += "\n… \(rows.count - shown.count) more rows not shown (run the command with --json for all).\n"
+            out += "\n… \(rows.count - shown.count) more rows not shown (run the command with \(Setting.json) for all).\n"
         }
         if !nested.isEmpty {
             out += "\nNested values not shown: \(nested.map { "`\($0)`" }.joined(separator: ", ")).\n"

@@ -28,13 +28,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
-    /// Metropolis sweeps over every unit per tempering step unless `--sweeps` says otherwise.
+    /// Metropolis sweeps over every unit per tempering step unless `Setting.sweeps` says otherwise.
     public static var defaultSweeps: Int { 5 }
 
-    /// `--sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
+    /// `Setting.sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
     public static func checkSweeps(_ sweeps: Int) throws {
         guard (1...1_000).contains(sweeps) else {
-            throw TwoScaleError.invalid("--sweeps", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
+            throw TwoScaleError.invalid("\(Setting.sweeps)", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
         }
     }
 

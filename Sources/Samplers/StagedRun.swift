@@ -265,7 +265,7 @@ struct StageSum {
         joint.variance += cv
         low.variance += cv
         guard joint.value.isFinite, low.value.isFinite else {
-            throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller --box)")
+            throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
         }
         var point = SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
                              stageESS: stageESS, normalizationVariance: cv)

@@ -65,7 +65,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.stageUnits.count,
                              replicates: replicates, islandSweeps: islandSweeps, moveProposals: moveProposals)
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
-            throw TwoScaleError.invalid("--box", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
+            throw TwoScaleError.invalid("\(Setting.box)", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
         }
         self.model = model
         self.box = box
@@ -84,20 +84,20 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
                                    islandSweeps: Int = 4, moveProposals: Int = 0) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
         // An island replicate of J/R particles adapts its schedule only with at least 4 (ESS fraction 0.5).
         guard layers == 1 || (inner >= 4 * replicates && inner <= 1_000_000) else {
-            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
+            throw TwoScaleError.invalid("\(Setting.inner)", "\(inner)", allowed: "the smc estimator needs J from \(4 * replicates) to 10⁶ island particles (at least 4 per replicate sampler, or its schedule cannot adapt)")
         }
         guard islandSweeps >= 1, islandSweeps <= 1_000 else {
-            throw TwoScaleError.invalid("--island-sweeps", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
+            throw TwoScaleError.invalid("\(Setting.islandSweeps)", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
-            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+            throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
         guard (0...1_000).contains(moveProposals) else {
-            throw TwoScaleError.invalid("--outer-moves", "\(moveProposals)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
+            throw TwoScaleError.invalid("\(Setting.outerMoves)", "\(moveProposals)", allowed: "give from 0 (off) to 1000 proposals per particle and tempering step")
         }
     }
 
@@ -116,7 +116,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         let traces: [Double] = try await sharing.map(traceDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
             let t = try me.model.uniformTrace(box: me.box, rng: &rng)
-            guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller --box") }
+            guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at trace draw \(k); use a smaller \(Setting.box)") }
             return t
         }
         return TraceEstimate(traces: traces)

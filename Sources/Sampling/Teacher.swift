@@ -1,5 +1,5 @@
 /// The one teacher generator of twoscale: the random teacher behind every teacher task — the data
-/// source `synthetic:teacher:ARCH` (Networks' `DataSource.teacher`) and `twoscale gap --teacher ARCH`
+/// source `synthetic:teacher:ARCH` (Networks' `DataSource.teacher`) and `gap`'s teacher (`Setting.teacher`)
 /// (Training's `TeacherTask.random`) — so that one seed gives one teacher on both paths.
 ///
 /// A teacher with d parameters is `θ = (θ_1, …, θ_d)`, each U(−1, 1), drawn in order from the stream

@@ -27,10 +27,10 @@ public struct MonteCarloDesign: Sendable, Equatable {
     public init(paths: Int, inner: Int, box: ClosedRange<Double> = -1...1, seed: UInt64 = 1,
                 activation: Activation = .relu) throws {
         guard paths >= 1, paths <= 100_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the number of paths K must be from 1 to 10⁸")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the number of paths K must be from 1 to 10⁸")
         }
         guard inner >= 1, inner <= 100_000_000 else {
-            throw TwoScaleError.invalid("--inner", "\(inner)", allowed: "the number of inner draws J must be from 1 to 10⁸")
+            throw TwoScaleError.invalid("\(Setting.inner)", "\(inner)", allowed: "the number of inner draws J must be from 1 to 10⁸")
         }
         try Network.checkBox(box)
         self.paths = paths

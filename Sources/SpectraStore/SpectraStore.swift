@@ -39,21 +39,21 @@ public struct SpectraStore: Sendable {
     }
 
     /// Creates a new store folder and writes its meta.json; refuses a folder that already holds a store.
-    public static func create(directory: String, meta: StoreMeta, flag: String = "--store") throws -> SpectraStore {
+    public static func create(directory: String, meta: StoreMeta, flag: String = "\(Setting.store)") throws -> SpectraStore {
         let store = SpectraStore(directory: directory, meta: meta)
         if FileManager.default.fileExists(atPath: store.metaPath) {
-            throw TwoScaleError.invalid(flag, directory, allowed: "the folder already holds a spectra store; add --resume to continue it, or choose another folder")
+            throw TwoScaleError.invalid(flag, directory, allowed: "the folder already holds a spectra store; add \(Setting.resume) to continue it, or choose another folder")
         }
         try Self.checkNewFolder(directory, flag: flag)
         try AtomicFile.makeDirectory(directory)
-        // meta.json first, then partial/: a run killed in between leaves a store that --resume continues
+        // meta.json first, then partial/: a run killed in between leaves a store that `Setting.resume` continues
         // (resume recreates partial/), never a folder that is neither empty nor a store.
         try AtomicFile.write(try meta.serialized(), to: store.metaPath)
         try AtomicFile.makeDirectory(store.partialDirectory)
         return store
     }
 
-    /// A new store goes into a new or empty folder, never among other files (e.g. `--store .`).
+    /// A new store goes into a new or empty folder, never among other files (e.g. the store `.`).
     static func checkNewFolder(_ directory: String, flag: String) throws {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) else { return }
@@ -77,10 +77,10 @@ public struct SpectraStore: Sendable {
         let store = try open(directory: directory)
         let diff = store.meta.differences(to: expected)
         if !diff.isEmpty {
-            throw TwoScaleError.usage("--resume: the store \(directory) was made with other settings (store vs this command): " + diff.joined(separator: "; "))
+            throw TwoScaleError.usage("\(Setting.resume): the store \(directory) was made with other settings (store vs this command): " + diff.joined(separator: "; "))
         }
         if store.meta.shard != expected.shard {
-            throw TwoScaleError.usage("--resume: the store \(directory) holds shard \(store.meta.shard?.description ?? "(none)"), this command asks for \(expected.shard?.description ?? "(none)")")
+            throw TwoScaleError.usage("\(Setting.resume): the store \(directory) holds shard \(store.meta.shard?.description ?? "(none)"), this command asks for \(expected.shard?.description ?? "(none)")")
         }
         store.removeStaleTemporaries()
         if !store.isAssembled { try AtomicFile.makeDirectory(store.partialDirectory) }
@@ -168,7 +168,7 @@ public struct SpectraStore: Sendable {
     public func loadRows() throws -> [PathSpectra] {
         guard isAssembled else {
             let done = (try? completedPaths().count) ?? 0
-            throw TwoScaleError.file(directory, "is an unfinished spectra store (\(done) of \(meta.storedPaths.count) paths done); continue it with twoscale ed --resume --store \(directory) and the same settings")
+            throw TwoScaleError.file(directory, "is an unfinished spectra store (\(done) of \(meta.storedPaths.count) paths done); continue it with twoscale ed \(Setting.resume) \(Setting.store) \(directory) and the same settings")
         }
         let n = meta.storedPaths.count, J = meta.inner
         var rows = [PathSpectra](repeating: PathSpectra(own: [], inner: [[]]), count: n)
@@ -210,7 +210,7 @@ public struct SpectraStore: Sendable {
     /// The spectra of a complete, unsharded store (as `LayeredSpectra`, round-off negatives clamped).
     public func loadSpectra() throws -> LayeredSpectra {
         if let s = meta.shard {
-            throw TwoScaleError.file(directory, "holds shard \(s) of a run; merge the shards first (twoscale merge DIR1 DIR2 … --out DIR)")
+            throw TwoScaleError.file(directory, "holds shard \(s) of a run; merge the shards first (twoscale merge DIR1 DIR2 … \(Setting.output) DIR)")
         }
         return try MonteCarlo.layeredSpectra(try loadRows(), blockDimensions: meta.layers)
     }
@@ -221,7 +221,7 @@ public struct SpectraStore: Sendable {
     /// hold a store). Checks: every input is a shard of the same settings and shard count, the shards are
     /// distinct and together complete. Nothing is written unless every check passes; meta.json last.
     @discardableResult
-    public static func merge(_ directories: [String], into output: String, flag: String = "--out") throws -> SpectraStore {
+    public static func merge(_ directories: [String], into output: String, flag: String = "\(Setting.output)") throws -> SpectraStore {
         guard !directories.isEmpty else { throw TwoScaleError.usage("merge: give the shard stores to merge") }
         let stores = try directories.map { try open(directory: $0) }
         var shards: [Int: SpectraStore] = [:]
@@ -229,7 +229,7 @@ public struct SpectraStore: Sendable {
         let first = stores[0]
         for s in stores {
             guard let sh = s.meta.shard else {
-                throw TwoScaleError.file(s.directory, "is not a shard store (made without --shard); nothing to merge")
+                throw TwoScaleError.file(s.directory, "is not a shard store (made without \(Setting.shard)); nothing to merge")
             }
             let diff = first.meta.differences(to: s.meta)
             guard diff.isEmpty else {

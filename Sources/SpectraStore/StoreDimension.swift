@@ -69,7 +69,7 @@ public struct StoreDimension: Sendable {
         }
         return "no certified upper end (\(uncertified ?? "")); one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
             + (which == .lower
-               ? "NOT conservative: the lower 2sED is a lower bound of d_ζ, so the tail from it can understate the bound's tail (use --estimator nested)"
+               ? "NOT conservative: the lower 2sED is a lower bound of d_ζ, so the tail from it can understate the bound's tail (use \(Setting.estimator) nested)"
                : "the bootstrap does not see plain Monte Carlo's low bias in high dimension (docs/ESTIMATORS.md), so with few effective paths it can still understate d_ζ")
     }
 }

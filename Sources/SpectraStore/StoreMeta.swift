@@ -12,14 +12,14 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     public init(index: Int, count: Int) throws {
         guard count >= 1, index >= 1, index <= count else {
-            throw TwoScaleError.invalid("--shard", "\(index)/\(count)", allowed: "a shard is i/n with 1 ≤ i ≤ n, e.g. 2/4")
+            throw TwoScaleError.invalid("\(Setting.shard)", "\(index)/\(count)", allowed: "a shard is i/n with 1 ≤ i ≤ n, e.g. 2/4")
         }
         self.index = index
         self.count = count
     }
 
     /// Parses `i/n`.
-    public init(parsing text: String, flag: String = "--shard") throws {
+    public init(parsing text: String, flag: String = "\(Setting.shard)") throws {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let i = Int(parts[0].trimmingCharacters(in: .whitespaces)),
               let n = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
@@ -51,7 +51,7 @@ public struct NetworkRunConfiguration: Codable, Sendable, Equatable {
     public var box: ClosedRange<Double>
     /// The seed of every draw.
     public var seed: UInt64
-    /// The `--data` source as given.
+    /// The `Setting.data` source as given.
     public var data: String
     /// N, the inputs the Fisher expectation averages over.
     public var samples: Int
@@ -84,20 +84,21 @@ public struct NetworkRunConfiguration: Codable, Sendable, Equatable {
         self.noiseSamples = fisher == .markov ? noiseSamples : nil
     }
 
-    /// Each field as its flag and its value as the user would type it, in the order of `meta.json`.
-    public var fields: [(flag: String, value: String)] {
+    /// Each field as its setting and its value as the user would type it, in the order of `meta.json`.
+    public var fields: [(setting: Setting, value: String)] {
         func num(_ x: Double) -> String { x == x.rounded() && Swift.abs(x) < 1e15 ? String(Int64(x)) : "\(x)" }
         return [
-            ("fisher", fisher.rawValue), ("arch", arch), ("bias", "\(bias)"), ("activation", activation.rawValue),
-            ("box", "\(num(box.lowerBound)):\(num(box.upperBound))"), ("seed", "\(seed)"), ("data", data),
-            ("samples", "\(samples)"), ("labels", labels), ("standardize", "\(standardize)"),
-            ("sigma2", sigma2.map(num) ?? "(not used)"), ("noise-samples", noiseSamples.map { "\($0)" } ?? "(not used)"),
+            (.fisherRoute, fisher.rawValue), (.architecture, arch), (.bias, "\(bias)"), (.activation, activation.rawValue),
+            (.box, "\(num(box.lowerBound)):\(num(box.upperBound))"), (.seed, "\(seed)"), (.data, data),
+            (.samples, "\(samples)"), (.labels, labels), (.standardize, "\(standardize)"),
+            (.noiseVariance, sigma2.map(num) ?? "(not used)"), (.noiseSamples, noiseSamples.map { "\($0)" } ?? "(not used)"),
         ]
     }
 
-    /// The fields that differ, as "--flag A vs B" phrases (self first); empty when they agree.
+    /// The fields that differ, as "SETTING A vs B" phrases (self first; the setting a `Setting` marker); empty
+    /// when they agree.
     public func differences(to other: NetworkRunConfiguration) -> [String] {
-        zip(fields, other.fields).compactMap { a, b in a.value == b.value ? nil : "--\(a.flag) \(a.value) vs \(b.value)" }
+        zip(fields, other.fields).compactMap { a, b in a.value == b.value ? nil : "\(a.setting) \(a.value) vs \(b.value)" }
     }
 }
 
@@ -254,12 +255,12 @@ public struct StoreMeta: Codable, Sendable, Equatable {
         }
     }
 
-    /// The differences to `other`, as "--flag A (store) vs B (command)" phrases; empty when they agree.
+    /// The differences to `other`, as "SETTING A (store) vs B (command)" phrases; empty when they agree.
     /// The shard is not compared.
     public func differences(to other: StoreMeta) -> [String] {
         var out: [String] = []
-        if paths != other.paths { out.append("--paths \(paths) vs \(other.paths)") }
-        if inner != other.inner { out.append("--inner \(inner) vs \(other.inner)") }
+        if paths != other.paths { out.append("\(Setting.paths) \(paths) vs \(other.paths)") }
+        if inner != other.inner { out.append("\(Setting.inner) \(inner) vs \(other.inner)") }
         if layers != other.layers { out.append("layer sizes \(layers) vs \(other.layers)") }
         return out + configuration.differences(to: other.configuration)
     }

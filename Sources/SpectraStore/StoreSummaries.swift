@@ -18,7 +18,7 @@ public struct StoreMergeSummary: Sendable, Equatable, Encodable {
     }
 }
 
-/// `ed --shard`'s result: which shard was written where, its share of the K paths, and how many of
+/// `ed`'s result for one shard (`Setting.shard`): which shard was written where, its share of the K paths, and how many of
 /// them this run computed (the rest were already in a resumed store).
 public struct ShardRunSummary: Sendable, Equatable, Encodable {
     public var store: String

@@ -117,7 +117,7 @@ public struct StudyGrid: Codable, Sendable, Equatable {
 /// to the architectures' input (zero padding, then non-overlapping average pooling).
 public struct StudyDataset: Codable, Sendable, Equatable {
     public var name: String
-    /// A `--data` source for training (its first `trainSamples`) and one for testing.
+    /// A `Setting.data` source for training (its first `trainSamples`) and one for testing.
     public var train: String
     public var test: String
     public var trainSamples: Int

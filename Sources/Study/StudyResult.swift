@@ -29,7 +29,7 @@ public struct StudyResult: Sendable, Encodable {
     public var bracketDelta: Double
 }
 
-/// What `twoscale study --plan` prints: the grid's cells, done and to do, without running anything.
+/// What `study` prints for its plan (`Setting.plan`): the grid's cells, done and to do, without running anything.
 public struct StudyPlan: Sendable, Encodable {
     public struct Architecture: Sendable, Encodable {
         public var group: String
@@ -50,7 +50,7 @@ public struct StudyPlan: Sendable, Encodable {
     }
 }
 
-/// What `twoscale study --shard i/n` prints: the cells this shard computed and where the study stands.
+/// What `study` prints for one shard i/n (`Setting.shard`): the cells this shard computed and where the study stands.
 public struct StudyShardSummary: Sendable, Encodable {
     public var grid: String
     public var folder: String

@@ -25,7 +25,7 @@ public struct StudyFolder: Sendable {
         let encoded = try StudyFolder.encoder.encode(grid)
         if let existing = fm.contents(atPath: gridFile) {
             guard let old = try? JSONDecoder().decode(StudyGrid.self, from: existing), old == grid else {
-                throw TwoScaleError.failure("study: \(path) holds a study of another grid (\(gridFile)); give a new --dir or the same grid")
+                throw TwoScaleError.failure("study: \(path) holds a study of another grid (\(gridFile)); give a new \(Setting.studyFolder) or the same grid")
             }
         } else {
             try AtomicFile.write(encoded, to: gridFile)

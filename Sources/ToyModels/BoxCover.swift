@@ -90,7 +90,7 @@ public enum BoxCover {
         let L = model.length
         let pieces = ceilSnapped(L / h)
         guard pieces <= 1e8 else {
-            throw TwoScaleError.invalid("--eps", "\(eps)", allowed: "the two-scale cover would need \(pieces) meso-intervals per axis (at most 10⁸); use a larger ε or smaller ζ")
+            throw TwoScaleError.invalid("\(Setting.epsilon)", "\(eps)", allowed: "the two-scale cover would need \(pieces) meso-intervals per axis (at most 10⁸); use a larger ε or smaller ζ")
         }
         let n = Int(pieces)
         if model.family == .constant {

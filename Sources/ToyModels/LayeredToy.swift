@@ -53,25 +53,25 @@ public struct LayeredToy: CertifiedStagedModel {
     public init(units: [Int], unitSize: [Int], box: (Double, Double) = (0, 1), threshold: Double? = nil,
                 coupling: Double) throws {
         guard units.count == unitSize.count, (2...Self.maximumStages).contains(units.count) else {
-            throw TwoScaleError.invalid("--units", units.map(String.init).joined(separator: ","),
-                                        allowed: "one count per stage in both --units and --unit-size, 2 to \(Self.maximumStages) stages (got \(units.count) and \(unitSize.count))")
+            throw TwoScaleError.invalid("\(Setting.units)", units.map(String.init).joined(separator: ","),
+                                        allowed: "one count per stage in both \(Setting.units) and \(Setting.unitSize), 2 to \(Self.maximumStages) stages (got \(units.count) and \(unitSize.count))")
         }
-        for (flag, list) in [("--units", units), ("--unit-size", unitSize)] where list.contains(where: { $0 < 1 || $0 > 10_000_000 }) {
+        for (flag, list) in [("\(Setting.units)", units), ("\(Setting.unitSize)", unitSize)] where list.contains(where: { $0 < 1 || $0 > 10_000_000 }) {
             throw TwoScaleError.invalid(flag, list.map(String.init).joined(separator: ","), allowed: "each count must be from 1 to 10⁷")
         }
         guard zip(units, unitSize).allSatisfy({ $0 * $1 <= 10_000_000 }) else {
-            throw TwoScaleError.invalid("--units", units.map(String.init).joined(separator: ","), allowed: "at most 10⁷ coordinates per stage")
+            throw TwoScaleError.invalid("\(Setting.units)", units.map(String.init).joined(separator: ","), allowed: "at most 10⁷ coordinates per stage")
         }
         let (lo, hi) = box
         guard lo.isFinite, hi.isFinite, lo >= 0, lo < hi else {
-            throw TwoScaleError.invalid("--box", "\(lo):\(hi)", allowed: "the layered toy needs a box lo:hi with 0 ≤ lo < hi")
+            throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)", allowed: "the layered toy needs a box lo:hi with 0 ≤ lo < hi")
         }
         let b = threshold ?? (lo + hi) / 2
         guard b.isFinite, b > lo, b < hi else {
-            throw TwoScaleError.invalid("--threshold", "\(b)", allowed: "the threshold b must lie strictly inside the box (\(lo), \(hi))")
+            throw TwoScaleError.invalid("\(Setting.threshold)", "\(b)", allowed: "the threshold b must lie strictly inside the box (\(lo), \(hi))")
         }
         guard coupling.isFinite, abs(coupling) <= 1_000 else {
-            throw TwoScaleError.invalid("--coupling", "\(coupling)", allowed: "the coupling γ must be a finite number in [−1000, 1000]")
+            throw TwoScaleError.invalid("\(Setting.coupling)", "\(coupling)", allowed: "the coupling γ must be a finite number in [−1000, 1000]")
         }
         stageUnits = units.indices.map { StageUnits(count: units[$0], dimension: unitSize[$0]) }
         self.lo = lo
@@ -80,7 +80,7 @@ public struct LayeredToy: CertifiedStagedModel {
         self.coupling = coupling
     }
 
-    /// The default coupling γ of `toy --family layered`.
+    /// The default coupling γ of the layered toy family.
     public static let defaultCoupling = 0.12
 
     /// `h(κ) = e^{γκ}`.

@@ -2,8 +2,8 @@ import Foundation
 import Samplers
 import TwoScaleCore
 
-/// `toy --family layered`: the exact 2sED and lower 2sED of a `LayeredToy` at each ε, the limit outer
-/// ESS fraction, and with `--mc` the smc estimator (`StagedSMC`, the code that measures networks) beside
+/// The layered toy family (`toy`): the exact 2sED and lower 2sED of a `LayeredToy` at each ε, the limit outer
+/// ESS fraction, and with `Setting.monteCarlo` the smc estimator (`StagedSMC`, the code that measures networks) beside
 /// them over one or more trials.
 public struct LayeredToyMeasurement: Sendable, Encodable {
     public struct Point: Sendable, Encodable {
@@ -17,7 +17,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var outerEssFraction: Double { stageOuterEssFraction.reduce(1, *) }
         /// The exact stage terms of the 2sED: `log Z_1`, then `log E_{π_{<m}} Z_m` (raw log-determinants).
         public var stageLogZ: [Double]
-        /// With `--mc`: its keys sit beside the exact ones (as `toy --mc`'s do).
+        /// With `Setting.monteCarlo`: its keys sit beside the exact ones (as the other toys' do).
         public var monteCarlo: MonteCarloPoint?
 
         enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaLower, outerEssFraction, stageOuterEssFraction, stageLogZ }
@@ -50,7 +50,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         /// The estimator's stage terms (bias-corrected logs) and their errors against the exact ones.
         public var stageLogZMc: [Double]
         public var stageErrorMc: [Double]
-        /// With `--outer-moves`: what moving stage 1 did (first trial); else empty.
+        /// With `Setting.outerMoves`: what moving stage 1 did (first trial); else empty.
         public var stageMoves: [OuterMoveDiagnostics] = []
         public var trials: Int?
         public var covered: Int?
@@ -75,7 +75,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var coveredInterval: Int?
         public var coveredIntervalLower: Int?
         public var bracketFallbacks: Int?
-        /// With `--joint`: joint tempering's 2sED and interval (first trial), and its coverage over trials.
+        /// With `Setting.joint`: joint tempering's 2sED and interval (first trial), and its coverage over trials.
         public var dZetaJointMc: Double?
         public var ci95JointMc: ClosedRange<Double>?
         public var errorJointMc: Double?
@@ -144,7 +144,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var bracketDelta: Double
         public var bracketDraws: Int
         public var smc: Diagnostics
-        /// With `--joint`: its Metropolis sweeps per tempering step.
+        /// With `Setting.joint`: its Metropolis sweeps per tempering step.
         public var jointSweeps: Int? = nil
         public struct Diagnostics: Sendable, Encodable {
             public var stage1: SMCDiagnostics.Summary

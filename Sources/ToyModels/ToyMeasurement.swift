@@ -111,8 +111,8 @@ public struct ToyMeasurement: Sendable, Encodable {
     }
 
     /// The metric of each column, stated once per report.
-    public static let metricNote = "metric: d_zeta uses the chosen --normalize; the box counts, log_det_bound, d_zeta_raw, log_eps_pow_minus_d_zeta and log_cover_ratio all use the raw Fisher metric (c = 1), so a count is compared with ε^(−d_ζ) of the same metric"
-    public static let greedyNote = "greedy 1-D cover^d: the greedy cover is computed axis by axis and is left out (\"> --greedy-max\", null in JSON) where one axis would need more than --greedy-max boxes"
+    public static let metricNote = "metric: d_zeta uses the chosen \(Setting.normalize); the box counts, log_det_bound, d_zeta_raw, log_eps_pow_minus_d_zeta and log_cover_ratio all use the raw Fisher metric (c = 1), so a count is compared with ε^(−d_ζ) of the same metric"
+    public static let greedyNote = "greedy 1-D cover^d: the greedy cover is computed axis by axis and is left out (\"> \(Setting.greedyMax)\", null in JSON) where one axis would need more than \(Setting.greedyMax) boxes"
 
     public var model: ToyModel
     public var zeta: Double
@@ -179,7 +179,7 @@ public struct ToyMeasurement: Sendable, Encodable {
     }
 
     /// Runs `trials` Monte Carlo estimates of every ε (trial i with seed `seed + i`) and adds them beside
-    /// the exact values (`toy --mc`).
+    /// the exact values (`Setting.monteCarlo`).
     /// `traceDraws` nil: the default for the model's dimension (`ToyMonteCarlo` resolves it).
     public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int?,
                                        bootstrap: Int, threads: Int) async throws {
@@ -200,7 +200,7 @@ public struct ToyMeasurement: Sendable, Encodable {
     public mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], estimator: EstimatorKind, paths: Int, seed: UInt64,
                                        traceDraws: Int) throws {
         guard let first = trials.first, trials.allSatisfy({ $0.points.count == points.count }) else {
-            throw TwoScaleError.failure("toy --mc: every trial needs one estimate per ε")
+            throw TwoScaleError.failure("toy \(Setting.monteCarlo): every trial needs one estimate per ε")
         }
         let smc = try ToyMonteCarlo.method(estimator).separateTrace  // smc: standard errors, ĉ from its own draws
         for i in points.indices {

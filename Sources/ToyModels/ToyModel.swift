@@ -32,22 +32,22 @@ public struct ToyModel: Sendable {
         self.family = family
         (lo, hi) = box
         guard lo.isFinite, hi.isFinite, lo < hi else {
-            throw TwoScaleError.invalid("--box", "\(lo):\(hi)", allowed: "the box lo:hi needs finite lo < hi")
+            throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)", allowed: "the box lo:hi needs finite lo < hi")
         }
         switch family {
         case .constant:
             guard !lambdas.isEmpty else {
-                throw TwoScaleError.invalid("--lambdas", "", allowed: "the constant family needs a non-empty list of λ ≥ 0")
+                throw TwoScaleError.invalid("\(Setting.lambdas)", "", allowed: "the constant family needs a non-empty list of λ ≥ 0")
             }
             for l in lambdas where !(l.isFinite && l >= 0) {
-                throw TwoScaleError.invalid("--lambdas", "\(l)", allowed: "every λ must be a finite number ≥ 0")
+                throw TwoScaleError.invalid("\(Setting.lambdas)", "\(l)", allowed: "every λ must be a finite number ≥ 0")
             }
             var ls = lambdas
             if let d = dimension, d != ls.count {
-                guard d >= 1 else { throw TwoScaleError.invalid("--dim", "\(d)", allowed: "the dimension must be ≥ 1") }
+                guard d >= 1 else { throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "the dimension must be ≥ 1") }
                 guard ls.count == 1 else {
-                    throw TwoScaleError.invalid("--dim", "\(d)",
-                        allowed: "--dim must equal the number of --lambdas (\(ls.count)), or give one λ to repeat")
+                    throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)",
+                        allowed: "\(Setting.dimension) must equal the number of \(Setting.lambdas) (\(ls.count)), or give one λ to repeat")
                 }
                 ls = [Double](repeating: ls[0], count: d)
             }
@@ -58,25 +58,25 @@ public struct ToyModel: Sendable {
             quadratureError = (0, 0)
         default:
             guard lambdas.isEmpty else {
-                throw TwoScaleError.invalid("--lambdas", lambdas.map { "\($0)" }.joined(separator: ","),
-                                            allowed: "--lambdas goes with --family constant only")
+                throw TwoScaleError.invalid("\(Setting.lambdas)", lambdas.map { "\($0)" }.joined(separator: ","),
+                                            allowed: "\(Setting.lambdas) goes with \(Setting.family) constant only")
             }
             guard let d = dimension else {
-                throw TwoScaleError.missing("--dim", "--family \(family.rawValue) needs --dim d with d ≥ 1")
+                throw TwoScaleError.missing("\(Setting.dimension)", "\(Setting.family) \(family.rawValue) needs \(Setting.dimension) d with d ≥ 1")
             }
             guard d >= 1 else {
-                throw TwoScaleError.invalid("--dim", "\(d)", allowed: "--family \(family.rawValue) needs --dim d with d ≥ 1")
+                throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "\(Setting.family) \(family.rawValue) needs \(Setting.dimension) d with d ≥ 1")
             }
             let dom = family.domain
             guard lo >= dom.lo, hi <= dom.hi else {
-                throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
-                    allowed: "--family \(family.rawValue) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
+                throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
+                    allowed: "\(Setting.family) \(family.rawValue) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
             }
             self.lambdas = []
             self.dimension = d
             guard family.integrable(power: 0.5, lo: lo, hi: hi) else {
-                throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
-                    allowed: "E_θ √λ diverges for --family \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. --box 0.01:\(hi)")
+                throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
+                    allowed: "E_θ √λ diverges for \(Setting.family) \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. \(Setting.box) 0.01:\(hi)")
             }
             let f = family
             let rs = try Quadrature.integrate({ f.sqrtLambda($0) }, from: lo, to: hi)
@@ -102,8 +102,8 @@ public struct ToyModel: Sendable {
     public func scale(_ normalization: Normalization) throws -> Double {
         if normalization == .none { return 1 }
         guard let tr = meanTrace else {
-            throw TwoScaleError.invalid("--box", "\(lo):\(hi)",
-                allowed: "E_θ Tr F is infinite for --family \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")), so the trace normalisation is undefined; use a smaller box such as --box \(Swift.max(lo, 0.01)):\(family == .bernoulli ? Swift.min(hi, 0.99) : hi), or --normalize none")
+            throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
+                allowed: "E_θ Tr F is infinite for \(Setting.family) \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")), so the trace normalisation is undefined; use a smaller box such as \(Setting.box) \(Swift.max(lo, 0.01)):\(family == .bernoulli ? Swift.min(hi, 0.99) : hi), or \(Setting.normalize) none")
         }
         return try normalization.constant(dimension: dimension, meanTrace: tr)
     }

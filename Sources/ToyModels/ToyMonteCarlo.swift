@@ -31,17 +31,17 @@ public struct ToyMonteCarlo: Sendable {
                 bootstrap: Int = 200, replicates: Int = 2) throws {
         let traceDraws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.dimension)
         guard paths >= 2, paths <= 10_000_000 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "the Monte Carlo budget K must be from 2 to 10⁷")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the Monte Carlo budget K must be from 2 to 10⁷")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
-            throw TwoScaleError.invalid("--trace-draws", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
+            throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
         guard bootstrap == 0 || bootstrap >= 2 else {
-            throw TwoScaleError.invalid("--bootstrap", "\(bootstrap)", allowed: "an interval needs ≥ 2 resamples (0 disables it)")
+            throw TwoScaleError.invalid("\(Setting.bootstrap)", "\(bootstrap)", allowed: "an interval needs ≥ 2 resamples (0 disables it)")
         }
         let (work, o) = paths.multipliedReportingOverflow(by: model.dimension)
         guard !o, work <= 1 << 31 else {
-            throw TwoScaleError.invalid("--paths", "\(paths)", allowed: "K·d = \(paths)·\(model.dimension) exceeds 2³¹ draws; use fewer paths")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "K·d = \(paths)·\(model.dimension) exceeds 2³¹ draws; use fewer paths")
         }
         _ = try Self.method(estimator)
         self.model = model
@@ -95,7 +95,7 @@ public struct ToyMonteCarlo: Sendable {
     public static func method(_ kind: EstimatorKind) throws -> Method {
         guard let m = methods[kind] else {
             let names = methods.keys.map(\.rawValue).sorted().joined(separator: ", ")
-            throw TwoScaleError.invalid("--estimator", kind.rawValue, allowed: "a toy model is estimated by one of " + names)
+            throw TwoScaleError.invalid("\(Setting.estimator)", kind.rawValue, allowed: "a toy model is estimated by one of " + names)
         }
         return m
     }

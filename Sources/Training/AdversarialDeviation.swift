@@ -16,13 +16,13 @@ public struct AdversarialSettings: Sendable, Equatable {
 
     public init(starts: Int, iterations: Int, stepFraction: Double = 0.02, seed: UInt64) throws {
         guard starts >= 1, starts <= 1_000_000 else {
-            throw TwoScaleError.invalid("--starts", "\(starts)", allowed: "give from 1 to 10⁶ starting points")
+            throw TwoScaleError.invalid("\(Setting.adversarialStarts)", "\(starts)", allowed: "give from 1 to 10⁶ starting points")
         }
         guard iterations >= 0, iterations <= 10_000_000 else {
-            throw TwoScaleError.invalid("--iterations", "\(iterations)", allowed: "give from 0 to 10⁷ iterations")
+            throw TwoScaleError.invalid("\(Setting.adversarialIterations)", "\(iterations)", allowed: "give from 0 to 10⁷ iterations")
         }
         guard stepFraction.isFinite, stepFraction > 0, stepFraction <= 1 else {
-            throw TwoScaleError.invalid("--step", "\(stepFraction)", allowed: "the step, a fraction of the box width, must lie in (0, 1]")
+            throw TwoScaleError.invalid("\(Setting.adversarialStep)", "\(stepFraction)", allowed: "the step, a fraction of the box width, must lie in (0, 1]")
         }
         self.starts = starts
         self.iterations = iterations

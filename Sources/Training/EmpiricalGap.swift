@@ -23,34 +23,34 @@ public struct GapExperiment: Sendable {
     /// With settings: per (n, trial), the adversarial search of `sup_{θ∈Θ}|R − R_n|` for the loss
     /// `1 − p_θ(y|x)` (`AdversarialDeviation`), its seed replaced per unit; nil: off.
     public var adversarial: AdversarialSettings? = nil
-    /// Whether the gaps of the loss `1 − p_θ(y|x)` are measured too (set by `GapStudy.run` for `--loss probability`).
+    /// Whether the gaps of the loss `1 − p_θ(y|x)` are measured too (set by `GapStudy.run` for the probability loss, `Setting.loss`).
     public var probabilityLoss = false
 
     public init(task: TeacherTask, student: Architecture, studentActivation: Activation, training: TrainingConfig,
                 sampleSizes: [Int], trials: Int, randomDraws: Int, box: ClosedRange<Double>,
                 populationSize: Int, seed: UInt64) throws {
         guard student.inputSize == task.inputSize, student.classes == task.classes else {
-            throw TwoScaleError.invalid("--student", student.notation,
+            throw TwoScaleError.invalid("\(Setting.student)", student.notation,
                 allowed: "the student needs the teacher's input size \(task.inputSize) and \(task.classes) classes")
         }
         guard !sampleSizes.isEmpty, sampleSizes.allSatisfy({ $0 >= 2 }) else {
-            throw TwoScaleError.invalid("--n", sampleSizes.map(String.init).joined(separator: ","), allowed: "sample sizes n ≥ 2")
+            throw TwoScaleError.invalid("\(Setting.sampleSize)", sampleSizes.map(String.init).joined(separator: ","), allowed: "sample sizes n ≥ 2")
         }
         guard trials >= 1, trials <= 100_000 else {
-            throw TwoScaleError.invalid("--trials", "\(trials)", allowed: "give from 1 to 100000 trials")
+            throw TwoScaleError.invalid("\(Setting.trials)", "\(trials)", allowed: "give from 1 to 100000 trials")
         }
         guard randomDraws >= 0, randomDraws <= 1_000_000 else {
-            throw TwoScaleError.invalid("--random-draws", "\(randomDraws)", allowed: "give a count from 0 to 10⁶")
+            throw TwoScaleError.invalid("\(Setting.randomDraws)", "\(randomDraws)", allowed: "give a count from 0 to 10⁶")
         }
         // Every sample (n inputs, and the M population inputs) is held in memory as n × n_0 doubles:
         // refuse sizes that cannot be allocated instead of trapping on the allocation.
         let maxValues = 1 << 28
         let width = Swift.max(1, Swift.max(task.inputSize, task.classes))
         if let n = sampleSizes.first(where: { $0 > maxValues / width }) {
-            throw TwoScaleError.invalid("--n", "\(n)", allowed: "a training set holds n × n_0 ≤ 2²⁸ values: n ≤ \(maxValues / width) here")
+            throw TwoScaleError.invalid("\(Setting.sampleSize)", "\(n)", allowed: "a training set holds n × n_0 ≤ 2²⁸ values: n ≤ \(maxValues / width) here")
         }
         guard populationSize >= 2, populationSize <= maxValues / width else {
-            throw TwoScaleError.invalid("--population", "\(populationSize)", allowed: "the population sample needs 2 ≤ M ≤ \(maxValues / width) inputs (M × n_0 ≤ 2²⁸ values)")
+            throw TwoScaleError.invalid("\(Setting.population)", "\(populationSize)", allowed: "the population sample needs 2 ≤ M ≤ \(maxValues / width) inputs (M × n_0 ≤ 2²⁸ values)")
         }
         self.task = task
         self.student = student
@@ -171,7 +171,7 @@ public enum EmpiricalGap {
             let gap = Swift.abs(r.crossEntropy - rn.crossEntropy)
             let gap01 = Swift.abs(r.zeroOne - rn.zeroOne)
             guard gap.isFinite, gap01.isFinite else {
-                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite: training diverged or a random θ from --box overflowed the network; lower --lr or use a smaller --box")
+                throw TwoScaleError.failure("gap at n = \(n), trial \(trial + 1) is not finite: training diverged or a random θ from \(Setting.box) overflowed the network; lower \(Setting.learningRate) or use a smaller \(Setting.box)")
             }
             if inBox {
                 g.supGap = Swift.max(g.supGap, gap)

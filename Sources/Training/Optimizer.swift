@@ -26,10 +26,10 @@ public struct OptimizerSettings: Sendable, Equatable {
     public init(kind: OptimizerKind, learningRate: Double, momentum: Double = 0,
                 beta1: Double = 0.9, beta2: Double = 0.999, epsilon: Double = 1e-8) throws {
         guard learningRate.isFinite, learningRate > 0 else {
-            throw TwoScaleError.invalid("--lr", "\(learningRate)", allowed: "the learning rate must be a finite number > 0")
+            throw TwoScaleError.invalid("\(Setting.learningRate)", "\(learningRate)", allowed: "the learning rate must be a finite number > 0")
         }
         guard momentum.isFinite, momentum >= 0, momentum < 1 else {
-            throw TwoScaleError.invalid("--momentum", "\(momentum)", allowed: "the momentum must lie in [0, 1)")
+            throw TwoScaleError.invalid("\(Setting.momentum)", "\(momentum)", allowed: "the momentum must lie in [0, 1)")
         }
         guard beta1 >= 0, beta1 < 1, beta2 >= 0, beta2 < 1, epsilon > 0 else {
             throw TwoScaleError.invalid("adam", "β₁=\(beta1), β₂=\(beta2), ϵ=\(epsilon)", allowed: "β₁, β₂ ∈ [0, 1) and ϵ > 0")

@@ -14,7 +14,7 @@ public struct ParameterBox: Sendable, Equatable {
     public let hi: Double
 
     /// A box with finite `lo < hi`; `name` is the option the error names.
-    public init(lo: Double, hi: Double, name: String = "--box") throws {
+    public init(lo: Double, hi: Double, name: String = "\(Setting.box)") throws {
         guard lo.isFinite, hi.isFinite, lo < hi else {
             throw TwoScaleError.invalid(name, "\(lo):\(hi)", allowed: "the box lo:hi needs finite lo < hi")
         }
@@ -22,7 +22,7 @@ public struct ParameterBox: Sendable, Equatable {
         self.hi = hi
     }
 
-    public init(_ range: ClosedRange<Double>, name: String = "--box") throws {
+    public init(_ range: ClosedRange<Double>, name: String = "\(Setting.box)") throws {
         try self.init(lo: range.lowerBound, hi: range.upperBound, name: name)
     }
 

@@ -58,14 +58,14 @@ public enum ProbabilityLoss {
     public static func empirical(_ net: Network, on data: Dataset, gradient: Bool = false, chunk: Int = 4096) throws -> ProbabilityRisk {
         let k = net.architecture.classes
         guard data.features == net.architecture.inputSize else {
-            throw TwoScaleError.invalid("--data", data.source,
+            throw TwoScaleError.invalid("\(Setting.data)", data.source,
                 allowed: "the network takes \(net.architecture.inputSize) inputs, the data have \(data.features) features")
         }
         guard let labels = data.labels, data.count >= 1 else {
-            throw TwoScaleError.invalid("--data", data.source, allowed: "the empirical risk needs a non-empty labelled set")
+            throw TwoScaleError.invalid("\(Setting.data)", data.source, allowed: "the empirical risk needs a non-empty labelled set")
         }
         if let bad = labels.firstIndex(where: { $0 < 0 || $0 >= k }) {
-            throw TwoScaleError.invalid("--data", data.source, allowed: "sample \(bad + 1) has label \(labels[bad]); labels must lie in 0..<\(k)")
+            throw TwoScaleError.invalid("\(Setting.data)", data.source, allowed: "sample \(bad + 1) has label \(labels[bad]); labels must lie in 0..<\(k)")
         }
         return risk(net, inputs: data.inputs, targets: .labels(labels), gradient: gradient, chunk: chunk)
     }
@@ -74,7 +74,7 @@ public enum ProbabilityLoss {
     public static func population(_ net: Network, on sample: PopulationSample, gradient: Bool = false, chunk: Int = 4096) throws -> ProbabilityRisk {
         guard sample.inputs.cols == net.architecture.inputSize, sample.labelProbabilities.cols == net.architecture.classes,
               sample.count >= 1 else {
-            throw TwoScaleError.invalid("--population", "\(sample.count)×\(sample.inputs.cols)",
+            throw TwoScaleError.invalid("\(Setting.population)", "\(sample.count)×\(sample.inputs.cols)",
                 allowed: "a non-empty population sample with the network's \(net.architecture.inputSize) inputs and \(net.architecture.classes) classes")
         }
         return risk(net, inputs: sample.inputs, targets: .distributions(sample.labelProbabilities), gradient: gradient, chunk: chunk)

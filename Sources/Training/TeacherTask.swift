@@ -19,7 +19,7 @@ public struct TeacherTask: Sendable {
 
     public init(teacher: Network, temperature: Double = 1) throws {
         guard temperature.isFinite, temperature > 0 else {
-            throw TwoScaleError.invalid("--temperature", "\(temperature)", allowed: "the teacher's temperature must be a finite number > 0")
+            throw TwoScaleError.invalid("\(Setting.temperature)", "\(temperature)", allowed: "the teacher's temperature must be a finite number > 0")
         }
         self.teacher = teacher
         self.temperature = temperature

@@ -28,13 +28,13 @@ public struct TrainingConfig: Sendable {
                 epochs: Int, seed: UInt64, initialization: Initialization = .glorot,
                 checkpointEverySteps: Int? = nil, evaluateEpochs: Bool = true, projection: ParameterBox? = nil) throws {
         guard batchSize >= 1 else {
-            throw TwoScaleError.invalid("--batch", "\(batchSize)", allowed: "the batch size must be ≥ 1")
+            throw TwoScaleError.invalid("\(Setting.batch)", "\(batchSize)", allowed: "the batch size must be ≥ 1")
         }
         guard epochs >= 1 else {
-            throw TwoScaleError.invalid("--epochs", "\(epochs)", allowed: "give at least 1 epoch")
+            throw TwoScaleError.invalid("\(Setting.epochs)", "\(epochs)", allowed: "give at least 1 epoch")
         }
         if let k = checkpointEverySteps, k < 1 {
-            throw TwoScaleError.invalid("--checkpoint-every", "\(k)", allowed: "checkpoint every k ≥ 1 steps")
+            throw TwoScaleError.invalid("\(Setting.checkpointEvery)", "\(k)", allowed: "checkpoint every k ≥ 1 steps")
         }
         self.architecture = architecture
         self.activation = activation
@@ -101,18 +101,18 @@ public struct Trainer: Sendable {
     public init(config: TrainingConfig) { self.config = config }
 
     /// Checks that the data fit the architecture and the batch size.
-    public func validate(_ data: Dataset, name: String = "--data") throws {
+    public func validate(_ data: Dataset, name: String = "\(Setting.data)") throws {
         let a = config.architecture
         guard data.features == a.inputSize else {
-            throw TwoScaleError.invalid("--arch", a.notation,
+            throw TwoScaleError.invalid("\(Setting.architecture)", a.notation,
                 allowed: "the input size \(a.inputSize) must equal the number of features of \(name) (\(data.features))")
         }
         guard let labels = data.labels else {
-            throw TwoScaleError.invalid(name, data.source, allowed: "training needs class labels (e.g. --labels last for a CSV)")
+            throw TwoScaleError.invalid(name, data.source, allowed: "training needs class labels (e.g. \(Setting.labels) last for a CSV)")
         }
         if let bad = labels.firstIndex(where: { $0 < 0 || $0 >= a.classes }) {
             throw TwoScaleError.invalid(name, data.source,
-                allowed: "sample \(bad + 1) has label \(labels[bad]); labels must lie in 0..<\(a.classes), the output size of --arch")
+                allowed: "sample \(bad + 1) has label \(labels[bad]); labels must lie in 0..<\(a.classes), the output size of \(Setting.architecture)")
         }
         guard data.count >= 1 else {
             throw TwoScaleError.invalid(name, data.source, allowed: "the training set is empty")
@@ -126,7 +126,7 @@ public struct Trainer: Sendable {
         try validate(data)
         if let h = holdout { try validate(h, name: "holdout") }
         guard config.batchSize <= data.count else {
-            throw TwoScaleError.invalid("--batch", "\(config.batchSize)",
+            throw TwoScaleError.invalid("\(Setting.batch)", "\(config.batchSize)",
                 allowed: "the batch size must not exceed the training set (\(data.count) samples)")
         }
         let clock = ContinuousClock()
@@ -150,7 +150,7 @@ public struct Trainer: Sendable {
             let rec = EpochRecord(epoch: epoch, trainLoss: tr.0, trainAccuracy: tr.1,
                                   holdoutLoss: ho?.loss, holdoutAccuracy: ho?.accuracy, meanBatchLoss: batchLoss)
             guard rec.trainLoss.isFinite, rec.holdoutLoss?.isFinite ?? true else {
-                throw TwoScaleError.failure("training diverged at epoch \(epoch): the loss is not finite; lower --lr")
+                throw TwoScaleError.failure("training diverged at epoch \(epoch): the loss is not finite; lower \(Setting.learningRate)")
             }
             return rec
         }
@@ -179,7 +179,7 @@ public struct Trainer: Sendable {
                 }
                 let g = net.crossEntropyGradient(inputs: x, labels: y)
                 guard g.loss.isFinite else {
-                    throw TwoScaleError.failure("training diverged at epoch \(epoch), step \(step + 1): the loss is not finite; lower --lr")
+                    throw TwoScaleError.failure("training diverged at epoch \(epoch), step \(step + 1): the loss is not finite; lower \(Setting.learningRate)")
                 }
                 lossSum += g.loss * Double(b1 - b0)
                 opt.step(&net, gradient: g.gradient)
@@ -206,11 +206,11 @@ public enum HoldoutSplit {
     /// `(seed, 3)`) as the holdout set; both parts keep their original order.
     public static func split(_ data: Dataset, fraction: Double, seed: UInt64) throws -> (train: Dataset, holdout: Dataset) {
         guard fraction.isFinite, fraction > 0, fraction < 1 else {
-            throw TwoScaleError.invalid("--holdout", "\(fraction)", allowed: "the holdout fraction must lie in (0, 1)")
+            throw TwoScaleError.invalid("\(Setting.holdout)", "\(fraction)", allowed: "the holdout fraction must lie in (0, 1)")
         }
         let k = Int((fraction * Double(data.count)).rounded())
         guard k >= 1, k < data.count else {
-            throw TwoScaleError.invalid("--holdout", "\(fraction)",
+            throw TwoScaleError.invalid("\(Setting.holdout)", "\(fraction)",
                 allowed: "with \(data.count) samples the holdout would have \(k); it needs at least 1 and must leave training samples")
         }
         var idx = Array(0..<data.count)

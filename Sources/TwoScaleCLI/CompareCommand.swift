@@ -160,7 +160,7 @@ struct CompareCommand: AsyncParsableCommand {
             }
         }
         // The library's rules for training data (labels given and in range), as train says them; about --archs.
-        do { try self.training.checkData(loaded, config: training) } catch let e as TwoScaleError { throw e.renaming("--arch", to: "--archs") }
+        do { try self.training.checkData(loaded, config: training) } catch let e as TwoScaleError { throw e.renaming("\(Setting.architecture)", to: "--archs") }
         var train = loaded, held: Dataset? = nil
         if let f = holdout {
             let s = try HoldoutSplit.split(loaded, fraction: f, seed: seed)

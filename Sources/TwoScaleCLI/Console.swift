@@ -1,7 +1,8 @@
 import Foundation
 import TwoScaleFormats
 
-/// Where command output goes. By default stdout/stderr; a notebook run installs a `Capture` (task
+/// Where command output goes; every setting marker a library wrote is spelled as its flag on the way
+/// (`FlagSpelling`). By default stdout/stderr; a notebook run installs a `Capture` (task
 /// local) and reads the command's stdout back.
 public final class OutputCapture: @unchecked Sendable {
     private let lock = NSLock()
@@ -33,12 +34,14 @@ public enum Console {
 
     /// Writes to stdout (or the capture).
     public static func out(_ s: String) {
+        let s = FlagSpelling.render(s)
         if let c = capture { c.append(s); return }
         FileHandle.standardOutput.write(Data(s.utf8))
     }
 
     /// One line on stderr.
     public static func error(_ s: String) {
+        let s = FlagSpelling.render(s)
         let line = s.hasSuffix("\n") ? s : s + "\n"
         if let c = errorCapture { c.append(line); return }
         FileHandle.standardError.write(Data(line.utf8))

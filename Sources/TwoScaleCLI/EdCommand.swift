@@ -68,8 +68,8 @@ struct EdCommand: AsyncParsableCommand {
     var weights: String?
 
     /// The estimator settings given (`--trace-draws`, `--island-sweeps`, `--sweeps`, `--bootstrap`): each is some
-    /// estimator's own (`NetworkEstimator.flags`), an error with another, not ignored.
-    var estimatorFlags: [String] { estimation.given + analysis.given + (sweeps != nil ? ["--sweeps"] : []) }
+    /// estimator's own (`NetworkEstimator.settings`), an error with another, not ignored.
+    var estimatorFlags: [Setting] { estimation.given + analysis.given + (sweeps != nil ? [.sweeps] : []) }
 
     /// The Fisher estimator the flags ask for, on the data they name (read here).
     func makeModel(architecture: Architecture) throws -> any FisherModel {
@@ -324,7 +324,7 @@ struct EdCommand: AsyncParsableCommand {
         let progress = RunProgress(label: "ed (\(world.size) MPI ranks)", storeBytes: plannedBytes, threads: threads * world.size)
         var meta: StoreMeta?
         do {
-            let outcome = try await DistributedSpectraRun(world: world).execute(store: store, resume: resume, prepare: { lead in
+            let outcome = try await DistributedSpectraRun(world: world, say: { Console.error($0) }).execute(store: store, resume: resume, prepare: { lead in
                 let runner = try prepare(lead)
                 meta = runner.meta
                 return runner

@@ -174,13 +174,7 @@ struct GapCommand: AsyncParsableCommand {
         guard adversarial > 0 else {
             throw TwoScaleError.invalid("--adversarial", "\(adversarial)", allowed: "give the number of starting points S ≥ 1, or 0 for no search")
         }
-        do {
-            return try AdversarialSettings(starts: adversarial, iterations: adversarialIterations, stepFraction: adversarialStep, seed: seed)
-        } catch let e as TwoScaleError {
-            // The library names its own parameters; say gap's flags.
-            throw e.renaming("--starts", to: "--adversarial").renaming("--iterations", to: "--adversarial-iterations")
-                .renaming("--step", to: "--adversarial-step")
-        }
+        return try AdversarialSettings(starts: adversarial, iterations: adversarialIterations, stepFraction: adversarialStep, seed: seed)
     }
 
     /// Where the tail's d_ζ comes from (nil: no tail).

@@ -31,8 +31,8 @@ struct AnalysisOptions: ParsableArguments {
     var threads: Int?
 
     /// The validated measurement request.
-    /// The estimator-specific flags given (`EstimatorRegistry.foreignFlag` refuses another estimator's).
-    var given: [String] { bootstrap != nil ? ["--bootstrap"] : [] }
+    /// The estimator-specific flags given (`EstimatorRegistry.foreignSetting` refuses another estimator's).
+    var given: [Setting] { bootstrap != nil ? [.bootstrap] : [] }
 
     func request() throws -> MeasurementRequest {
         let bootstrap = self.bootstrap ?? 200

@@ -73,11 +73,13 @@ struct NotebookCommand: AsyncParsableCommand {
             outcomes.append(outcome)
         }
         let info = RunInfo(version: TwoScaleVersion.string, commit: MachineInfo.gitCommit(), date: MachineInfo.utcDate(),
-                           host: MachineInfo.hostName(), architecture: MachineInfo.architecture(), cores: MachineInfo.cores())
-        let report = try NotebookReport.render(notebook: notebook, outcomes: outcomes, info: info)
+                           host: MachineInfo.hostName(), architecture: MachineInfo.architecture(), cores: MachineInfo.cores(),
+                           seeds: notebook.seeds(flag: FlagSpelling.flag(for: .seed)))
+        var report = try NotebookReport.render(notebook: notebook, outcomes: outcomes, info: info)
+        report.markdown = FlagSpelling.render(report.markdown)
         let paths = try ReportWriter.write(report, name: notebook.name, outDir: outDir)
 
-        let summary = NotebookSummary(notebook: file, paths: paths, report: report, seeds: notebook.seeds, outcomes: outcomes)
+        let summary = NotebookSummary(notebook: file, paths: paths, report: report, seeds: info.seeds, outcomes: outcomes)
         let n = outcomes.count, f = report.figures.count
         let human = "wrote \(paths.markdown) (\(n) block\(n == 1 ? "" : "s"), \(f) figure\(f == 1 ? "" : "s")"
             + (f == 0 ? ")\n" : " in \(paths.figureDir))\n")
@@ -98,7 +100,7 @@ struct NotebookCommand: AsyncParsableCommand {
                 await Console.$results.withValue(sink) {
                     await Console.$quiet.withValue(true) {
                         await NotebookCommand.$running.withValue(true) {
-                            await TwoScaleMain.execute(command.jsonArguments)
+                            await TwoScaleMain.execute(command.jsonArguments(flag: FlagSpelling.flag(for: .json)))
                         }
                     }
                 }

@@ -18,7 +18,7 @@ extension LabelColumn: ExpressibleByArgument {}
 // its validation in the group's `validate()` (ArgumentParser runs it while parsing, before the command's):
 // the same mistake gets the same message from every command. Where the rule is the library's, the group
 // calls the library (`Architecture(parsing:)`, `DataSource.parseShape`, `OptimizerSettings`,
-// `TrainingConfig`, `Trainer.validate`, `EstimatorRegistry.foreignFlag`). A command's own defaults (ed reads
+// `TrainingConfig`, `Trainer.validate`, `EstimatorRegistry.foreignSetting`). A command's own defaults (ed reads
 // 100 synthetic inputs by default, train needs --data, gap trains with lr 1e-2, …) are the group's type
 // parameter: an enum of the command's conforming to the group's `…Defaults` protocol.
 
@@ -265,10 +265,9 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     /// The estimator: as given, else the command's default (nil: the run chooses).
     var estimator: EstimatorKind? { estimatorGiven ?? Defaults.estimator }
 
-    /// The estimator-specific flags given (each some estimator's own, `NetworkEstimator.flags`).
-    var given: [String] {
-        (traceDraws != nil ? ["--trace-draws"] : []) + (islandSweeps != nil ? ["--island-sweeps"] : [])
-            + (outerMoves != nil ? ["--outer-moves"] : [])
+    /// The estimator-specific settings given (each some estimator's own, `NetworkEstimator.settings`).
+    var given: [Setting] {
+        (traceDraws != nil ? [.traceDraws] : []) + (islandSweeps != nil ? [.islandSweeps] : []) + (outerMoves != nil ? [.outerMoves] : [])
     }
     /// Outer-move proposals per particle and step: `--outer-moves`, else 0 (off).
     var moves: Int { outerMoves ?? 0 }
@@ -297,8 +296,9 @@ enum EstimatorFlags {
         case chosenFor([String])
     }
 
-    static func refuseForeign(_ given: [String], kind: EstimatorKind, choice: Choice) throws {
-        guard let (flag, owner) = EstimatorRegistry.foreignFlag(given, for: kind) else { return }
+    static func refuseForeign(_ given: [Setting], kind: EstimatorKind, choice: Choice) throws {
+        guard let (setting, owner) = EstimatorRegistry.foreignSetting(given, for: kind) else { return }
+        let flag = FlagSpelling.flag(for: setting)
         let head = "\(flag) is a setting of the \(owner) estimator, and this run uses \(kind)"
         switch choice {
         case .chosenFor(let features):

@@ -98,6 +98,7 @@ extension Console {
     /// Writes a progress line to stderr as is (carriage return included, no newline added); only
     /// call it when `stderrIsTerminal`.
     static func progressLine(_ s: String) {
+        let s = FlagSpelling.render(s)
         if let c = errorCapture { c.append(s); return }
         FileHandle.standardError.write(Data(s.utf8))
     }

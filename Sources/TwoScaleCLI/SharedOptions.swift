@@ -57,7 +57,7 @@ struct OutputOptions: ParsableArguments {
     /// version once, in its header, so its trees are not stamped.
     func emit<T: Encodable>(_ value: T, extra: [(String, JSONValue)] = [], human: () -> String) throws {
         guard json else { return Console.out(human()) }
-        var tree = try JSONValue(encoding: value)
+        var tree = FlagSpelling.render(try JSONValue(encoding: value))
         if case let .object(pairs) = tree, !extra.isEmpty { tree = .object(pairs + extra) }
         if let sink = Console.results {
             sink.append(try tree.asWritten())

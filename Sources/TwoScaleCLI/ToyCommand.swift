@@ -66,7 +66,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// The estimator-specific flags given (`--trace-draws` smc's, `--bootstrap` plain's, as for networks).
-    var given: [String] { (traceDraws != nil ? ["--trace-draws"] : []) + (bootstrap != nil ? ["--bootstrap"] : []) }
+    var given: [Setting] { (traceDraws != nil ? [.traceDraws] : []) + (bootstrap != nil ? [.bootstrap] : []) }
 }
 
 /// `twoscale toy`: exact 2sED and box-covering counts of diagonal toy models (docs/METHOD.md §8–9).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The name of a Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` (docs/ESTIMATORS.md), as `--estimator`
+/// The name of a Monte Carlo estimator of `E_θ det(I + t F̂^{1/2})` (docs/ESTIMATORS.md), as `Setting.estimator`
 /// and the results' `estimator` key spell it.
 ///
 /// An open set of names, not an enum: what an estimator does is its implementation's, found by name in

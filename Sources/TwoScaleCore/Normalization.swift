@@ -25,14 +25,14 @@ public enum Normalization: String, Sendable, CaseIterable, Codable {
 /// Validation of the two scale parameters shared by every command.
 public enum ScaleParameters {
     /// ε must lie in (0, 1).
-    public static func checkEpsilon(_ eps: Double, name: String = "--eps") throws {
+    public static func checkEpsilon(_ eps: Double, name: String = "\(Setting.epsilon)") throws {
         guard eps.isFinite, eps > 0, eps < 1 else {
             throw TwoScaleError.invalid(name, "\(eps)", allowed: "the covering radius ε must lie in (0, 1)")
         }
     }
 
     /// ζ must lie in [0, 1).
-    public static func checkZeta(_ zeta: Double, name: String = "--zeta") throws {
+    public static func checkZeta(_ zeta: Double, name: String = "\(Setting.zeta)") throws {
         guard zeta.isFinite, zeta >= 0, zeta < 1 else {
             throw TwoScaleError.invalid(name, "\(zeta)", allowed: "the meso-scale exponent ζ must lie in [0, 1)")
         }
@@ -43,3 +43,4 @@ public enum ScaleParameters {
 }
 
 import Foundation
+import TwoScaleCore

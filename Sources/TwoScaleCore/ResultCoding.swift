@@ -2,7 +2,7 @@
 ///
 /// Result types are `Encodable`; a plain optional property is left out of the output when it is nil
 /// (Swift's synthesised conformance uses `encodeIfPresent`), which suits fields that exist only on
-/// request (`d_zeta_lower` without `--lower`). A field that is part of every result but may have no value
+/// request (`d_zeta_lower` without `Setting.lower`). A field that is part of every result but may have no value
 /// (a covering count too large for a double, an interval with the bootstrap off) is declared
 /// `@NullIfNil var x: Double?` instead, so readers always find the key.
 @propertyWrapper

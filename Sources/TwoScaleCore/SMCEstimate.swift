@@ -161,13 +161,13 @@ public struct TraceEstimate: Sendable, Equatable {
         }
     }
 
-    /// The default number of uniform draws for ĉ (`--trace-draws`) of a model of d parameters: one per two
+    /// The default number of uniform draws for ĉ (`Setting.traceDraws`) of a model of d parameters: one per two
     /// parameters, at least 1 000 (networks and toys alike). An error δ in `log ĉ` shifts every scale
     /// s ∝ √ĉ, and so `log Z` by `(slope/2)·δ`, where the slope `d log Z / d log s` grows with d while the
     /// trace's relative spread per draw does not shrink, so a fixed count would let ĉ take over the
     /// interval (the interval accounts for it either way; docs/ESTIMATORS.md §4, and the shares measured
     /// in docs/ESTIMATORS.md). `ed`, `compare` (the largest architecture's d)
-    /// and `toy --mc` use it when `--trace-draws` is not given.
+    /// and the toys' Monte Carlo (`Setting.monteCarlo`) use it when `Setting.traceDraws` is not given.
     public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 
     /// `c` and `Var(log c)` for the normalisation (zero variance for `none`).

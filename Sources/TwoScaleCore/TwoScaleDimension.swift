@@ -1,4 +1,5 @@
 import Foundation
+import TwoScaleCore
 
 /// The two-scale effective dimension (docs/METHOD.md §4) from spectra.
 ///
@@ -49,14 +50,14 @@ public enum AbbasED {
     /// `κ = γn / (2π log n)`, validated: n ≥ 2, γ ∈ (0, 1], κ > 1.
     public static func kappa(n: Double, gamma: Double) throws -> Double {
         guard gamma.isFinite, gamma > 0, gamma <= 1 else {
-            throw TwoScaleError.invalid("--gamma", "\(gamma)", allowed: "γ must lie in (0, 1]")
+            throw TwoScaleError.invalid("\(Setting.gamma)", "\(gamma)", allowed: "γ must lie in (0, 1]")
         }
         guard n.isFinite, n >= 2 else {
-            throw TwoScaleError.invalid("--abbas-n", "\(n)", allowed: "the sample size n must be ≥ 2")
+            throw TwoScaleError.invalid("\(Setting.abbasSampleSize)", "\(n)", allowed: "the sample size n must be ≥ 2")
         }
         let k = gamma * n / (2 * Double.pi * Foundation.log(n))
         guard k > 1 else {
-            throw TwoScaleError.invalid("--abbas-n", "\(n)",
+            throw TwoScaleError.invalid("\(Setting.abbasSampleSize)", "\(n)",
                 allowed: "the Abbas ED needs κ = γn/(2π log n) > 1 (here κ = \(k)); use a larger n")
         }
         return k

@@ -6,8 +6,8 @@ import Foundation
 public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable {
     public enum Kind: Sendable, Equatable { case usage, failure }
     public let kind: Kind
-    /// What the error is about, when it is one thing: the setting (named as the flag that sets it,
-    /// `--paths`) of an invalid or missing value, or the file of a file error. The message starts with it.
+    /// What the error is about, when it is one thing: the setting (a `Setting` marker, which the command line
+    /// renders as its flag) of an invalid or missing value, or the file of a file error. The message starts with it.
     public let subject: String?
     /// The message after the subject.
     let rest: String
@@ -29,7 +29,7 @@ public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable
     public var exitCode: Int32 { kind == .usage ? 2 : 1 }
 
     /// The same error said about another name: a subject `old` (or, for files, a path under the folder
-    /// `old`) becomes `new`. A caller that exposes a setting under another flag (`--teacher` for an
+    /// `old`) becomes `new`. A caller that exposes a setting under another flag (the teacher's flag for an
     /// architecture) or writes through a staging folder names what the user typed this way.
     public func renaming(_ old: String, to new: String) -> TwoScaleError {
         guard let s = subject else { return self }
@@ -44,7 +44,7 @@ public struct TwoScaleError: Error, CustomStringConvertible, Equatable, Sendable
         TwoScaleError(kind, context + message)
     }
 
-    /// A value given for `name` (a flag like `--eps`, or a parameter) is not allowed.
+    /// A value given for `name` (a `Setting`, or a parameter) is not allowed.
     public static func invalid(_ name: String, _ value: String, allowed: String) -> TwoScaleError {
         TwoScaleError(.usage, subject: name, rest: ": '\(value)' is not allowed; \(allowed)")
     }

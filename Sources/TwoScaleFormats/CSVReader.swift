@@ -107,7 +107,7 @@ public enum CSVReader {
                 values.append(contentsOf: fields)
             case .last:
                 guard columns >= 2 else {
-                    throw TwoScaleError.file(path, line: lineNumber, "--labels last needs at least two columns (features, then the label)")
+                    throw TwoScaleError.file(path, line: lineNumber, "\(Setting.labels) last needs at least two columns (features, then the label)")
                 }
                 let l = fields[columns - 1]
                 guard l >= 0, l == l.rounded(), l < 1e9 else {

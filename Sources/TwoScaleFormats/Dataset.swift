@@ -11,7 +11,7 @@ public struct Dataset: Sendable {
     /// A short description of where the data came from (for reports).
     public var source: String
     /// The shape of one input, height × width × channels, when the source knows it (IDX images, a CSV
-    /// read with `--shape`, synthetic inputs of an image model); `nil` for flat feature vectors. Each row
+    /// read with `Setting.shape`, synthetic inputs of an image model); `nil` for flat feature vectors. Each row
     /// of `inputs` holds one input in (row, column, channel) order, channels fastest.
     public var shape: [Int]?
 

@@ -35,7 +35,7 @@ public enum Grid {
         }
     }
 
-    /// A comma-separated list of numbers (no ranges), e.g. `--lambdas 4,0.01`.
+    /// A comma-separated list of numbers (no ranges), e.g. `4,0.01`.
     public static func parseList(_ text: String, flag: String) throws -> [Double] {
         guard !text.contains(":") else {
             throw TwoScaleError.invalid(flag, text, allowed: "give a comma-separated list of numbers")
@@ -43,7 +43,7 @@ public enum Grid {
         return try parse(text, flag: flag)
     }
 
-    /// `lo:hi` intervals such as `--box 0.1:0.9`.
+    /// `lo:hi` intervals such as `0.1:0.9`.
     public static func parseInterval(_ text: String, flag: String) throws -> (Double, Double) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let lo = Double(parts[0].trimmingCharacters(in: .whitespaces)),

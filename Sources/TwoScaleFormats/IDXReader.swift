@@ -50,7 +50,7 @@ public enum IDXReader {
         guard features > 0 else { throw TwoScaleError.file(path, "the IDX images have size \(shape) (zero pixels)") }
         let n = Swift.min(limit ?? count, count)
         guard n <= maxValues / features else {
-            throw TwoScaleError.file(path, "the IDX header announces \(count) images of \(features) pixels; at most \(maxValues / features) are loaded at once (N × pixels ≤ 2²⁸): use --samples N")
+            throw TwoScaleError.file(path, "the IDX header announces \(count) images of \(features) pixels; at most \(maxValues / features) are loaded at once (N × pixels ≤ 2²⁸): use \(Setting.samples) N")
         }
         // Memory grows with the data actually read, never with the (untrusted) announced size: a short
         // file with a huge header fails fast instead of allocating gigabytes first.
@@ -84,7 +84,7 @@ public enum IDXReader {
         guard shape.isEmpty else { throw TwoScaleError.file(path, "IDX labels must be one-dimensional") }
         let n = Swift.min(limit ?? count, count)
         guard n <= maxValues else {
-            throw TwoScaleError.file(path, "the IDX header announces \(count) labels; at most \(maxValues) are loaded at once: use --samples N")
+            throw TwoScaleError.file(path, "the IDX header announces \(count) labels; at most \(maxValues) are loaded at once: use \(Setting.samples) N")
         }
         let bytes = try r.readExactly(n, what: "\(n) labels")
         return (bytes.map(Int.init), count)

@@ -5,7 +5,7 @@ extension JSONValue {
     /// Encodes `value` through its `Encodable` conformance into an ordered JSON tree.
     ///
     /// Every command's result is a typed `Encodable` value; this is how it becomes the JSON that
-    /// `--json` prints and a notebook reads. Unlike Foundation's `JSONEncoder` (whose object keys come
+    /// JSON output prints and a notebook reads. Unlike Foundation's `JSONEncoder` (whose object keys come
     /// out in hash order on Linux), keys stay in the order `encode(to:)` writes them — the declaration
     /// order for a synthesised conformance — so the printed JSON and the reports' columns are stable.
     /// Conventions: a field `dZetaJoint` is written `d_zeta_joint` (as `JSONEncoder`'s `.convertToSnakeCase`

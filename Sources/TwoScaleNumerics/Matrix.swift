@@ -185,7 +185,7 @@ public enum SymmetricEigen {
     /// plainly instead.
     static func checkFinite(_ a: Matrix) throws {
         guard a.data.allSatisfy(\.isFinite) else {
-            throw TwoScaleError.failure("a \(a.rows)×\(a.rows) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller --box or smaller weights)")
+            throw TwoScaleError.failure("a \(a.rows)×\(a.rows) Fisher (Gram) matrix has non-finite entries: the model overflowed (weights or inputs too large; use a smaller \(Setting.box) or smaller weights)")
         }
     }
 

@@ -36,22 +36,22 @@ final class GeneralizationBoundTests: XCTestCase {
     }
 
     func testValidation() throws {
-        assertUsageError({ _ = try self.bound(gamma: 0) }, contains: "--gamma")
-        assertUsageError({ _ = try self.bound(gamma: 1.5) }, contains: "--gamma")
-        assertUsageError({ _ = try self.bound(gamma: -.infinity) }, contains: "--gamma")
+        assertUsageError({ _ = try self.bound(gamma: 0) }, contains: "\(Setting.gamma)")
+        assertUsageError({ _ = try self.bound(gamma: 1.5) }, contains: "\(Setting.gamma)")
+        assertUsageError({ _ = try self.bound(gamma: -.infinity) }, contains: "\(Setting.gamma)")
         assertUsageError({ _ = try GeneralizationBound.epsilon(n: 1, gamma: 1) }, contains: "≥ 2")
         // log 2/(0.1·2) > 1: ε_n ≥ 1, and the message names n.
         assertUsageError({ _ = try GeneralizationBound.epsilon(n: 2, gamma: 0.1) }, contains: "n = 2")
         XCTAssertNil(GeneralizationBound.epsilonIfValid(n: 10, gamma: 0.1))   // log 10 = 2.30 > 1
         XCTAssertNotNil(GeneralizationBound.epsilonIfValid(n: 100, gamma: 0.1))
-        assertUsageError({ _ = try self.bound(zeta: 1) }, contains: "--zeta")
-        assertUsageError({ _ = try self.bound(zeta: -0.1) }, contains: "--zeta")
+        assertUsageError({ _ = try self.bound(zeta: 1) }, contains: "\(Setting.zeta)")
+        assertUsageError({ _ = try self.bound(zeta: -0.1) }, contains: "\(Setting.zeta)")
         XCTAssertNotNil(try bound(zeta: 0.5).zetaWarning)
         XCTAssertNil(try bound(zeta: 0.6667).zetaWarning)
         XCTAssertNil(try bound(zeta: 0.9).zetaWarning)
-        assertUsageError({ _ = try BoundConstants(C: 0) }, contains: "--C")
-        assertUsageError({ _ = try BoundConstants(H: -1) }, contains: "--H")
-        assertUsageError({ _ = try BoundConstants(K: .nan) }, contains: "--K")
+        assertUsageError({ _ = try BoundConstants(C: 0) }, contains: "\(Setting.constantC)")
+        assertUsageError({ _ = try BoundConstants(H: -1) }, contains: "\(Setting.constantH)")
+        assertUsageError({ _ = try BoundConstants(K: .nan) }, contains: "\(Setting.constantK)")
     }
 
     /// F̂ = I (equal constant λ): d_ζ(ε) = d(1 + log(1 + ε^(1−ζ))/|log ε|) in closed form.
@@ -144,8 +144,8 @@ final class GeneralizationBoundTests: XCTestCase {
         XCTAssertEqual(g, g.sorted())
         XCTAssertEqual(try SampleSizeGrid.parse("2:4:30"), [2, 3, 4])  // rounded, duplicates removed
         XCTAssertEqual(try SampleSizeGrid.parse("100,10,100"), [100, 10])
-        assertUsageError({ _ = try SampleSizeGrid.parse("1") }, contains: "--n")
+        assertUsageError({ _ = try SampleSizeGrid.parse("1") }, contains: "\(Setting.sampleSize)")
         assertUsageError({ _ = try SampleSizeGrid.parse("1000.5") }, contains: "whole number")
-        assertUsageError({ _ = try SampleSizeGrid.parse("abc") }, contains: "--n")
+        assertUsageError({ _ = try SampleSizeGrid.parse("abc") }, contains: "\(Setting.sampleSize)")
     }
 }

@@ -9,7 +9,7 @@ import Sampling
 import SpectraStore
 import ToyModels
 import Training
-import TwoScaleCLI
+@testable import TwoScaleCLI
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
@@ -22,9 +22,10 @@ import XCTest
 final class LibraryParityTests: ScratchDirectoryTestCase {
     override class var scratchTag: String { "parity" }
 
-    /// The library result as the CLI would print it, without timings.
+    /// The library result as the CLI would print it (setting markers spelled as flags), without timings.
     func tree(_ value: some Encodable) throws -> JSONValue {
-        withoutTimingKeys(JSONContract.stamped(try JSONValue.parse(Data(try JSONValue(encoding: value).serialized().utf8), source: "library")))
+        withoutTimingKeys(JSONContract.stamped(FlagSpelling.render(
+            try JSONValue.parse(Data(try JSONValue(encoding: value).serialized().utf8), source: "library"))))
     }
 
     func cli(_ args: [String]) async throws -> JSONValue {

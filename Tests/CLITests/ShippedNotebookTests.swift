@@ -30,7 +30,7 @@ final class ShippedNotebookTests: XCTestCase {
             XCTAssertFalse(notebook.blocks.isEmpty, "\(f): no twoscale blocks")
             for block in notebook.blocks {
                 for command in block.commands {
-                    XCTAssertNoThrow(try TwoScaleMain.parseAsRoot(command.jsonArguments),
+                    XCTAssertNoThrow(try TwoScaleMain.parseAsRoot(command.jsonArguments(flag: "--json")),
                                      "notebooks-txt/\(f):\(command.line): twoscale \(command.arguments.joined(separator: " "))")
                 }
             }

@@ -41,13 +41,13 @@ final class SlurmArrayTests: XCTestCase {
         XCTAssertThrowsError(try SlurmArrayTask(environment: e), file: file, line: line) { error in
             guard let t = error as? TwoScaleError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(t.kind, .usage, t.message, file: file, line: line)
-            XCTAssertTrue(t.message.hasPrefix("--shard auto: "), t.message, file: file, line: line)
+            XCTAssertTrue(t.message.hasPrefix("\(Setting.shard) auto: "), t.message, file: file, line: line)
             for n in needles { XCTAssertTrue(t.message.contains(n), "'\(n)' missing in: \(t.message)", file: file, line: line) }
         }
     }
 
     func testOutsideSlurmAndInconsistentVariablesAreClearErrors() {
-        assertUsage([:], ["SLURM_ARRAY_TASK_ID is not set", "--shard i/n"])
+        assertUsage([:], ["SLURM_ARRAY_TASK_ID is not set", "\(Setting.shard) i/n"])
         assertUsage(env(job: "77"), ["SLURM_JOB_ID=77", "not a job array", "--array"])
         assertUsage(env(id: "x", min: "0", count: "2"), ["SLURM_ARRAY_TASK_ID=x", "whole number"])
         assertUsage(env(id: "-1", min: "0", count: "2"), ["SLURM_ARRAY_TASK_ID=-1"])

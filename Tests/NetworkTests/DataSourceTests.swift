@@ -60,11 +60,11 @@ final class DataSourceTests: XCTestCase {
         assertError(try DataSource.load("csv:" + write("h.csv", "a,b\n"), samples: nil), contains: ["h.csv", "no data rows"])
         assertError(try DataSource.load("csv:" + write("l.csv", "1,2,0.5\n"), samples: nil, labels: .last), contains: ["l.csv:1", "whole number"])
         assertError(try DataSource.load("csv:" + write("m.csv", "1,2,-1\n"), samples: nil, labels: .last), contains: ["m.csv:1", "whole number"])
-        assertError(try DataSource.load("csv:" + write("s.csv", "1,2\n3,4\n"), samples: 3), contains: ["--samples", "only 2 inputs"])
+        assertError(try DataSource.load("csv:" + write("s.csv", "1,2\n3,4\n"), samples: 3), contains: ["\(Setting.samples)", "only 2 inputs"])
         assertError(try DataSource.load("csv:" + write("w.csv", "1,2\n"), samples: nil, inputSize: 3), contains: ["2 features", "input size is 3"])
         assertError(try DataSource.load("csv:" + dir + "/missing.csv", samples: nil), contains: ["missing.csv", "no such file"])
-        assertError(try DataSource.load("parquet:x", samples: nil), contains: ["--data", "csv:PATH"])
-        assertError(try DataSource.load("csv:" + write("z.csv", "1,2\n"), samples: 0), contains: ["--samples"])
+        assertError(try DataSource.load("parquet:x", samples: nil), contains: ["\(Setting.data)", "csv:PATH"])
+        assertError(try DataSource.load("csv:" + write("z.csv", "1,2\n"), samples: 0), contains: ["\(Setting.samples)"])
     }
 
     /// An IDX image file (+ labels), raw bytes.
@@ -136,17 +136,17 @@ final class DataSourceTests: XCTestCase {
                     contains: ["images are 2x3x1", "takes 3x2x1"])
         // CSV rows are flat until --shape says otherwise.
         let csv = try write("img.csv", "1,2,3,4,5,6\n7,8,9,10,11,12\n")
-        assertError(try DataSource.load("csv:" + csv, samples: nil, inputShape: model), contains: ["flat vectors of 6 values", "--shape 2x3x1"])
+        assertError(try DataSource.load("csv:" + csv, samples: nil, inputShape: model), contains: ["flat vectors of 6 values", "\(Setting.shape) 2x3x1"])
         let shaped = try DataSource.load("csv:" + csv, samples: nil, inputShape: model, declaredShape: model)
         XCTAssertEqual(shaped.shape, [2, 3, 1])
         XCTAssertEqual(shaped.inputs.data, (1...12).map(Double.init))
         assertError(try DataSource.load("csv:" + csv, samples: nil, declaredShape: ImageShape(height: 2, width: 2, channels: 1)),
-                    contains: ["--shape", "6 values per input", "holds 4"])
+                    contains: ["\(Setting.shape)", "6 values per input", "holds 4"])
         assertError(try DataSource.load("idx:\(dir)/im", samples: nil, declaredShape: ImageShape(height: 3, width: 2, channels: 1)),
-                    contains: ["--shape", "stores its images as 2x3x1"])
+                    contains: ["\(Setting.shape)", "stores its images as 2x3x1"])
         XCTAssertEqual(try DataSource.parseShape("28x28x1"), ImageShape(height: 28, width: 28, channels: 1))
         for bad in ["28x28", "0x4x1", "axbxc", "28x28x1x1", ""] {
-            assertError(try DataSource.parseShape(bad), contains: ["--shape", "HxWxC"])
+            assertError(try DataSource.parseShape(bad), contains: ["\(Setting.shape)", "HxWxC"])
         }
         // An MLP reads images flat.
         XCTAssertEqual(try DataSource.load("idx:\(dir)/im", samples: nil, inputSize: 6).features, 6)
@@ -180,7 +180,7 @@ final class DataSourceTests: XCTestCase {
         try idx(images: imgs, rows: 2, cols: 2).write(to: URL(fileURLWithPath: dir + "/im"))
         try labelsFile([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/lb"))
         assertError(try DataSource.load("idx:\(dir)/im,\(dir)/lb", samples: nil), contains: ["3 labels", "2 images"])
-        assertError(try DataSource.load("idx:\(dir)/im", samples: 5), contains: ["--samples", "only 2"])
+        assertError(try DataSource.load("idx:\(dir)/im", samples: 5), contains: ["\(Setting.samples)", "only 2"])
     }
 
     func testFashionMNISTFirstImages() throws {
@@ -204,7 +204,7 @@ final class DataSourceTests: XCTestCase {
         let mean = a.inputs.data.reduce(0, +) / 200
         XCTAssertLessThan(abs(mean), 0.3)
         XCTAssertNotEqual(try DataSource.load("synthetic:gaussian", samples: 10, seed: 4, inputSize: 4).inputs, b.inputs)
-        assertError(try DataSource.load("synthetic:gaussian", samples: nil, inputSize: 4), contains: ["--samples"])
+        assertError(try DataSource.load("synthetic:gaussian", samples: nil, inputSize: 4), contains: ["\(Setting.samples)"])
         assertError(try DataSource.load("synthetic:gaussian", samples: 3), contains: ["input size"])
         let t = try DataSource.load("synthetic:teacher:5-4-3", samples: 200, seed: 1)
         XCTAssertEqual(t.inputs.cols, 5)

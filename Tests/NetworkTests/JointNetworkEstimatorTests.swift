@@ -68,7 +68,7 @@ final class JointNetworkEstimatorTests: XCTestCase {
         do {
             _ = try await JointNetworkEstimator.estimate(problem, request: MeasurementRequest(eps: [0.1], zeta: 0.5, lower: true, threads: 1)) { _ in }
             XCTFail("the lower 2sED is refused")
-        } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("--lower")) }
+        } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("\(Setting.lower)")) }
         XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
         XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
         XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 0), layers: 2))

@@ -170,11 +170,11 @@ final class MonteCarloTests: XCTestCase {
 
     func testDesignValidation() {
         XCTAssertThrowsError(try MonteCarloDesign(paths: 0, inner: 1)) { e in
-            XCTAssertTrue((e as? TwoScaleError)?.message.contains("--paths") ?? false)
+            XCTAssertTrue((e as? TwoScaleError)?.message.contains("\(Setting.paths)") ?? false)
             XCTAssertEqual((e as? TwoScaleError)?.kind, .usage)
         }
         XCTAssertThrowsError(try MonteCarloDesign(paths: 1, inner: 0)) { e in
-            XCTAssertTrue((e as? TwoScaleError)?.message.contains("--inner") ?? false)
+            XCTAssertTrue((e as? TwoScaleError)?.message.contains("\(Setting.inner)") ?? false)
         }
         XCTAssertThrowsError(try MonteCarloDesign(paths: 1, inner: 1, box: 1...1))
         XCTAssertThrowsError(try Shard(parsing: "3/2"))

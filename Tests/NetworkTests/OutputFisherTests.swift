@@ -51,13 +51,13 @@ final class OutputFisherTests: XCTestCase {
     func testTooLargeIsRefused() throws {
         let a = try Architecture(parsing: "2-30000-2", bias: false)
         XCTAssertThrowsError(try OutputFisher(architecture: a, activation: .relu, data: R.gaussianData(30000, 2, seed: 1))) { e in
-            XCTAssertTrue((e as? TwoScaleError)?.message.contains("--samples") ?? false, "\(e)")
+            XCTAssertTrue((e as? TwoScaleError)?.message.contains("\(Setting.samples)") ?? false, "\(e)")
         }
         // A Gram that fits (18 000 sides) whose convolution rows would not: 18 000 × 73 728 > 2³⁰ values.
         let cnn = try Architecture(parsing: "8x8x64-conv128k3-10", bias: false)
         XCTAssertThrowsError(try OutputFisher(architecture: cnn, activation: .relu, data: R.gaussianData(2000, 8 * 8 * 64, seed: 1))) { e in
             let message = (e as? TwoScaleError)?.message ?? ""
-            XCTAssertTrue(message.contains("--samples") && message.contains("gradient rows"), "\(e)")
+            XCTAssertTrue(message.contains("\(Setting.samples)") && message.contains("gradient rows"), "\(e)")
         }
     }
 

@@ -98,7 +98,7 @@ final class SpectraStoreTests: XCTestCase {
         _ = try await SpectraRun(model: model, design: d, meta: try testMeta(model, d, shard: try Shard(index: 2, count: 2), sigma2: 0.2), threads: 1)
             .execute(store: b, resume: false)
         XCTAssertThrowsError(try SpectraStore.merge([a, b], into: base + "/m")) { e in
-            XCTAssertTrue("\(e)".contains("--sigma2 0.1 vs 0.2"), "\(e)")
+            XCTAssertTrue("\(e)".contains("\(Setting.noiseVariance) 0.1 vs 0.2"), "\(e)")
         }
     }
 
@@ -130,14 +130,14 @@ final class SpectraStoreTests: XCTestCase {
         do {
             _ = try await run.execute(store: dir, resume: false)
             XCTFail("an existing store must be refused without resume")
-        } catch let e as TwoScaleError { XCTAssertTrue(e.message.contains("--resume"), e.message) }
+        } catch let e as TwoScaleError { XCTAssertTrue(e.message.contains("\(Setting.resume)"), e.message) }
         do {
             let other = try SpectraRun(model: model, design: d, meta: try testMeta(model, d, sigma2: 0.3), threads: 2)
             _ = try await other.execute(store: dir, resume: true)
             XCTFail("other settings must be refused")
         } catch let e as TwoScaleError {
             XCTAssertEqual(e.kind, .usage)
-            XCTAssertTrue(e.message.contains("--sigma2 0.1 vs 0.3"), e.message)
+            XCTAssertTrue(e.message.contains("\(Setting.noiseVariance) 0.1 vs 0.3"), e.message)
         }
         // A process killed mid-write leaves an atomic write's temporary file: resuming removes it.
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/.own_1.npy.tmp-99999"))

@@ -65,7 +65,7 @@ final class StoreMetaTests: XCTestCase {
         b.configuration.box = -2...2
         b.configuration.standardize = true
         b.inner = 5
-        XCTAssertEqual(a.differences(to: b), ["--inner 4 vs 5", "--box -1:1 vs -2:2", "--standardize false vs true", "--sigma2 0.1 vs 0.2"])
+        XCTAssertEqual(a.differences(to: b), ["\(Setting.inner) 4 vs 5", "\(Setting.box) -1:1 vs -2:2", "\(Setting.standardize) false vs true", "\(Setting.noiseVariance) 0.1 vs 0.2"])
         XCTAssertEqual(a.differences(to: a.unsharded), [], "the shard is not a setting")
     }
 

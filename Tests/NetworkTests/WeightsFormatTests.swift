@@ -158,13 +158,13 @@ final class WeightsFormatTests: XCTestCase {
     func testBiasRulesMirrorTheJSONFile() {
         XCTAssertEqual(message { try self.load("positional-bias-f32.npz", bias: false) },
                        Self.fixture("positional-bias-f32.npz") + ": has 4 positional arrays, read as W_1, b_1, …, W_2, b_2, "
-                       + "but the network has no biases (pass --bias)")
+                       + "but the network has no biases (pass \(Setting.bias))")
         XCTAssertEqual(message { try self.load("sequential-bias-f64.npz", bias: false) },
-                       Self.fixture("sequential-bias-f64.npz") + ": has bias tensors ('0.bias', …) but the network has none (pass --bias)")
+                       Self.fixture("sequential-bias-f64.npz") + ": has bias tensors ('0.bias', …) but the network has none (pass \(Setting.bias))")
         XCTAssertEqual(message { try self.load("sequential-bias-f32.safetensors", bias: false) },
-                       Self.fixture("sequential-bias-f32.safetensors") + ": has bias tensors ('0.bias', …) but the network has none (pass --bias)")
+                       Self.fixture("sequential-bias-f32.safetensors") + ": has bias tensors ('0.bias', …) but the network has none (pass \(Setting.bias))")
         // The JSON file says the same in its words.
-        XCTAssertTrue(message { try self.load("expected.json", bias: false) }.contains("but the network has none (pass --bias)"))
+        XCTAssertTrue(message { try self.load("expected.json", bias: false) }.contains("but the network has none (pass \(Setting.bias))"))
         // With --bias: every layer's bias or none.
         let partial = [T.w("0.weight", 4, 3), T.b("0.bias", 4), T.w("2.weight", 2, 4)]
         XCTAssertEqual(message { try WeightsFile.network(from: partial, path: "p.npz", architecture: self.biased, activation: .relu) },

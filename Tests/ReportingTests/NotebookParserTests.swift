@@ -42,9 +42,9 @@ final class NotebookParserTests: XCTestCase {
         XCTAssertEqual(b.commands.count, 2)
         XCTAssertEqual(b.commands[0].line, 11)
         XCTAssertEqual(b.commands[0].arguments, ["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps", "0.01:0.5:5", "--seed", "7"])
-        XCTAssertEqual(b.commands[0].jsonArguments.last, "--json")
+        XCTAssertEqual(b.commands[0].jsonArguments(flag: "--json").last, "--json")
         XCTAssertEqual(b.commands[1].line, 13)
-        XCTAssertEqual(nb.seeds, ["7", "11"])
+        XCTAssertEqual(nb.seeds(flag: "--seed"), ["7", "11"])
         XCTAssertEqual(b.plots.count, 2)
         let p1 = b.plots[0]
         XCTAssertEqual(p1.line, 8)

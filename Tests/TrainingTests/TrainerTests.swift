@@ -91,15 +91,15 @@ final class TrainerTests: XCTestCase {
                 XCTAssertTrue(e.message.contains(text), e.message, line: line)
             } catch { XCTFail("\(error)", line: line) }
         }
-        usage({ _ = try OptimizerSettings(kind: .adam, learningRate: 0) }, "--lr")
-        usage({ _ = try OptimizerSettings(kind: .sgd, learningRate: -1) }, "--lr")
-        usage({ _ = try OptimizerSettings(kind: .sgd, learningRate: 0.1, momentum: 1) }, "--momentum")
-        usage({ _ = try self.config(.adam, lr: 0.1, epochs: 0) }, "--epochs")
+        usage({ _ = try OptimizerSettings(kind: .adam, learningRate: 0) }, "\(Setting.learningRate)")
+        usage({ _ = try OptimizerSettings(kind: .sgd, learningRate: -1) }, "\(Setting.learningRate)")
+        usage({ _ = try OptimizerSettings(kind: .sgd, learningRate: 0.1, momentum: 1) }, "\(Setting.momentum)")
+        usage({ _ = try self.config(.adam, lr: 0.1, epochs: 0) }, "\(Setting.epochs)")
         usage({
             var c = try self.config(.adam, lr: 0.1)
             c.batchSize = 31
             _ = try Trainer(config: c).train(data: data)
-        }, "--batch")
+        }, "\(Setting.batch)")
         usage({
             let c = try TrainingConfig(architecture: Architecture(sizes: [5, 3]), activation: .relu,
                                        optimizer: OptimizerSettings(kind: .adam, learningRate: 0.1), batchSize: 4, epochs: 1, seed: 1)
