@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "NetworkEstimators", dependencies: ["Sampling", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats",
                                                           "Networks", "Fisher", "SpectraStore"], exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
-        .target(name: "Bounds", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
+        .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
         .target(name: "Cluster", dependencies: ["TwoScaleCore", "Samplers", "SpectraStore"], exclude: ["README.md"]),
         // Rank statistics, standing alone: Kendall τ_b and its partial and granulated forms, the study's

@@ -86,7 +86,7 @@ public enum ReferenceWorkloads {
         let spectraSeconds = Date().timeIntervalSince(t1)
         let t2 = Date()
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
-        let request = MeasurementRequest(eps: try Grid.parse("1e-3:0.5:30", flag: "\(Setting.epsilon)"), zeta: 2.0 / 3.0, lower: true,
+        let request = MeasurementRequest(eps: LogGrid.points(from: 1e-3, to: 0.5, count: 30), zeta: 2.0 / 3.0, lower: true,
                                          normalization: .trace, bootstrap: 200, threads: threads)
         let measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
         let estimatorSeconds = Date().timeIntervalSince(t2)
@@ -128,7 +128,7 @@ public enum ReferenceWorkloads {
         let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
                                      noiseSamples: 1, noiseSeed: 1)
         let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: TraceEstimate.defaultDraws(parameters: architecture.parameterCount))
-        let eps = try Grid.parse("0.001,0.1", flag: "\(Setting.epsilon)")
+        let eps = [0.001, 0.1]
         let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
         let wall = Date().timeIntervalSince(start)
         let p = r.points[0]
@@ -151,7 +151,7 @@ public enum ReferenceWorkloads {
     public static func measureToy() throws -> [BenchmarkResult] {
         var rng = Xoshiro256(seed: 1)
         let lambdas = (0..<10_000).map { _ in Foundation.pow(10, rng.uniform(-3, 3)) }
-        let eps = try Grid.parse("1e-4:0.5:100", flag: "\(Setting.epsilon)")
+        let eps = LogGrid.points(from: 1e-4, to: 0.5, count: 100)
         let models: [(String, String, () throws -> ToyModel)] = [
             ("toy-constant", "toy model, constant λ (10 000 values over 6 decades), 100 ε", { try ToyModel(family: .constant, lambdas: lambdas) }),
             ("toy-bernoulli", "toy model, Bernoulli d = 10 000 on [0.01, 0.99], 100 ε, greedy covers", { try ToyModel(family: .bernoulli, dimension: 10_000, box: (0.01, 0.99)) }),

@@ -1,6 +1,5 @@
 import Foundation
 import TwoScaleCore
-import TwoScaleFormats
 
 /// Where `d_ζ(ε)` comes from: an exact toy model, a spectra store, … — any function of ε.
 /// The Bounds module only needs the number; it never looks inside the model.
@@ -144,29 +143,5 @@ public struct GeneralizationBound: Sendable {
 
     static func format(_ n: Double) -> String {
         n == n.rounded() && Swift.abs(n) < 1e18 ? String(Int64(n)) : "\(n)"
-    }
-}
-
-/// Sample-size grids (`Setting.sampleSize`): the ε grids' syntax (a value, a list, or `lo:hi:k` log-spaced), every
-/// value rounded to an integer, duplicates removed (first occurrence kept), each n ≥ 2.
-public enum SampleSizeGrid {
-    public static func parse(_ text: String, flag: String = "\(Setting.sampleSize)") throws -> [Int] {
-        let values = try Grid.parse(text, flag: flag)
-        var out: [Int] = []
-        var seen = Set<Int>()
-        for v in values {
-            guard v.isFinite, Swift.abs(v) < 9e15 else {
-                throw TwoScaleError.invalid(flag, text, allowed: "sample sizes must be finite whole numbers below 9·10¹⁵")
-            }
-            if !text.contains(":"), v != v.rounded() {
-                throw TwoScaleError.invalid(flag, "\(v)", allowed: "a sample size must be a whole number ≥ 2")
-            }
-            let n = Int(v.rounded())
-            guard n >= 2 else {
-                throw TwoScaleError.invalid(flag, String(n), allowed: "the sample size n must be a whole number ≥ 2")
-            }
-            if seen.insert(n).inserted { out.append(n) }
-        }
-        return out
     }
 }

@@ -135,17 +135,4 @@ final class GeneralizationBoundTests: XCTestCase {
         XCTAssertEqual(r.method, "exhaustive")
         XCTAssertEqual(r.n, want)
     }
-
-    func testSampleSizeGrid() throws {
-        let g = try SampleSizeGrid.parse("1e3:1e6:20")
-        XCTAssertEqual(g.count, 20)
-        XCTAssertEqual(g.first, 1000)
-        XCTAssertEqual(g.last, 1_000_000)
-        XCTAssertEqual(g, g.sorted())
-        XCTAssertEqual(try SampleSizeGrid.parse("2:4:30"), [2, 3, 4])  // rounded, duplicates removed
-        XCTAssertEqual(try SampleSizeGrid.parse("100,10,100"), [100, 10])
-        assertUsageError({ _ = try SampleSizeGrid.parse("1") }, contains: "\(Setting.sampleSize)")
-        assertUsageError({ _ = try SampleSizeGrid.parse("1000.5") }, contains: "whole number")
-        assertUsageError({ _ = try SampleSizeGrid.parse("abc") }, contains: "\(Setting.sampleSize)")
-    }
 }

@@ -7,21 +7,6 @@ import Testing
 /// Thousands of generated inputs per parser: each returns finite values or throws a `TwoScaleError`
 /// (never traps, never returns NaN).
 @Suite struct ParserFuzzTests {
-    static let gridAlphabet = Gen.oneOf(Gen.character(in: "0"..."9"), Gen.element(of: Array(":,.-+eE x")).compactMap { $0 })
-
-    @Test func gridParserNeverTraps() async {
-        await propertyCheck(count: 3000, input: Self.gridAlphabet.string(of: 0...16)) { text in
-            do {
-                let g = try Grid.parse(text, flag: "--eps")
-                #expect(!g.isEmpty && g.allSatisfy(\.isFinite))
-            } catch let e as TwoScaleError {
-                #expect(e.message.hasPrefix("--eps"))
-            } catch {
-                Issue.record("unexpected error \(error)")
-            }
-        }
-    }
-
     @Test func jsonParserNeverTraps() async {
         let alphabet = Gen.element(of: Array("{}[]\",:0123456789.eE-truefalsn \n\\u")).compactMap { $0 }
         await propertyCheck(count: 3000, input: alphabet.string(of: 0...24)) { text in

@@ -33,36 +33,6 @@ import Testing
     }
 }
 
-@Suite struct GridTests {
-    @Test func parsesValuesListsAndLogGrids() throws {
-        #expect(try Grid.parse("0.1", flag: "--eps") == [0.1])
-        #expect(try Grid.parse("0.01, 0.05,0.1", flag: "--eps") == [0.01, 0.05, 0.1])
-        let g = try Grid.parse("1e-4:0.5:40", flag: "--eps")
-        #expect(g.count == 40 && g.first == 1e-4 && g.last == 0.5)
-        for (a, b) in zip(g, g.dropFirst()) { #expect(abs(log(b / a) - log(0.5 / 1e-4) / 39) < 1e-12) }
-        #expect(try Grid.parse("1e3:1e6:4", flag: "--n").map { $0.rounded() } == [1e3, 1e4, 1e5, 1e6])
-    }
-
-    @Test func rejectsMalformedGrids() throws {
-        for bad in ["", "a", "0.1,,0.2", "1:2", "2:1:5", "0:1:5", "1e-3:0.5:1", "1e-3:0.5:x", "nan", "1,inf"] {
-            #expect(throws: TwoScaleError.self, "\(bad)") { try Grid.parse(bad, flag: "--eps") }
-        }
-        #expect(throws: TwoScaleError.self) { try Grid.parseInterval("1:0", flag: "--box") }
-        #expect(throws: TwoScaleError.self) { try Grid.parseInterval("1", flag: "--box") }
-        #expect(try Grid.parseInterval("-1:1", flag: "--box") == (-1, 1))
-    }
-
-    @Test func errorsNameTheFlag() {
-        do {
-            _ = try Grid.parse("1e-3:oops:3", flag: "--eps")
-            Issue.record("no error")
-        } catch let e as TwoScaleError {
-            #expect(e.message.hasPrefix("--eps:"))
-            #expect(e.kind == .usage)
-        } catch { Issue.record("wrong error \(error)") }
-    }
-}
-
 @Suite struct JSONTests {
     @Test func deterministicOrderedOutput() throws {
         let v = JSONValue.object([("b", .int(1)), ("a", .numbers([0.1, 2, 1e-7])), ("s", .string("x\"y\n"))])

@@ -45,7 +45,7 @@ func identityClosedForm(d: Int, zeta: Double, eps: Double) -> Double {
 
     @Test func notMonotoneInEpsilon() throws {
         // docs/METHOD.md §5: d_ζ is not monotone in ε. Spectrum (1e-6, 1), ζ = 0: it falls, then rises towards ε → 1.
-        let grid = try Grid.parse("1e-5:0.99:300", flag: "--eps")
+        let grid = LogGrid.points(from: 1e-5, to: 0.99, count: 300)
         let sp = [try Spectrum(eigenvalues: [1e-6, 1])]
         let v = try TwoScale.dimension(spectra: sp, dimension: 2, eps: grid, zeta: 0)
         let diffs = zip(v.dropFirst(), v).map { $0 - $1 }

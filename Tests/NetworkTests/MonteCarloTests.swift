@@ -79,7 +79,7 @@ final class MonteCarloTests: XCTestCase {
         let design = try MonteCarloDesign(paths: 8, inner: 4, seed: 7)
         let rows = try await MonteCarlo.run(model: model, design: design, paths: Array(0..<8), threads: 2)
         let spectra = try MonteCarlo.layeredSpectra(rows, blockDimensions: model.blockDimensions)
-        let grid = try Grid.parse("1e-4:0.9:25", flag: "--eps")
+        let grid = LogGrid.points(from: 1e-4, to: 0.9, count: 25)
         for norm in Normalization.allCases {
             for p in try LayeredEstimator(spectra: spectra, normalization: norm).points(eps: grid, zeta: 0.7) {
                 XCTAssertLessThanOrEqual(p.dZetaLower, p.dZeta + 1e-12 * abs(p.dZeta))
