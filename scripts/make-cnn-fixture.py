@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the CNN weights fixture of Tests/NetworkTests/Fixtures/weights, read by WeightsFormatTests:
+"""Writes the CNN weights fixture of Tests/NetworksTests/Fixtures/weights, read by WeightsFormatTests:
 
-    python3 scripts/make-cnn-fixture.py [OUT_DIR]     # NumPy only; default: Tests/NetworkTests/Fixtures/weights
+    python3 scripts/make-cnn-fixture.py [OUT_DIR]     # NumPy only; default: Tests/NetworksTests/Fixtures/weights
 
 A PyTorch-style state dict of the network `5x5x2-conv3k2-maxpool2-4` with biases, i.e. the
 nn.Sequential(Conv2d(2, 3, 2), ReLU(), MaxPool2d(2), Flatten(), Linear(12, 4)), saved with NumPy's
@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-out = sys.argv[1] if len(sys.argv) > 1 else "Tests/NetworkTests/Fixtures/weights"
+out = sys.argv[1] if len(sys.argv) > 1 else "Tests/NetworksTests/Fixtures/weights"
 os.makedirs(out, exist_ok=True)
 rng = np.random.default_rng(20261122)
 H = W = 5

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the weights-file fixtures of Tests/NetworkTests/Fixtures/weights, read by WeightsFormatTests
+"""Writes the weights-file fixtures of Tests/NetworksTests/Fixtures/weights, read by WeightsFormatTests
 (Networks) and the CLI's WeightsFileCommandTests:
 
     pip install numpy safetensors       # numpy 2.x, safetensors 0.4 or later
-    python3 scripts/make-weight-fixtures.py [OUT_DIR]     # default: Tests/NetworkTests/Fixtures/weights
+    python3 scripts/make-weight-fixtures.py [OUT_DIR]     # default: Tests/NetworksTests/Fixtures/weights
 
 One small network, architecture 3-4-2, with and without biases: W_1 (4×3), b_1 (4), W_2 (2×4), b_2 (2),
 drawn once from a seeded generator. `expected.json` holds these float64 values (a twoscale JSON weights
@@ -25,7 +25,7 @@ import zipfile
 import numpy as np
 from safetensors.numpy import save_file
 
-out = sys.argv[1] if len(sys.argv) > 1 else "Tests/NetworkTests/Fixtures/weights"
+out = sys.argv[1] if len(sys.argv) > 1 else "Tests/NetworksTests/Fixtures/weights"
 os.makedirs(out, exist_ok=True)
 
 rng = np.random.default_rng(20241)

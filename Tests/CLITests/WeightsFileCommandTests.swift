@@ -4,12 +4,12 @@ import TwoScaleCore
 import TwoScaleFormats
 import XCTest
 
-/// `fisher --weights` with NumPy `.npz` and `.safetensors` files (the fixtures of NetworkTests, written by
+/// `fisher --weights` with NumPy `.npz` and `.safetensors` files (the fixtures of NetworksTests, written by
 /// scripts/make-weight-fixtures.py): the same θ in float64 gives the same JSON, byte for byte, as the
 /// equivalent JSON weights file.
 final class WeightsFileCommandTests: XCTestCase {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("NetworkTests/Fixtures/weights").path
+        .appendingPathComponent("NetworksTests/Fixtures/weights").path
 
     func fisher(_ weights: String, bias: Bool, kind: String, arch: String = "3-4-2") async -> (status: Int32, out: String, err: String) {
         var args = ["fisher", "--arch", arch, "--weights", Self.fixtures + "/" + weights, "--data", "synthetic:gaussian",

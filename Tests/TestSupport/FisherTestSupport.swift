@@ -1,34 +1,34 @@
 import Foundation
-@testable import Networks
-@testable import Sampling
+import Networks
+import Sampling
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest
 
 /// Independent dense references for the Fisher estimators: scores by central finite differences of
 /// log-densities, Fisher matrices as explicit averages of score outer products.
-enum FisherReference {
-    static let h = 1e-5
+public enum FisherReference {
+    public static let h = 1e-5
 
     /// A network with weights (and biases) U(−1, 1) from `seed`.
-    static func net(_ sizes: [Int], bias: Bool, _ act: Activation, seed: UInt64) throws -> Network {
+    public static func net(_ sizes: [Int], bias: Bool, _ act: Activation, seed: UInt64) throws -> Network {
         var rng = Xoshiro256(seed: seed, stream: [7])
         return Network.uniform(architecture: try Architecture(sizes: sizes, bias: bias), activation: act, box: -1...1, rng: &rng)
     }
 
-    static func gaussianData(_ n: Int, _ d: Int, seed: UInt64) -> Matrix {
+    public static func gaussianData(_ n: Int, _ d: Int, seed: UInt64) -> Matrix {
         var rng = Xoshiro256(seed: seed, stream: [11])
         return Matrix(rows: n, cols: d, data: (0..<(n * d)).map { _ in rng.normal() })
     }
 
     /// Offset and length of layer m's parameters in `MLP.parameters`.
-    static func range(_ a: Architecture, layer m: Int) -> Range<Int> {
+    public static func range(_ a: Architecture, layer m: Int) -> Range<Int> {
         let start = (0..<m).map(a.parameters(layer:)).reduce(0, +)
         return start..<(start + a.parameters(layer: m))
     }
 
     /// Central differences of `f(θ)` (a vector) w.r.t. the parameters in `r`: rows = outputs of f.
-    static func jacobian(_ net: Network, _ r: Range<Int>, _ f: (Network) -> [Double]) -> [[Double]] {
+    public static func jacobian(_ net: Network, _ r: Range<Int>, _ f: (Network) -> [Double]) -> [[Double]] {
         let theta = net.parameters
         var cols: [[Double]] = []
         for i in r {
@@ -48,7 +48,7 @@ enum FisherReference {
     /// Gaussian hidden layer m (0-based): F = avg over inputs x_s and sigma points y of s(y) s(y)ᵀ, with
     /// s = ∂/∂θ_m log N(y; act(W_m x_s + b_m), σ²I) by finite differences. Since s is affine in y, the
     /// sigma points y = μ ± σ√n e_i (same mean and covariance as N(μ, σ²I)) give the exact expectation.
-    static func gaussianLayerFisher(_ net: Network, layer m: Int, inputs x: Matrix, sigma2: Double) -> Matrix {
+    public static func gaussianLayerFisher(_ net: Network, layer m: Int, inputs x: Matrix, sigma2: Double) -> Matrix {
         let r = range(net.architecture, layer: m)
         let dm = r.count
         var f = Matrix(rows: dm, cols: dm)
@@ -77,7 +77,7 @@ enum FisherReference {
     }
 
     /// Softmax layer: F = avg_x Σ_y p_y s_y s_yᵀ, s_y = ∂/∂θ_L log softmax(W_L x + b_L)_y by finite differences.
-    static func softmaxLayerFisher(_ net: Network, inputs x: Matrix) -> Matrix {
+    public static func softmaxLayerFisher(_ net: Network, inputs x: Matrix) -> Matrix {
         let last = net.architecture.layers - 1
         let r = range(net.architecture, layer: last)
         var f = Matrix(rows: r.count, cols: r.count)
@@ -91,7 +91,7 @@ enum FisherReference {
     }
 
     /// Output FIM: F = avg_n J_nᵀ (diag p − p pᵀ) J_n with J_n = ∂logits/∂θ by finite differences.
-    static func outputFisher(_ net: Network, inputs x: Matrix) -> Matrix {
+    public static func outputFisher(_ net: Network, inputs x: Matrix) -> Matrix {
         let d = net.architecture.parameterCount
         let k = net.architecture.classes
         var f = Matrix(rows: d, cols: d)
@@ -113,14 +113,14 @@ enum FisherReference {
         return f
     }
 
-    static func addOuter(_ f: inout Matrix, _ v: [Double], _ w: Double) {
+    public static func addOuter(_ f: inout Matrix, _ v: [Double], _ w: Double) {
         for a in v.indices { for b in v.indices { f[a, b] += w * v[a] * v[b] } }
     }
 
-    static func eigenvalues(_ f: Matrix) throws -> [Double] { try SymmetricEigen.eigenvalues(f) }
+    public static func eigenvalues(_ f: Matrix) throws -> [Double] { try SymmetricEigen.eigenvalues(f) }
 
     /// Spectra agree to `rel` times the largest eigenvalue.
-    static func assertSpectra(_ got: [Double], _ want: [Double], rel: Double = 1e-6, _ what: String,
+    public static func assertSpectra(_ got: [Double], _ want: [Double], rel: Double = 1e-6, _ what: String,
                               file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(got.count, want.count, "\(what): count", file: file, line: line)
         let scale = Swift.max(want.map(Swift.abs).max() ?? 0, 1e-12)

@@ -5,6 +5,7 @@ import XCTest
 @testable import Networks
 import Sampling
 import Samplers
+import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -3,6 +3,7 @@ import Foundation
 @testable import Networks
 import Sampling
 @testable import SpectraStore
+import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

@@ -3,6 +3,7 @@ import Foundation
 @testable import NetworkEstimators
 @testable import Networks
 import Samplers
+import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

@@ -3,6 +3,7 @@ import Foundation
 @testable import NetworkEstimators
 @testable import Networks
 @testable import Sampling
+import TestSupport
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics

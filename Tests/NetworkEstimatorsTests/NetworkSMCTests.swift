@@ -4,6 +4,7 @@ import Foundation
 @testable import Networks
 import Sampling
 import Samplers
+import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
 import XCTest

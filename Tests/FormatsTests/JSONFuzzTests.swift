@@ -4,9 +4,9 @@ import Testing
 @testable import TwoScaleCore
 @testable import TwoScaleFormats
 
-/// Thousands of generated inputs per parser: each returns finite values or throws a `TwoScaleError`
+/// Thousands of generated inputs for the JSON parser: each returns finite values or throws a `TwoScaleError`
 /// (never traps, never returns NaN).
-@Suite struct ParserFuzzTests {
+@Suite struct JSONFuzzTests {
     @Test func jsonParserNeverTraps() async {
         let alphabet = Gen.element(of: Array("{}[]\",:0123456789.eE-truefalsn \n\\u")).compactMap { $0 }
         await propertyCheck(count: 3000, input: alphabet.string(of: 0...24)) { text in

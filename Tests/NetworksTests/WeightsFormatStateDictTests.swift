@@ -1,6 +1,7 @@
 @testable import Fisher
 import Foundation
 @testable import Networks
+import TestSupport
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics
