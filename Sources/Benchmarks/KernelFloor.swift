@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 import TwoScaleNumerics
 

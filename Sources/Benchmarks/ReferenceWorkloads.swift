@@ -2,7 +2,7 @@ import Fisher
 import Foundation
 import NetworkEstimators
 import Networks
-import Sampling
+import RandomStreams
 import SpectraStore
 import ToyModels
 import TwoScaleCore

@@ -4,7 +4,7 @@ import Training
 import Statistics
 import NetworkEstimators
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics

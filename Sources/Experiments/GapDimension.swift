@@ -3,7 +3,7 @@ import Fisher
 import Foundation
 import Training
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// Where `gap`'s bound takes d_ζ(ε_n) from.

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 
 extension Network {
     /// The teacher MLP of `seed`: Sampling's one teacher generator (`Teacher`) — every weight and bias

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// Settings of the annealed sequential Monte Carlo sampler (`AnnealedSMC`), see docs/ESTIMATORS.md.

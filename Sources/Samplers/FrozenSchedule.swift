@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// One Metropolis–Hastings move of the random-walk kernel with every tuning fixed: the proposal's

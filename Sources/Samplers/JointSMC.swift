@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// Joint tempering: one annealed SMC sampler on the whole θ of a `StagedModel`, for `log E_θ G_s` with

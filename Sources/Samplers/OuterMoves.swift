@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// Moving the earlier stage under a later stage's weights (docs/METHOD.md §22).

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// The reflected random-walk Metropolis–Hastings kernel and its tuning, written once for every sampler in

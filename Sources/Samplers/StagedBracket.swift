@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// A `StagedModel` that can be bracketed (docs/METHOD.md §19): it draws θ uniformly, hands out a unit's

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// A model whose Fisher matrix is block diagonal over stages m = 1…L, where stage m's block depends on

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// The smc estimator's run, stage by stage (docs/ESTIMATORS.md §2–§5): the trace normalisation, stage 1's

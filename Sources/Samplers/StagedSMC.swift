@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// The `smc` estimator of the 2sED and the lower 2sED of any `StagedModel` (docs/ESTIMATORS.md).

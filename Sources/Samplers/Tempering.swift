@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// A particle system that a tempering run anneals: n particles whose target at scale s is

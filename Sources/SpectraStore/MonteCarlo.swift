@@ -1,7 +1,7 @@
 import Fisher
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// A study's measurements as the hierarchical bootstrap reads them: per architecture (a model of the

@@ -5,7 +5,7 @@ import Foundation
 import Statistics
 import NetworkEstimators
 import Networks
-import Sampling
+import RandomStreams
 import SpectraStore
 import Training
 import TwoScaleCore

@@ -1,6 +1,6 @@
 import Foundation
 import Statistics
-import Sampling
+import RandomStreams
 import Training
 import TwoScaleCore
 

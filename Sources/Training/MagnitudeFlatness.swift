@@ -1,6 +1,6 @@
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 import TwoScaleNumerics
 

@@ -1,6 +1,6 @@
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 
 /// The parameter box Θ = [lo, hi]^d of docs/METHOD.md §2, the set over which the generalisation bound

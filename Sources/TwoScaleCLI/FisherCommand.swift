@@ -2,7 +2,7 @@ import ArgumentParser
 import Fisher
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import TwoScaleCore
 import TwoScaleFormats
 import TwoScaleNumerics

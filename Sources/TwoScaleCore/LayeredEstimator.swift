@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 
 /// One point of a 2sED measurement.
 public struct TwoScalePoint: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 
 
 /// A Monte Carlo estimate of `log E_θ det(…)` with its variance, in nats. Independent parts add.

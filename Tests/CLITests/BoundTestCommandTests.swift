@@ -2,7 +2,7 @@ import Bounds
 import Experiments
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import Training
 import TwoScaleCore
 import TwoScaleFormats

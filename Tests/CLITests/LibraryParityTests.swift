@@ -5,7 +5,7 @@ import Experiments
 import Foundation
 import NetworkEstimators
 import Networks
-import Sampling
+import RandomStreams
 import SpectraStore
 import ToyModels
 import Training

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Sampling
+@testable import RandomStreams
 import Testing
 @testable import TwoScaleCore
 

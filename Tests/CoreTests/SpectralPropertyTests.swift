@@ -1,6 +1,6 @@
 import Foundation
 import PropertyBased
-@testable import Sampling
+@testable import RandomStreams
 import Testing
 @testable import TwoScaleCore
 

@@ -1,6 +1,6 @@
 import Foundation
 import Networks
-@testable import Sampling
+@testable import RandomStreams
 @testable import Experiments
 @testable import Training
 import TwoScaleCore

@@ -2,7 +2,7 @@
 import Foundation
 @testable import NetworkEstimators
 @testable import Networks
-@testable import Sampling
+@testable import RandomStreams
 import TestSupport
 import TwoScaleCore
 import TwoScaleFormats

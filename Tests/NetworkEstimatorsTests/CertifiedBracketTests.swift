@@ -3,7 +3,7 @@ import Foundation
 @testable import NetworkEstimators
 import XCTest
 @testable import Networks
-import Sampling
+import RandomStreams
 import Samplers
 import TestSupport
 import TwoScaleCore

@@ -2,7 +2,7 @@
 import Foundation
 @testable import NetworkEstimators
 @testable import Networks
-import Sampling
+import RandomStreams
 import Samplers
 import TestSupport
 import TwoScaleCore

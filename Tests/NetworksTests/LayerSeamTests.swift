@@ -1,7 +1,7 @@
 @testable import Fisher
 import Foundation
 @testable import Networks
-import Sampling
+import RandomStreams
 @testable import SpectraStore
 import TestSupport
 import TwoScaleCore

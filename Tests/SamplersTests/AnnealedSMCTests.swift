@@ -1,5 +1,5 @@
 import Foundation
-import Sampling
+import RandomStreams
 @testable import Samplers
 @testable import TwoScaleCore
 import XCTest

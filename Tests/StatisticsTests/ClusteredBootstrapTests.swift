@@ -1,5 +1,5 @@
 import Foundation
-@testable import Sampling
+@testable import RandomStreams
 @testable import Statistics
 import TwoScaleCore
 import XCTest

@@ -1,6 +1,6 @@
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import Testing
 @testable import Training
 import TwoScaleCore

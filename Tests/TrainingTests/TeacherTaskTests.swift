@@ -1,6 +1,6 @@
 import Foundation
 import Networks
-import Sampling
+import RandomStreams
 import Training
 import TwoScaleCore
 import TwoScaleNumerics
@@ -111,7 +111,7 @@ final class TeacherTaskTests: XCTestCase {
     }
 }
 
-/// One teacher generator (Sampling's `Teacher`): `gap --teacher` (`TeacherTask.random`) and the data source
+/// One teacher generator (RandomStreams' `Teacher`): `gap --teacher` (`TeacherTask.random`) and the data source
 /// `synthetic:teacher` (`DataSource.teacher`) draw the same teacher for the same seed, and it is the
 /// generator's parameter sequence laid out as an MLP.
 final class TeacherGeneratorTests: XCTestCase {
