@@ -20,9 +20,9 @@ public struct ArchitectureComparison: Sendable {
         /// σ² of the Gaussian hidden layers and R noise draws (Markov FIM).
         public var sigma2: Double
         public var noiseSamples: Int
-        /// Monte Carlo design (K, J, box, seed).
-        public var paths: Int
-        public var inner: Int
+        /// The estimator's budget and settings (K, J, the draws for ĉ, its own sweeps and moves), read only by
+        /// the estimator (`EstimatorRegistry`); the box and seed of its draws.
+        public var budget: EstimatorBudget
         public var box: ClosedRange<Double>
         public var seed: UInt64
         /// ε at which the 2sEDs are evaluated, and ζ.
@@ -30,23 +30,16 @@ public struct ArchitectureComparison: Sendable {
         public var zeta: Double
         public var threads: Int
         public var training: TrainingConfig
-        /// The 2sED estimator: `plain` (K uniform paths × J inner draws, docs/METHOD.md §13) or `smc` (K outer
-        /// particles, J island particles, `traceDraws` draws for ĉ; docs/ESTIMATORS.md).
+        /// The 2sED estimator (docs/ESTIMATORS.md), found by its name in `EstimatorRegistry`.
         public var estimator: EstimatorKind
-        public var traceDraws: Int
-        /// smc: the islands' sweeps per step (`NetworkSMC.islandSweeps`; `ed`'s default).
-        public var islandSweeps = NetworkSMC.defaultIslandSweeps
-        /// smc: proposals of the previous layer per particle and tempering step (`Setting.outerMoves`; 0: off).
-        public var outerMoves = 0
 
-        public init(activation: Activation, sigma2: Double, noiseSamples: Int, paths: Int, inner: Int,
+        public init(activation: Activation, sigma2: Double, noiseSamples: Int, budget: EstimatorBudget,
                     box: ClosedRange<Double>, seed: UInt64, eps: Double, zeta: Double, threads: Int, training: TrainingConfig,
-                    estimator: EstimatorKind = .plain, traceDraws: Int = 1000) {
+                    estimator: EstimatorKind = .plain) {
             self.activation = activation
             self.sigma2 = sigma2
             self.noiseSamples = noiseSamples
-            self.paths = paths
-            self.inner = inner
+            self.budget = budget
             self.box = box
             self.seed = seed
             self.eps = eps
@@ -54,7 +47,6 @@ public struct ArchitectureComparison: Sendable {
             self.threads = threads
             self.training = training
             self.estimator = estimator
-            self.traceDraws = traceDraws
         }
     }
 
@@ -179,7 +171,7 @@ public struct ArchitectureComparison: Sendable {
         let sec = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         return Entry(architecture: a, replicate: r, dZeta: d.dZeta, dZetaLower: d.lower, dZetaJoint: d.joint,
                      ci95HalfWidth: d.halfWidth, ci95HalfWidthLower: d.halfWidthLower, ess: d.ess, islandNoise: d.noise,
-                     bracketCheck: d.bracketCheck, tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, bracket: bracket.dZeta, bracketLower: bracket.dZetaLower, paths: s.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
+                     bracketCheck: d.bracketCheck, tailShortfall: d.tail, dZetaUpper: d.upper?.dZeta, dZetaLowerUpper: d.upper?.dZetaLower, bracket: bracket.dZeta, bracketLower: bracket.dZetaLower, paths: s.budget.paths, trainLoss: final.trainLoss, trainAccuracy: final.trainAccuracy, holdoutLoss: final.holdoutLoss,
                      holdoutAccuracy: final.holdoutAccuracy, lossHistory: result.epochs.map(\.trainLoss),
                      initialWeightNorm: Self.weightNorm(theta0), initialPathNorm: Self.pathNorm(theta0),
                      distanceFromInit: dist.squareRoot(), sharpness: sharp,
@@ -211,9 +203,7 @@ public struct ArchitectureComparison: Sendable {
     func twoScale(_ model: MarkovFisher, seed: UInt64) async throws -> TwoScaleMeasure {
         let s = settings
         let estimator = try EstimatorRegistry.estimator(s.estimator)
-        let problem = EstimatorProblem(model: model, box: s.box, seed: seed,
-                                       budget: EstimatorBudget(paths: s.paths, inner: s.inner, traceDraws: s.traceDraws,
-                                                               islandSweeps: s.islandSweeps, outerMoves: s.outerMoves))
+        let problem = EstimatorProblem(model: model, box: s.box, seed: seed, budget: s.budget)
         let request = MeasurementRequest(eps: [s.eps], zeta: s.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: s.threads)
         let e = try await estimator.estimate(problem, request: request, progress: { _ in })
         guard let p = e.points.first, let bracket = e.bracket?.points.first else {

@@ -128,11 +128,9 @@ public struct ComparisonStudy: Sendable, Encodable {
         try c.encode(epsN, forKey: Key("eps_n"))
         try c.encode(settings.zeta, forKey: Key("zeta"))
         try c.encode(settings.estimator.rawValue, forKey: Key("estimator"))
-        try c.encode(settings.paths, forKey: Key("paths"))
-        try c.encode(settings.inner, forKey: Key("inner"))
-        try EstimatorRegistry.estimator(settings.estimator).encodeSettings(
-            EstimatorBudget(paths: settings.paths, inner: settings.inner, traceDraws: settings.traceDraws, islandSweeps: settings.islandSweeps),
-            into: &c)
+        try c.encode(settings.budget.paths, forKey: Key("paths"))
+        try c.encode(settings.budget.inner, forKey: Key("inner"))
+        try EstimatorRegistry.estimator(settings.estimator).encodeSettings(settings.budget, into: &c)
         try c.encode(settings.sigma2, forKey: Key("sigma2"))
         try c.encode(settings.training.epochs, forKey: Key("epochs"))
         try c.encode(summaries.first?.entries.count ?? 0, forKey: Key("seeds"))

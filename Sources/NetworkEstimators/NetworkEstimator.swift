@@ -119,6 +119,9 @@ public struct NetworkEstimate: Sendable, Encodable {
         public var islandNoise: [Double]
         /// smc: the upper bound's estimate (`UpperBound`).
         public var bound: UpperBound?
+        /// The intervals to read, where the estimator chooses them (`ReportedInterval`: sampled or the bracket).
+        public var interval: ReportedInterval?
+        public var intervalLower: ReportedInterval?
 
         public init(eps: Double, dZeta: Double, dZetaJoint: Double, dZetaLower: Double? = nil, ci95: ClosedRange<Double>? = nil,
                     ci95Lower: ClosedRange<Double>? = nil, ess: [Double] = [], islandNoise: [Double] = [], bound: UpperBound? = nil) {

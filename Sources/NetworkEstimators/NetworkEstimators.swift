@@ -97,6 +97,10 @@ public enum SMCNetworkEstimator: NetworkEstimator {
             estimate.diagnostics = .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested, tailShortfall: m.tailShortfall,
                                          aboveBound: m.aboveBound, boundShortfall: shortfall, bracketCheck: m.bracketCheck)
             estimate.report = m
+            // The report is on the run's ε grid, point for point.
+            for (i, p) in m.points.enumerated() where i < estimate.points.count {
+                (estimate.points[i].interval, estimate.points[i].intervalLower) = (p.interval, p.intervalLower)
+            }
         }
         return estimate
     }

@@ -156,7 +156,7 @@ public struct StudyCellRunner: Sendable {
                               dZetaLower: lower, bracketLower: [b.dZetaLower.lowerBound, b.dZetaLower.upperBound], ess: p.ess,
                               paths: budget.paths, abbasED: abbas, genericRank: rank.proved ? rank.bound : rank.witness,
                               genericRankProved: rank.proved, seconds: seconds)
-        if let s = (e.report as? NetworkSMCMeasurement)?.points.first {
+        if let s = e.points.first {
             cell.interval = s.interval.map { [$0.range.lowerBound, $0.range.upperBound] }
             cell.intervalSource = s.interval?.source.rawValue
             cell.intervalLower = s.intervalLower.map { [$0.range.lowerBound, $0.range.upperBound] }

@@ -176,13 +176,14 @@ struct CompareCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "at most the training-set size (\(train.count))")
         }
         let fisherInputs = train.prefix(fisherSamples).inputs
-        var settings = ArchitectureComparison.Settings(
-            activation: act, sigma2: noise.sigma2 ?? 0.1, noiseSamples: noise.noiseSamples, paths: budget.paths, inner: budget.inner,
+        // The sweeps and moves are the defaults unless given, and given only to an estimator that reads them.
+        let settings = ArchitectureComparison.Settings(
+            activation: act, sigma2: noise.sigma2 ?? 0.1, noiseSamples: noise.noiseSamples,
+            budget: EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(architectures),
+                                    islandSweeps: estimation.sweeps, outerMoves: estimation.moves),
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
-            estimator: estimator, traceDraws: traceDraws(architectures))
-        settings.islandSweeps = estimation.sweeps  // the default unless given, and given only to an estimator that reads it
-        settings.outerMoves = estimation.moves
+            estimator: estimator)
         _ = try MonteCarloDesign(paths: budget.paths, inner: budget.inner, box: lo...hi, seed: seed, activation: act)
 
         let counts = architectures.map(\.parameterCount).sorted()
@@ -213,7 +214,7 @@ struct CompareCommand: AsyncParsableCommand {
     static func text(_ r: ComparisonStudy) -> String {
         let summaries = r.summaries, settings = r.settings, flatTolerance = r.flatTolerance
         let seedCount = summaries.first?.entries.count ?? 0
-        var human = "architecture comparison at ε_n = \(Fmt.num(r.epsN)) (n = \(r.n)), ζ = \(Fmt.num(settings.zeta)), \(settings.estimator.rawValue) estimator, K = \(settings.paths), J = \(settings.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
+        var human = "architecture comparison at ε_n = \(Fmt.num(r.epsN)) (n = \(r.n)), ζ = \(Fmt.num(settings.zeta)), \(settings.estimator.rawValue) estimator, K = \(settings.budget.paths), J = \(settings.budget.inner), \(settings.training.epochs) epochs, \(seedCount) seed(s) (mean ± sd)\n"
         human += "training flattened (last epoch < \(Fmt.num(flatTolerance)) of the loss decrease) for every architecture and seed: \(r.allFlat ? "yes" : "no")\n\n"
         human += Fmt.table(["arch", "params", "lower 2sED", "2sED", "train loss", "flat"], summaries.map { m in
             [m.architecture.notation, String(m.architecture.parameterCount),

@@ -263,4 +263,17 @@ final class EstimatorCommandTests: XCTestCase {
             XCTAssertEqual(err.split(separator: "\n").count, err.contains("Usage") ? err.split(separator: "\n").count : 1, "\(args): \(err)")
         }
     }
+
+    /// `compare` records every setting its estimator ran with, outer moves included (they were left out of
+    /// its JSON before the comparison's settings carried the estimator's budget whole).
+    func testCompareRecordsTheEstimatorsOwnSettings() async throws {
+        let json = try await runJSON(["compare", "--archs", "8-4-3,8-3-4-3", "--data", "synthetic:teacher:8-4-3", "--samples", "40",
+                                      "--fisher-samples", "10", "--estimator", "smc", "--outer-moves", "2", "--island-sweeps", "3",
+                                      "--trace-draws", "100", "--paths", "8", "--inner", "8", "--seeds", "1", "--epochs", "1",
+                                      "--batch", "20", "--json"])
+        XCTAssertEqual(json["outer_moves"]?.doubleValue, 2)
+        XCTAssertEqual(json["island_sweeps"]?.doubleValue, 3)
+        XCTAssertEqual(json["trace_draws"]?.doubleValue, 100)
+        XCTAssertEqual(json["paths"]?.doubleValue, 8)
+    }
 }

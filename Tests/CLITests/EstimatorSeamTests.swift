@@ -113,4 +113,27 @@ final class EstimatorSeamTests: XCTestCase {
         }
         XCTAssertEqual(found, [], "test the estimator's declared properties (EstimatorRegistry, NetworkEstimator), not its name")
     }
+
+    /// The experiments above the estimators (Experiments, Study) reach them only through the seam: the
+    /// registry, `NetworkEstimate` and `EstimatorBudget`, never a concrete estimator's type or its own report.
+    /// (The concrete estimators share the NetworkEstimators module with the seam, so this reads names, not
+    /// imports.)
+    func testExperimentsNameNoConcreteEstimator() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let concrete = try NSRegularExpression(pattern: #"\b(PlainNetworkEstimator|SMCNetworkEstimator|JointNetworkEstimator|NetworkSMC|NetworkSMCMeasurement|NetworkMeasurement|JointNetworkMeasurement|StagedSMC|JointSMC)\b"#)
+        var found: [String] = [], files = 0
+        for module in ["Experiments", "Study"] {
+            let dir = root.appendingPathComponent("Sources/\(module)")
+            for rel in try FileManager.default.contentsOfDirectory(atPath: dir.path) where rel.hasSuffix(".swift") {
+                files += 1
+                let text = try String(contentsOf: dir.appendingPathComponent(rel), encoding: .utf8)
+                for (n, line) in text.components(separatedBy: "\n").enumerated()
+                where concrete.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil {
+                    found.append("Sources/\(module)/\(rel):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        XCTAssertGreaterThan(files, 8)
+        XCTAssertEqual(found, [], "reach estimators through EstimatorRegistry and NetworkEstimate")
+    }
 }

@@ -186,7 +186,8 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
 
     func testCompare() async throws {
         let (archs, data, training, epsN) = try compareFixture()
-        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 4, inner: 2, box: -1...1,
+        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1,
+                                                       budget: EstimatorBudget(paths: 4, inner: 2), box: -1...1,
                                                        seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training)
         let study = try await ComparisonStudy.run(archs, seeds: 2, comparison: ArchitectureComparison(settings: settings),
                                                   fisherInputs: data.prefix(10).inputs, train: data, holdout: nil, epsN: epsN, n: 30,
@@ -201,9 +202,10 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     /// interval half-widths are those of the smc estimator run directly on the same Markov FIM and seed.
     func testCompareSMC() async throws {
         let (archs, data, training, epsN) = try compareFixture()
-        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1, paths: 8, inner: 8, box: -1...1,
+        let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1,
+                                                       budget: EstimatorBudget(paths: 8, inner: 8, traceDraws: 50), box: -1...1,
                                                        seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training,
-                                                       estimator: .smc, traceDraws: 50)
+                                                       estimator: .smc)
         let fisher = data.prefix(10).inputs
         let study = try await ComparisonStudy.run(archs, seeds: 1, comparison: ArchitectureComparison(settings: settings),
                                                   fisherInputs: fisher, train: data, holdout: nil, epsN: epsN, n: 30, flatTolerance: 0.05)
