@@ -49,7 +49,7 @@ public enum ReferenceWorkloads {
     ]
 
     /// The smc workload's budget (ed's defaults for the smc estimator).
-    public static let smcPaths = NetworkSMC.defaultPaths, smcInner = NetworkSMC.defaultInner
+    public static let smcPaths = MarkovSMC.defaultPaths, smcInner = MarkovSMC.defaultInner
 
     /// Runs `workload` (every workload for `.all`) with `threads` parallel tasks.
     public static func run(_ workload: Workload, threads: Int) async throws -> BenchmarkSuite {
@@ -88,7 +88,7 @@ public enum ReferenceWorkloads {
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: layers)
         let request = MeasurementRequest(eps: LogGrid.points(from: 1e-3, to: 0.5, count: 30), zeta: 2.0 / 3.0, lower: true,
                                          normalization: .trace, bootstrap: 200, threads: threads)
-        let measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        let measurement = try await PlainReport.measure(spectra: spectra, meta: meta, request: request)
         let estimatorSeconds = Date().timeIntervalSince(t2)
         let wall = Date().timeIntervalSince(start)
         let peak = peakMemoryBytes()
@@ -127,7 +127,7 @@ public enum ReferenceWorkloads {
                                        inputSize: architecture.inputSize, inputShape: architecture.inputShape, flag: "\(Setting.data)")
         let model = try MarkovFisher(architecture: architecture, activation: .relu, data: data.inputs, sigma2: 0.1,
                                      noiseSamples: 1, noiseSeed: 1)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: TraceEstimate.defaultDraws(parameters: architecture.parameterCount))
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 1, paths: smcPaths, inner: smcInner, traceDraws: TraceEstimate.defaultDraws(parameters: architecture.parameterCount))
         let eps = [0.001, 0.1]
         let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
         let wall = Date().timeIntervalSince(start)
@@ -206,7 +206,7 @@ public struct BenchmarkResult: Sendable, Encodable {
     /// A value the workload computed, to check a faster build still computes the same thing: a point of
     /// the plain estimator, or of the smc estimator with its interval.
     public enum Check: Sendable {
-        case measurement(NetworkMeasurement.Point)
+        case measurement(PlainReport.Point)
         case sampler(ReferenceWorkloads.SMCCheck)
 
         public var eps: Double {

@@ -139,7 +139,7 @@ public struct GenericRank: Sendable, Equatable, Encodable {
         return FisherRank.rank(try Spectrum(eigenvalues: eig), parameters: x.cols)
     }
 
-    /// The numerical rank of every block at `net`, as `NetworkSMC.rankEstimate` counts it.
+    /// The numerical rank of every block at `net`, as `MarkovSMC.rankEstimate` counts it.
     public static func ranks(model: MarkovFisher, at net: Network) throws -> [Int] {
         let raw = try (0..<model.blockDimensions.count).map { m in
             try model.blockEigenvalues(net, block: m, inputs: try model.blockInputs(net, block: m))

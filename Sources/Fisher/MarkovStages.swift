@@ -6,7 +6,7 @@ import TwoScaleCore
 
 /// The Markov FIM as the generic smc sampler's model (`StagedModel`, Samplers): block m is stage m, a
 /// Gaussian layer's neurons (or the softmax layer) its exchangeable units, a network its state
-/// (docs/ESTIMATORS.md). `NetworkSMC` runs `StagedSMC` on it.
+/// (docs/ESTIMATORS.md). `MarkovSMC` runs `StagedSMC` on it.
 extension MarkovFisher: StagedModel {
     public typealias State = Network
 

@@ -9,10 +9,10 @@ import TwoScaleCore
 /// in `builtIn`. A program (or a test) may `register` one at run time.
 public enum EstimatorRegistry {
     /// The estimators shipped, in the order help texts and errors list them.
-    static let builtIn: [any NetworkEstimator.Type] = [PlainNetworkEstimator.self, SMCNetworkEstimator.self, JointNetworkEstimator.self]
+    static let builtIn: [any NetworkEstimator.Type] = [PlainEstimator.self, SMCEstimator.self, JointEstimator.self]
 
     /// `ed`'s estimator when none is given and the run needs no uniform-path spectra.
-    public static let edDefault: EstimatorKind = SMCNetworkEstimator.kind
+    public static let edDefault: EstimatorKind = SMCEstimator.kind
 
     private final class Added: @unchecked Sendable {
         let lock = NSLock()

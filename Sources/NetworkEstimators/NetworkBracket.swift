@@ -78,7 +78,7 @@ extension MarkovFisher {
     func unbiasedLogZ(box: ClosedRange<Double>, scales: [Double], seed: UInt64, laterStages: Bool = true,
                       sharing: any WorkSharing = LocalSharing(), threads: Int) async throws
         -> (logZ: [Double: Double], logZ1: [Double: Double]) {
-        try await NetworkSMC.Staged.unbiasedLogZ(model: self, box: box, seed: seed, scales: scales, laterStages: laterStages,
+        try await MarkovSMC.Staged.unbiasedLogZ(model: self, box: box, seed: seed, scales: scales, laterStages: laterStages,
                                                  sharing: sharing, threads: threads)
     }
 }
@@ -92,8 +92,8 @@ public protocol BracketedPoint {
     var bracket: CertifiedBracket.Point? { get set }
 }
 
-extension NetworkMeasurement.Point: BracketedPoint {}
-extension NetworkSMCMeasurement.Point: BracketedPoint {}
+extension PlainReport.Point: BracketedPoint {}
+extension SMCReport.Point: BracketedPoint {}
 
 /// A network measurement whose points take a bracket.
 protocol BracketedMeasurement {

@@ -15,8 +15,8 @@ public struct EstimatorBudget: Sendable, Equatable {
     /// joint: Metropolis sweeps over every unit per tempering step.
     public var sweeps: Int
 
-    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = NetworkSMC.defaultIslandSweeps,
-                outerMoves: Int = 0, sweeps: Int = JointNetworkEstimator.defaultSweeps) {
+    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = MarkovSMC.defaultIslandSweeps,
+                outerMoves: Int = 0, sweeps: Int = JointEstimator.defaultSweeps) {
         self.paths = paths
         self.inner = inner
         self.traceDraws = traceDraws
@@ -91,13 +91,13 @@ extension NetworkEstimator {
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {}
 }
 
-/// An estimator's own typed result (`NetworkMeasurement`, `NetworkSMCMeasurement`): what `ed` prints as JSON.
+/// An estimator's own typed result (`PlainReport`, `SMCReport`): what `ed` prints as JSON.
 public protocol NetworkEstimateReport: Encodable, Sendable {
     var seconds: Double { get set }
 }
 
-extension NetworkMeasurement: NetworkEstimateReport {}
-extension NetworkSMCMeasurement: NetworkEstimateReport {}
+extension PlainReport: NetworkEstimateReport {}
+extension SMCReport: NetworkEstimateReport {}
 
 /// The one result every network estimator returns: per ε the 2sEDs and what a caller compares or warns
 /// about, the certified bracket, the checks behind `ed`'s warnings, and the estimator's own report.

@@ -35,7 +35,7 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The widest reported interval of an smc estimate, relative to its estimate: (width, ε, source); nil
     /// where the estimate carries no reported intervals (no bracket, or not the smc estimator).
     public static func widest(_ e: NetworkEstimate) -> (width: Double, eps: Double, source: ReportedInterval.Source)? {
-        guard let m = e.report as? NetworkSMCMeasurement else { return nil }
+        guard let m = e.report as? SMCReport else { return nil }
         var best: (Double, Double, ReportedInterval.Source)?
         for p in m.points {
             for (interval, value) in [(p.interval, p.dZeta), (p.intervalLower, p.dZetaLower ?? p.dZeta)] {

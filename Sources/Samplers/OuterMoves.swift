@@ -20,7 +20,7 @@ import TwoScaleCore
 /// step) and the genealogy's (`eveVariance`), which sees what resampling correlates between steps.
 ///
 /// Random streams: [SMCN, 8, t, m, step] resampling, [SMCN, 9, t, m, step, k] a particle's proposals,
-/// [SMCN, 10 and 11, t, m, step, proposal, k] its islands (distinct from `NetworkSMC`'s [SMCN, 8, k]).
+/// [SMCN, 10 and 11, t, m, step, proposal, k] its islands (distinct from `MarkovSMC`'s [SMCN, 8, k]).
 extension StagedSMC {
     /// The ESS fraction below which a stage's weights are tempered in, and that each step keeps.
     public static var moveESSFraction: Double { 0.5 }

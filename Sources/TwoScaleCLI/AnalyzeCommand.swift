@@ -46,7 +46,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 Console.note("analyze: the store's model could not be rebuilt (\(e.message)): no generic rank or certified bracket")
             }
         }
-        var measurement = try await NetworkMeasurement.measure(spectra: spectra, meta: store.meta, request: request, model: model)
+        var measurement = try await PlainReport.measure(spectra: spectra, meta: store.meta, request: request, model: model)
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
         if let w = NetworkReport.bracketWarning(measurement.bracketCheck) { Console.warn(w) }

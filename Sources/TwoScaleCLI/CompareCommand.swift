@@ -35,7 +35,7 @@ struct CompareCommand: AsyncParsableCommand {
     enum Defaults: DataDefaults, NoiseDefaults, TrainingDefaults, EstimatorDefaults {
         static var epochs: Int { 5 }
         static var use: EstimatorUse { .compare }
-        static var estimator: EstimatorKind? { PlainNetworkEstimator.kind }
+        static var estimator: EstimatorKind? { PlainEstimator.kind }
         static var estimatorHelp: String { "plain (uniform paths) or smc (with intervals). (default: plain)" }
     }
 
@@ -50,7 +50,7 @@ struct CompareCommand: AsyncParsableCommand {
     @OptionGroup var estimation: EstimatorOptions<Defaults>
 
     /// The estimator (plain unless --estimator says otherwise).
-    var estimator: EstimatorKind { estimation.estimator ?? PlainNetworkEstimator.kind }
+    var estimator: EstimatorKind { estimation.estimator ?? PlainEstimator.kind }
 
     /// The draws for ĉ: as given, or ed's default for the largest of the architectures (one number for
     /// the whole comparison).

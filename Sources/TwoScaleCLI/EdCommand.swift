@@ -118,7 +118,7 @@ struct EdCommand: AsyncParsableCommand {
         if estimation.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
         }
-        if targetWidth != nil, kind != SMCNetworkEstimator.kind {
+        if targetWidth != nil, kind != SMCEstimator.kind {
             throw TwoScaleError.usage("--target-width works with the smc estimator's reported intervals, not with \(kind)"
                 + (plainOnly.isEmpty ? "" : " (chosen for \(plainOnly.joined(separator: ", ")))"))
         }
@@ -191,7 +191,7 @@ struct EdCommand: AsyncParsableCommand {
         let progress = PhaseProgress(label: "ed", threads: request.threads)
         if markov != nil { progress.phase("generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
         var measurement = try await progress.observing {
-            try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: markov)
+            try await PlainReport.measure(spectra: spectra, meta: meta, request: request, model: markov)
         }
         measurement.seconds = Date().timeIntervalSince(start)
         if let w = NetworkReport.essWarning(measurement.degeneracy) { Console.warn(w) }
@@ -212,7 +212,7 @@ struct EdCommand: AsyncParsableCommand {
         let budget = EstimatorBudget(paths: paths, inner: inner,
                                      traceDraws: estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
                                      islandSweeps: estimation.sweeps, outerMoves: estimation.moves,
-                                     sweeps: sweeps ?? JointNetworkEstimator.defaultSweeps)
+                                     sweeps: sweeps ?? JointEstimator.defaultSweeps)
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
                                        configuration: configuration(architecture: architecture, box: box, inputs: Self.inputCount(markov)))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.

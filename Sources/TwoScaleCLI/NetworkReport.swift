@@ -59,8 +59,8 @@ struct AnalysisOptions: ParsableArguments {
     }
 }
 
-/// How `ed` and `analyze` print a network measurement (the numbers come from `NetworkMeasurement` and
-/// `NetworkSMCMeasurement` in NetworkEstimators; this only words them).
+/// How `ed` and `analyze` print a network measurement (the numbers come from `PlainReport` and
+/// `SMCReport` in NetworkEstimators; this only words them).
 enum NetworkReport {
     /// The warning text for a degenerate stage (`WeightDegeneracy`, the rule lives in TwoScaleCore).
     static func essWarning(_ d: WeightDegeneracy?) -> String? {
@@ -114,7 +114,7 @@ enum NetworkReport {
     }
 
     /// The warning text for an upper bound whose own estimate is expected to fall short by more than its
-    /// interval reaches (`NetworkSMCMeasurement.boundShortfall`): the ceiling is then higher than printed.
+    /// interval reaches (`SMCReport.boundShortfall`): the ceiling is then higher than printed.
     static func boundShortfallWarning(at p: NetworkEstimate.Point?, paths: Int) -> String? {
         guard let p, let u = p.bound else { return nil }
         return "at ε = \(Fmt.num(p.eps, 6)) the upper bound's last term, a mean of B over K = \(paths) outer particles whose log B "
@@ -176,7 +176,7 @@ enum NetworkReport {
     }
 
     /// `boundShortfallWarning` of a point of the smc report.
-    static func boundShortfallWarning(_ p: NetworkSMCMeasurement.Point?, paths: Int) -> String? {
+    static func boundShortfallWarning(_ p: SMCReport.Point?, paths: Int) -> String? {
         boundShortfallWarning(at: p.map { NetworkEstimate.Point(eps: $0.eps, dZeta: $0.dZeta, dZetaJoint: $0.dZeta, bound: $0.bound) }, paths: paths)
     }
 
@@ -190,9 +190,9 @@ enum NetworkReport {
     /// The readable report of an estimate: its report's own where the CLI words it, else a table of
     /// the common points.
     static func text(_ e: NetworkEstimate, architecture: Architecture) -> String {
-        if let m = e.report as? NetworkSMCMeasurement { return text(m, architecture: architecture) }
-        if let m = e.report as? NetworkMeasurement { return text(m) }
-        if let m = e.report as? JointNetworkMeasurement { return text(m, architecture: architecture) }
+        if let m = e.report as? SMCReport { return text(m, architecture: architecture) }
+        if let m = e.report as? PlainReport { return text(m) }
+        if let m = e.report as? JointReport { return text(m, architecture: architecture) }
         let lower = e.points.contains { $0.dZetaLower != nil }
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
@@ -204,7 +204,7 @@ enum NetworkReport {
     }
 
     /// The readable report of the plain estimator.
-    static func text(_ m: NetworkMeasurement) -> String {
+    static func text(_ m: PlainReport) -> String {
         let c = m.settings
         var head = "2sED of \(c.arch) (\(c.fisher.rawValue) FIM): d = \(m.dimension), layers \(m.layers), K = \(m.paths) paths"
         head += m.inner > 0 ? ", J = \(m.inner) inner draws\n" : "\n"
@@ -242,7 +242,7 @@ enum NetworkReport {
 
     /// The readable report of the joint estimator: per ε the 2sED, its 95% interval (the replicates' spread)
     /// and the certified bracket, and how far apart the replicates came out.
-    static func text(_ m: JointNetworkMeasurement, architecture: Architecture) -> String {
+    static func text(_ m: JointReport, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
         head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
@@ -257,7 +257,7 @@ enum NetworkReport {
     }
 
     /// The readable report of the smc estimator.
-    static func text(_ m: NetworkSMCMeasurement, architecture: Architecture) -> String {
+    static func text(_ m: SMCReport, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
@@ -317,7 +317,7 @@ enum NetworkReport {
     }
 
     /// What `--outer-moves` did, per ε and moved layer (empty where nothing was moved).
-    static func movesLine(_ points: [NetworkSMCMeasurement.Point]) -> String {
+    static func movesLine(_ points: [SMCReport.Point]) -> String {
         let parts = points.compactMap { p -> String? in
             let moved = p.stageMoves.enumerated().filter { $0.element.steps > 0 }
             guard !moved.isEmpty else { return nil }

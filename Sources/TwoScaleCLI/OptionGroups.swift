@@ -245,12 +245,12 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(name: .customLong("estimator"), help: ArgumentHelp(Defaults.estimatorHelp))
     var estimatorGiven: EstimatorKind?
 
-    @Option(help: ArgumentHelp("K: plain: paths (default \(PlainNetworkEstimator.defaultBudget(Defaults.use).paths)); "
-        + "smc: outer particles (\(SMCNetworkEstimator.defaultBudget(Defaults.use).paths)); joint: particles per sampler (\(JointNetworkEstimator.defaultBudget(Defaults.use).paths))."))
+    @Option(help: ArgumentHelp("K: plain: paths (default \(PlainEstimator.defaultBudget(Defaults.use).paths)); "
+        + "smc: outer particles (\(SMCEstimator.defaultBudget(Defaults.use).paths)); joint: particles per sampler (\(JointEstimator.defaultBudget(Defaults.use).paths))."))
     var paths: Int?
 
-    @Option(help: ArgumentHelp("J: plain: inner draws per path and layer (\(PlainNetworkEstimator.defaultBudget(Defaults.use).inner)); "
-        + "smc: island size ≥ 8 (\(SMCNetworkEstimator.defaultBudget(Defaults.use).inner)); joint: samplers (\(JointNetworkEstimator.defaultBudget(Defaults.use).inner))."))
+    @Option(help: ArgumentHelp("J: plain: inner draws per path and layer (\(PlainEstimator.defaultBudget(Defaults.use).inner)); "
+        + "smc: island size ≥ 8 (\(SMCEstimator.defaultBudget(Defaults.use).inner)); joint: samplers (\(JointEstimator.defaultBudget(Defaults.use).inner))."))
     var inner: Int?
 
     @Option(help: "smc, joint: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
@@ -273,7 +273,7 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     var moves: Int { outerMoves ?? 0 }
 
     /// Sweeps per particle and island step: `--island-sweeps`, else the default.
-    var sweeps: Int { islandSweeps ?? NetworkSMC.defaultIslandSweeps }
+    var sweeps: Int { islandSweeps ?? MarkovSMC.defaultIslandSweeps }
 
     /// K and J: as given, else `estimator`'s defaults for the command.
     func budget(_ estimator: any NetworkEstimator.Type) -> (paths: Int, inner: Int) {

@@ -29,7 +29,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta.")
     var mc = false
 
-    static let defaultEstimator = SMCNetworkEstimator.kind
+    static let defaultEstimator = SMCEstimator.kind
 
     @Option(help: "smc (annealed SMC per axis) or plain (uniform draws of θ).")
     var estimator: EstimatorKind = Self.defaultEstimator
@@ -148,8 +148,8 @@ struct ToyCommand: AsyncParsableCommand {
             if let flag = others.first {
                 throw TwoScaleError.usage("\(flag) does not apply to --family layered (its dimension comes from --units and --unit-size); drop it")
             }
-            if monteCarlo.estimator != SMCNetworkEstimator.kind {
-                throw TwoScaleError.usage("--family layered is estimated by \(SMCNetworkEstimator.kind) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
+            if monteCarlo.estimator != SMCEstimator.kind {
+                throw TwoScaleError.usage("--family layered is estimated by \(SMCEstimator.kind) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
             }
         }
         if monteCarlo.mc {

@@ -26,7 +26,7 @@ final class EstimatorFlagMatrixTests: XCTestCase {
     ]
 
     /// The shipped estimators (a test may register more for a while; they do not run the toy models).
-    static let estimators: [any NetworkEstimator.Type] = [PlainNetworkEstimator.self, SMCNetworkEstimator.self]
+    static let estimators: [any NetworkEstimator.Type] = [PlainEstimator.self, SMCEstimator.self]
 
     /// The flags of an estimator's own settings.
     static func flags(_ e: any NetworkEstimator.Type) -> [String] { e.settings.map { FlagSpelling.flag(for: $0) } }

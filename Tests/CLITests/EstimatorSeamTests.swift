@@ -120,7 +120,7 @@ final class EstimatorSeamTests: XCTestCase {
     /// imports.)
     func testExperimentsNameNoConcreteEstimator() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let concrete = try NSRegularExpression(pattern: #"\b(PlainNetworkEstimator|SMCNetworkEstimator|JointNetworkEstimator|NetworkSMC|NetworkSMCMeasurement|NetworkMeasurement|JointNetworkMeasurement|StagedSMC|JointSMC)\b"#)
+        let concrete = try NSRegularExpression(pattern: #"\b(PlainEstimator|SMCEstimator|JointEstimator|MarkovSMC|SMCReport|PlainReport|JointReport|StagedSMC|JointSMC)\b"#)
         var found: [String] = [], files = 0
         for module in ["Experiments", "Study"] {
             let dir = root.appendingPathComponent("Sources/\(module)")

@@ -56,7 +56,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let outcome = try await SpectraRun(model: model, design: design, meta: meta, threads: 2).execute(store: nil, resume: false)
         let spectra = try MonteCarlo.layeredSpectra(outcome.rows, blockDimensions: meta.layers)
         let request = MeasurementRequest(eps: [1e-3, 0.1], zeta: 0.6, lower: true, bootstrap: 50, abbasN: [100], threads: 2)
-        let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: model)
+        let m = try await PlainReport.measure(spectra: spectra, meta: meta, request: request, model: model)
         XCTAssertNotNil(m.bracket)
         XCTAssertEqual(m.rank.generic?.proved, true)
         let flags = ["--arch", "5-3-2", "--samples", "12", "--paths", "6", "--inner", "3", "--sigma2", "0.1", "--seed", "3"]
@@ -68,7 +68,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let analyze = try await cli(["analyze", store] + measure)
         XCTAssertEqual(analyze, try tree(m))
         // Without the model (the spectra alone): the draws' rank, as a lower bound of the limit's, and no bracket.
-        let spectraOnly = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request)
+        let spectraOnly = try await PlainReport.measure(spectra: spectra, meta: meta, request: request)
         XCTAssertNil(spectraOnly.bracket)
         XCTAssertEqual(try tree(spectraOnly)["d_zeta_limit_kind"]?.stringValue, "lower_bound")
 
@@ -84,12 +84,12 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let data = try DataSource.load("synthetic:gaussian", samples: 10, labels: .none, standardize: false, seed: 2,
                                        inputSize: 4, inputShape: nil)
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: data.inputs, sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 100)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 100)
         let r = try await smc.run(eps: [0.01], zeta: 0.6, normalization: .trace, lower: true, threads: 2)
         let config = NetworkRunConfiguration(fisher: .markov, arch: "4-3-2", bias: false, activation: .relu, box: -1...1, seed: 2,
                                              data: "synthetic:gaussian", samples: 10, labels: "none", standardize: false,
                                              sigma2: 0.1, noiseSamples: 1)
-        let m = NetworkSMCMeasurement(result: r, architecture: arch, settings: config, zeta: 0.6, normalization: .trace, lower: true,
+        let m = SMCReport(result: r, architecture: arch, settings: config, zeta: 0.6, normalization: .trace, lower: true,
                                       paths: 8, inner: 8)
         let json = try await cli(["ed", "--arch", "4-3-2", "--samples", "10", "--paths", "8", "--inner", "8", "--sigma2", "0.1",
                                   "--seed", "2", "--estimator", "smc", "--trace-draws", "100", "--eps", "0.01", "--zeta", "0.6", "--lower"])
@@ -219,7 +219,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         var brackets: [ClosedRange<Double>] = []
         for (a, p) in zip(archs, points) {
             let model = try MarkovFisher(architecture: a, activation: .relu, data: fisher, sigma2: 0.1, noiseSamples: 1, noiseSeed: 1)
-            let smc = try NetworkSMC(model: model, box: -1...1, seed: 1, paths: 8, inner: 8, traceDraws: 50)
+            let smc = try MarkovSMC(model: model, box: -1...1, seed: 1, paths: 8, inner: 8, traceDraws: 50)
             let run = try await smc.run(eps: [epsN], zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: 1)
             let r = run.points[0]
             // The certified bracket at the run's ĉ, from the same seed; the estimate lies inside it.

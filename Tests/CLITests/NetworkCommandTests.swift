@@ -306,13 +306,13 @@ final class EssWarningTests: XCTestCase {
     /// The bound's shortfall: reported only where it exceeds the bound's half-width, the largest such point,
     /// and its warning names ε, the spread, K, the shortfall and the half-width.
     func testBoundShortfallCheckAndText() throws {
-        func point(eps: Double, spread: Double, half: Double) -> NetworkSMCMeasurement.Point {
+        func point(eps: Double, spread: Double, half: Double) -> SMCReport.Point {
             let stage = LogEstimate(value: 300, variance: 1)
             var u = UpperBound(eps: eps, zeta: 0.5, dimension: 10, estimate: LogEstimate(value: 400, variance: 1), lower: nil,
                                stage: stage, stageLower: stage, stageLogVariance: spread,
                                stageShortfall: LogNormalSpread.shortfall(logVariance: spread, count: 64))
             u.ci95 = (u.dZeta - half)...(u.dZeta + half)
-            return NetworkSMCMeasurement.Point(eps: eps, zeta: 0.5, dZeta: 1, ci95: 0...2, seLogDet: 1, normalizationShare: 0, stageESS: [1],
+            return SMCReport.Point(eps: eps, zeta: 0.5, dZeta: 1, ci95: 0...2, seLogDet: 1, normalizationShare: 0, stageESS: [1],
                                                stageIslandNoise: [0.5], stageLogVariance: [spread], stageLogZ: [1, 2], stageSE: [1, 1],
                                                lower: false, bound: u)
         }
@@ -323,9 +323,9 @@ final class EssWarningTests: XCTestCase {
         XCTAssertLessThan(s25, 0.85)
         let wide = point(eps: 0.001, spread: 100, half: 0.85), wider = point(eps: 0.1, spread: 100, half: 0.85)
         XCTAssertGreaterThan(try XCTUnwrap(wider.bound).shortfall(eps: 0.1), try XCTUnwrap(wide.bound).shortfall(eps: 0.001))
-        XCTAssertNil(NetworkSMCMeasurement.boundShortfall([small]))
+        XCTAssertNil(SMCReport.boundShortfall([small]))
         XCTAssertNil(NetworkReport.boundShortfallWarning(nil, paths: 64))
-        let worst = NetworkSMCMeasurement.boundShortfall([small, wide, wider])
+        let worst = SMCReport.boundShortfall([small, wide, wider])
         XCTAssertEqual(worst?.eps, 0.1, "the largest shortfall beyond its half-width")
         let w = NetworkReport.boundShortfallWarning(worst, paths: 64)
         for part in ["ε = 0.1", "K = 64", "100 nats²", "half-width 0.85", "likely higher than printed", "shortfall_upper"] {

@@ -207,15 +207,15 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertEqual(b.points[0].dZeta.lowerBound, 2.75, accuracy: 1e-12)
         XCTAssertEqual(b.points[0].dZeta.upperBound, 4, accuracy: 1e-12)
         XCTAssertEqual(b.points[0].dZetaLower.lowerBound, 2.5, accuracy: 1e-12)
-        func point(_ eps: Double, _ d: Double, _ lower: Double) -> NetworkMeasurement.Point {
-            NetworkMeasurement.Point(eps: eps, zeta: 0.5, dZeta: d, dZetaJoint: d, dZetaLower: lower, ci95: nil, ci95Joint: nil,
+        func point(_ eps: Double, _ d: Double, _ lower: Double) -> PlainReport.Point {
+            PlainReport.Point(eps: eps, zeta: 0.5, dZeta: d, dZetaJoint: d, dZetaLower: lower, ci95: nil, ci95Joint: nil,
                                      ci95Lower: (lower - 0.5)...(lower + 0.5), ess: [], essMin: nil)
         }
         var inside = [point(0.1, 3, 2.9), point(0.01, 2.8, 2.7)]
-        XCTAssertNil(NetworkMeasurement.attach(b, to: &inside))
+        XCTAssertNil(PlainReport.attach(b, to: &inside))
         XCTAssertEqual(inside[0].bracket, b.points[0])
         var outside = [point(0.1, 3.9, 4.4), point(0.01, 3.5, 2.6)]
-        let check = try XCTUnwrap(NetworkMeasurement.attach(b, to: &outside))
+        let check = try XCTUnwrap(PlainReport.attach(b, to: &outside))
         XCTAssertEqual(check.cases.map(\.quantity), ["d_zeta_lower", "d_zeta"])
         XCTAssertEqual(check.cases[1].eps, 0.01)
         XCTAssertEqual(try XCTUnwrap(outside[0].dZetaLower), 4, accuracy: 1e-12)

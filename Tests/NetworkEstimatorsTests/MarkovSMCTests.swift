@@ -11,7 +11,7 @@ import XCTest
 
 /// The network smc estimator: its unit decomposition against the Markov blocks, and its estimates
 /// against brute-force quadrature on a 3-parameter network.
-final class NetworkSMCTests: XCTestCase {
+final class MarkovSMCTests: XCTestCase {
     typealias R = FisherReference
 
     /// The units of every block, stacked, have the block's spectrum; the cheap traces (the block's and
@@ -154,7 +154,7 @@ final class NetworkSMCTests: XCTestCase {
     func assertAgainstQuadrature(_ model: MarkovFisher, data: Matrix, seed: UInt64,
                                  file: StaticString = #filePath, line: UInt = #line) async throws {
         let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: seed, paths: 128, inner: 64, traceDraws: 100)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: true, threads: 2)
         let nw = 120
         for (i, e) in eps.enumerated() {
@@ -285,7 +285,7 @@ final class NetworkSMCTests: XCTestCase {
         let data = Matrix(rows: 5, cols: 2, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2])
         let model = try MarkovFisher(architecture: try Architecture(parsing: "2-2"), activation: .tanh, data: data, sigma2: 0.5,
                                      noiseSamples: 1, noiseSeed: 3)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 64, inner: 8, traceDraws: 20)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 4, paths: 64, inner: 8, traceDraws: 20)
         let zeta = 0.6
         let r = try await smc.run(eps: [1e-3, 0.3], zeta: zeta, normalization: .none, lower: true, threads: 2)
         // Closed form: the eigenvalues of XᵀX/(5·2), once each (K − 1 = 1).
@@ -329,7 +329,7 @@ final class NetworkSMCTests: XCTestCase {
         let model = try MarkovFisher(architecture: try Architecture(parsing: "1-1-2"), activation: .tanh, data: data, sigma2: 0.5,
                                      noiseSamples: 1, noiseSeed: 3)
         let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -3...3, seed: 11, paths: 256, inner: 32, traceDraws: 20)
+        let smc = try MarkovSMC(model: model, box: -3...3, seed: 11, paths: 256, inner: 32, traceDraws: 20)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .trace, lower: true, threads: 2)
         let varLogC = r.trace.logVariance
         XCTAssertGreaterThan(varLogC, 1e-4, "20 trace draws leave ĉ uncertain")
@@ -396,7 +396,7 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(model.units(block: 0).count, 2)
         XCTAssertEqual(model.units(block: 0).dimension, 4)
         let eps = [0.01, 0.2], zeta = 2.0 / 3
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
         let r = try await smc.run(eps: eps, zeta: zeta, normalization: .none, lower: false, threads: 2)
         let n = 12
         let grid = (0..<n).map { -1 + (Double($0) + 0.5) * 2 / Double(n) }
@@ -419,14 +419,14 @@ final class NetworkSMCTests: XCTestCase {
         let data = Matrix(rows: 4, cols: 3, data: [0.9, -1.7, 0.4, 2.2, -0.3, 1.1, 0.8, -2.0, 1.5, 0.2, -0.6, -1.2])
         let model = try MarkovFisher(architecture: try Architecture(parsing: "3-16-2", bias: false), activation: .relu, data: data,
                                      sigma2: 0.5, noiseSamples: 1, noiseSeed: 3)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 7, paths: 64, inner: 8, traceDraws: 10)
         let wide = try smc.stageOneSettings(units: 16)
-        XCTAssertEqual(NetworkSMC.stageOneTasks(units: 16) * wide.replicates, 8)
+        XCTAssertEqual(MarkovSMC.stageOneTasks(units: 16) * wide.replicates, 8)
         XCTAssertEqual(wide.particles, 2 * 64 * 16 / 8)
         XCTAssertEqual(wide.moves, 20)
         XCTAssertEqual(wide.essFraction, 0.8)
         let narrow = try smc.stageOneSettings(units: 2)
-        XCTAssertEqual(NetworkSMC.stageOneTasks(units: 2) * narrow.replicates, 4)
+        XCTAssertEqual(MarkovSMC.stageOneTasks(units: 2) * narrow.replicates, 4)
         XCTAssertEqual(narrow.particles, 2 * 64 * 2 / 4)
     }
 
@@ -437,7 +437,7 @@ final class NetworkSMCTests: XCTestCase {
     func testPooledBlockScalesByTheUnitCount() {
         let l = [0.0, Foundation.log(3.0)]
         let est = SMCUnitEstimate(logZ: [l], slope: [0.5], populations: [], diagnostics: SMCDiagnostics())
-        let b = NetworkSMC.block(est, units: 3, stop: 0)
+        let b = MarkovSMC.block(est, units: 3, stop: 0)
         XCTAssertEqual(b.logZ, 3 * Foundation.log(2.0), accuracy: 1e-13)
         XCTAssertEqual(b.corrected.value, 3 * (Foundation.log(2.0) + 0.125), accuracy: 1e-13)
         XCTAssertEqual(b.corrected.variance, 9 * 0.25, accuracy: 1e-13)
@@ -458,7 +458,7 @@ final class NetworkSMCTests: XCTestCase {
                                      noiseSamples: 1, noiseSeed: 3)
         XCTAssertEqual(model.units(block: 1).count, 3)
         XCTAssertEqual(model.units(block: 1).dimension, 1)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 8, inner: 64, traceDraws: 10)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 4, paths: 8, inner: 64, traceDraws: 10)
         var net = model.zeroNetwork()
         model.setUnit(&net, block: 0, unit: 0, parameters: [0.8])
         let x = try model.blockInputs(net, block: 1)
@@ -538,7 +538,7 @@ final class NetworkSMCTests: XCTestCase {
         let model = try MarkovFisher(architecture: arch, activation: .tanh, data: data, sigma2: 0.5, noiseSamples: 2, noiseSeed: 3)
         for (a, b) in zip(model.firstBlockInputs.data, [0.45, -0.1, -0.025, -0.025]) { XCTAssertEqual(a, b, accuracy: 1e-15, "the rows' means") }
         try await assertAgainstQuadrature(model, data: data, seed: 5)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 5, paths: 16, inner: 8, traceDraws: 10)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 5, paths: 16, inner: 8, traceDraws: 10)
         let r = try await smc.run(eps: [0.01], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
         let b = try await model.certifiedBracket(box: -1...1, eps: [0.01], zeta: 2.0 / 3, scale: 1, seed: 5, draws: 50, threads: 2)
         XCTAssertLessThanOrEqual(b.points[0].dZeta.lowerBound, b.points[0].dZeta.upperBound)
@@ -553,7 +553,7 @@ final class NetworkSMCTests: XCTestCase {
         let arch = try Architecture(parsing: "8-4-4-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
                                      sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20, moveProposals: 2)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20, moveProposals: 2)
         let r1 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
         let r2 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
         let p = r1.points[0]
@@ -577,16 +577,16 @@ final class NetworkSMCTests: XCTestCase {
         XCTAssertEqual(LogEstimate.mean([1, 3]).variance, 1, accuracy: 1e-15)  // (1 − 3)²/4
         XCTAssertEqual(LogEstimate.mean([0, 3, 6]).variance, 3, accuracy: 1e-15)  // var 9, R = 3
         XCTAssertEqual(LogEstimate.mean([2]).variance, 0)
-        XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1, 1, 1], logZ: [0, 2, 4, 6]), 0.15, accuracy: 1e-15)  // 1/(20/3)
-        XCTAssertEqual(NetworkSMC.noiseShare(noise: [10, 10], logZ: [0, 1]), 1)
-        XCTAssertEqual(NetworkSMC.noiseShare(noise: [1, 1], logZ: [3, 3]), 0)
+        XCTAssertEqual(MarkovSMC.noiseShare(noise: [1, 1, 1, 1], logZ: [0, 2, 4, 6]), 0.15, accuracy: 1e-15)  // 1/(20/3)
+        XCTAssertEqual(MarkovSMC.noiseShare(noise: [10, 10], logZ: [0, 1]), 1)
+        XCTAssertEqual(MarkovSMC.noiseShare(noise: [1, 1], logZ: [3, 3]), 0)
 
         let arch = try Architecture(parsing: "3-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(8, 3, seed: 1),
                                      sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
         var shares: [Double] = []
         for inner in [8, 256] {
-            let smc = try NetworkSMC(model: model, box: -1...1, seed: 3, paths: 64, inner: inner, traceDraws: 20)
+            let smc = try MarkovSMC(model: model, box: -1...1, seed: 3, paths: 64, inner: inner, traceDraws: 20)
             let r = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .none, lower: false, threads: 2)
             let p = try XCTUnwrap(r.points.first)
             XCTAssertEqual(p.stageIslandNoise.count, 1)
@@ -602,7 +602,7 @@ final class NetworkSMCTests: XCTestCase {
         let arch = try Architecture(parsing: "3-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(5, 3, seed: 1),
                                      sigma2: 0.5, noiseSamples: 1, noiseSeed: 2)
-        let smc = try NetworkSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 20)
+        let smc = try MarkovSMC(model: model, box: -1...1, seed: 2, paths: 8, inner: 8, traceDraws: 20)
         let a = try await smc.run(eps: [1e-3, 0.3], zeta: 0.7, normalization: .trace, lower: true, threads: 1)
         let b = try await smc.run(eps: [1e-3, 0.3], zeta: 0.7, normalization: .trace, lower: true, threads: 3)
         XCTAssertEqual(a.points, b.points)

@@ -128,7 +128,7 @@ extension NetworkRunReport {
 /// The 2sED of a network run measured from its stored (or just computed) spectra by the plain
 /// estimator: `ed`'s and `analyze`'s result (docs/METHOD.md §13; the JSON keys are the snake-case
 /// names of the fields, in this order).
-public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
+public struct PlainReport: Sendable, Encodable, NetworkRunReport {
     /// One ε of the grid.
     public struct Point: Sendable, Equatable, Encodable {
         public var eps: Double
@@ -233,7 +233,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
     /// nil where it is not at hand or for the output FIM, whose limit then keeps the draws' rank as a lower
     /// bound and which has no bracket.
     public static func measure(spectra: LayeredSpectra, meta: StoreMeta, request r: MeasurementRequest,
-                               model: MarkovFisher? = nil) async throws -> NetworkMeasurement {
+                               model: MarkovFisher? = nil) async throws -> PlainReport {
         let c = meta.configuration
         let generic = try model.map { try GenericRank(model: $0, box: c.box, seed: c.seed) }
         let est = try LayeredEstimator(spectra: spectra, normalization: r.normalization)
@@ -254,7 +254,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
             }
         }
         let rank = try FisherRank(spectra: spectra, wholeNetwork: meta.configuration.fisher == .output)
-        var measurement = NetworkMeasurement(
+        var measurement = PlainReport(
             dimension: spectra.dimension, points: points, ess: ess, layers: meta.layers, paths: meta.paths, inner: meta.inner,
             settings: meta.configuration, zeta: r.zeta, normalization: r.normalization, scale: est.scale,
             meanTrace: spectra.meanTrace, clamped: spectra.clampedCount, bootstrap: r.bootstrap,
@@ -270,7 +270,7 @@ public struct NetworkMeasurement: Sendable, Encodable, NetworkRunReport {
     }
 }
 
-extension NetworkMeasurement: BracketedMeasurement {
+extension PlainReport: BracketedMeasurement {
     typealias P = Point
     /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
     public mutating func attach(_ b: CertifiedBracket) {

@@ -12,7 +12,7 @@ import TwoScaleCore
 /// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`Setting.sweeps`),
 /// which the replicates' spread does not show. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
-public enum JointNetworkEstimator: NetworkEstimator {
+public enum JointEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.joint
     public static var settings: [Setting] { [.traceDraws, .sweeps] }
     public static var reportsIntervals: Bool { true }
@@ -52,8 +52,8 @@ public enum JointNetworkEstimator: NetworkEstimator {
         try checkBudget(b, layers: model.blockDimensions.count)
         // ĉ and the Fisher rank from the smc estimator's uniform draws at this seed (its streams), so both share them.
         progress("trace normalisation from \(b.traceDraws) uniform draws")
-        var smc = try NetworkSMC(model: model, box: problem.box, seed: problem.seed, paths: NetworkSMC.defaultPaths,
-                                 inner: NetworkSMC.defaultInner, traceDraws: b.traceDraws)
+        var smc = try MarkovSMC(model: model, box: problem.box, seed: problem.seed, paths: MarkovSMC.defaultPaths,
+                                 inner: MarkovSMC.defaultInner, traceDraws: b.traceDraws)
         smc.sharing = problem.sharing
         let trace = try await smc.staged.traceEstimate(threads: request.threads)
         let (c, varLogC) = try trace.scale(request.normalization, dimension: d)
@@ -64,7 +64,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
                                  sweeps: b.sweeps)
         joint.sharing = problem.sharing
         let j = try await joint.run(stops: stops, threads: request.threads)
-        var points: [JointNetworkMeasurement.Point] = []
+        var points: [JointReport.Point] = []
         for (i, e) in request.eps.enumerated() {
             let t = stops.firstIndex(of: sOf[i])!
             let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
@@ -74,16 +74,16 @@ public enum JointNetworkEstimator: NetworkEstimator {
                 throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
             let p = SMCPoint(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
-            points.append(JointNetworkMeasurement.Point(eps: e, zeta: request.zeta, dZeta: p.dZeta, ci95: p.ci95, seLogDet: p.standardError ?? 0,
+            points.append(JointReport.Point(eps: e, zeta: request.zeta, dZeta: p.dZeta, ci95: p.ci95, seLogDet: p.standardError ?? 0,
                                                         normalizationShare: p.normalizationShare, replicateLogZ: j.logZ[t]))
         }
-        progress("Fisher rank from \(NetworkSMC.rankDraws) uniform draws, and the generic rank")
+        progress("Fisher rank from \(MarkovSMC.rankDraws) uniform draws, and the generic rank")
         let rank = RankReport(try await smc.rankEstimate(threads: request.threads),
                               generic: try GenericRank(model: model, box: problem.box, seed: problem.seed), zeta: request.zeta, dimension: d)
         progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
         let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: c, seed: problem.seed,
                                                        sharing: problem.sharing, threads: request.threads)
-        var report = JointNetworkMeasurement(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
+        var report = JointReport(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
                                              particles: b.paths, replicates: b.inner, sweeps: b.sweeps, traceDraws: b.traceDraws,
                                              zeta: request.zeta,
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
@@ -99,7 +99,7 @@ public enum JointNetworkEstimator: NetworkEstimator {
 }
 
 /// The joint estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
-public struct JointNetworkMeasurement: NetworkEstimateReport {
+public struct JointReport: NetworkEstimateReport {
     public struct Point: Sendable, Equatable, Encodable, BracketedPoint {
         public var eps: Double
         public var zeta: Double
@@ -117,9 +117,9 @@ public struct JointNetworkMeasurement: NetworkEstimateReport {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
-            try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
+            try PlainReport.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
                                                          ci95Joint: ci95, lower: nil)
-            try NetworkMeasurement.Point.encodeBracket(&c, bracket, lower: false)
+            try PlainReport.Point.encodeBracket(&c, bracket, lower: false)
             try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
             try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
             try c.encode(replicateLogZ, forKey: ResultKey("replicate_log_z"))
@@ -158,7 +158,7 @@ public struct JointNetworkMeasurement: NetworkEstimateReport {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(dimension, forKey: ResultKey("dimension"))
-        try c.encode(JointNetworkEstimator.kind, forKey: ResultKey("estimator"))
+        try c.encode(JointEstimator.kind, forKey: ResultKey("estimator"))
         try c.encode(points, forKey: ResultKey("points"))
         try c.encode(seconds, forKey: ResultKey("seconds"))
         try c.encode(layers, forKey: ResultKey("layers"))
@@ -179,6 +179,6 @@ public struct JointNetworkMeasurement: NetworkEstimateReport {
     }
 }
 
-extension JointNetworkMeasurement: BracketedMeasurement {
+extension JointReport: BracketedMeasurement {
     typealias P = Point
 }

@@ -6,7 +6,7 @@ import TwoScaleCore
 /// layer per path, the layered estimator over their spectra. Its samples do not depend on ε, so they are
 /// what the spectra store holds: `ed` runs it through `SpectraRun` (store, shards, MPI ranks) and
 /// `analyze` re-reads them; `estimate` is the in-memory route (`compare`, a program using the library).
-public enum PlainNetworkEstimator: NetworkEstimator {
+public enum PlainEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.plain
     public static var storesSpectra: Bool { true }
     /// The bootstrap over paths gives its intervals.
@@ -19,7 +19,7 @@ public enum PlainNetworkEstimator: NetworkEstimator {
         }
     }
 
-    /// With a configuration: `NetworkMeasurement.measure` over the paths' spectra (as `ed` without a store,
+    /// With a configuration: `PlainReport.measure` over the paths' spectra (as `ed` without a store,
     /// and its bootstrap intervals). Without: the layered estimator's points (no bootstrap) and the
     /// certified bracket at their c, stage 1 only.
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -32,7 +32,7 @@ public enum PlainNetworkEstimator: NetworkEstimator {
         if let configuration = problem.configuration {
             let layers = model.blockDimensions
             let meta = try StoreMeta(layers: layers, paths: b.paths, inner: layers.count > 1 ? b.inner : 0, configuration: configuration)
-            let m = try await NetworkMeasurement.measure(spectra: spectra, meta: meta, request: request, model: model)
+            let m = try await PlainReport.measure(spectra: spectra, meta: meta, request: request, model: model)
             let points = m.points.map { p in
                 NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: p.dZetaLower, ci95: p.ci95,
                                       ci95Lower: p.ci95Lower, ess: p.ess)
@@ -54,30 +54,30 @@ public enum PlainNetworkEstimator: NetworkEstimator {
 /// The smc estimator (docs/ESTIMATORS.md): annealed SMC samplers over the first layer's neurons, islands of
 /// J particles per unit under K outer particles for each later layer, with 95% intervals and diagnostics.
 /// Its samples depend on ε, so it runs end to end (no store).
-public enum SMCNetworkEstimator: NetworkEstimator {
+public enum SMCEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.smc
     public static var settings: [Setting] { [.traceDraws, .islandSweeps, .outerMoves] }
     public static var reportsIntervals: Bool { true }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
-        (NetworkSMC.defaultPaths, NetworkSMC.defaultInner)
+        (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
     }
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
-        try NetworkSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
+        try MarkovSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
                                    islandSweeps: budget.islandSweeps, moveProposals: budget.outerMoves)
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
-        try NetworkSMC.encodeIslandKeys(sweeps: budget.islandSweeps, into: &c)
+        try MarkovSMC.encodeIslandKeys(sweeps: budget.islandSweeps, into: &c)
         if budget.outerMoves > 0 { try c.encode(budget.outerMoves, forKey: ResultKey("outer_moves")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
         let b = problem.budget
-        var smc = try NetworkSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
+        var smc = try MarkovSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
                                  traceDraws: b.traceDraws, islandSweeps: b.islandSweeps, moveProposals: b.outerMoves)
         smc.sharing = problem.sharing
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
@@ -90,7 +90,7 @@ public enum SMCNetworkEstimator: NetworkEstimator {
         var estimate = NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                        diagnostics: .init(tailShortfall: tail))
         if let configuration = problem.configuration {
-            let m = NetworkSMCMeasurement(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
+            let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                                           normalization: request.normalization, lower: request.lower, paths: b.paths, inner: b.inner,
                                           islandSweeps: b.islandSweeps, outerMoves: b.outerMoves)
             let shortfall = m.boundShortfall.flatMap { s in m.points.firstIndex(of: s) }.map { points[$0] }

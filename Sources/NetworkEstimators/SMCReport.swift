@@ -6,7 +6,7 @@ import TwoScaleCore
 
 /// The 2sED of a network by the smc estimator: `ed`'s result with the smc estimator (docs/ESTIMATORS.md). For
 /// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
-public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
+public struct SMCReport: Sendable, Encodable, NetworkRunReport {
     public struct Point: Sendable, Equatable, Encodable {
         public var eps: Double
         public var zeta: Double
@@ -54,9 +54,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
-            try NetworkMeasurement.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
+            try PlainReport.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
                                                          ci95Joint: ci95, lower: lower ? (dZetaLower, ci95Lower) : nil)
-            try NetworkMeasurement.Point.encodeBracket(&c, bracket, lower: lower)
+            try PlainReport.Point.encodeBracket(&c, bracket, lower: lower)
             try interval?.encode(into: &c, key: "interval")
             try intervalLower?.encode(into: &c, key: "interval_lower")
             try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
@@ -152,7 +152,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try c.encode(estimator, forKey: ResultKey("estimator"))
         try c.encode(points, forKey: ResultKey("points"))
         try encodeDesign(&c)
-        try NetworkSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
+        try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
@@ -166,9 +166,9 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
         try rank.encode(to: encoder)
     }
 
-    public init(result r: NetworkSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
+    public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, lower: Bool, paths: Int, inner: Int,
-                islandSweeps: Int = NetworkSMC.defaultIslandSweeps, outerMoves: Int = 0) {
+                islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0) {
         points = r.points.map { p in
             Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
                   seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
@@ -218,7 +218,7 @@ public struct NetworkSMCMeasurement: Sendable, Encodable, NetworkRunReport {
     }
 }
 
-extension NetworkSMCMeasurement: BracketedMeasurement {
+extension SMCReport: BracketedMeasurement {
     typealias P = Point
     /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
     public mutating func attach(_ b: CertifiedBracket) {
@@ -228,7 +228,7 @@ extension NetworkSMCMeasurement: BracketedMeasurement {
     }
 }
 
-extension NetworkSMC {
+extension MarkovSMC {
     /// The islands' JSON keys (`ed` and `compare` with smc): `island_sweeps`, and the kernel they use,
     /// `island_kernel` (always `random-walk`) with `island_leapfrog` 0 (kept so that outputs stay comparable
     /// with versions that offered Hamiltonian islands).

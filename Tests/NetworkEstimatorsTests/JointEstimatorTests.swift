@@ -9,7 +9,7 @@ import TwoScaleNumerics
 import XCTest
 
 /// `--estimator joint` (joint tempering over the whole network, docs/ESTIMATORS.md §8).
-final class JointNetworkEstimatorTests: XCTestCase {
+final class JointEstimatorTests: XCTestCase {
     /// Against the exact 2sED of the 1-1-2 relu network (3 weights; midpoint quadrature, c = 1) over 20 seeds
     /// at ε = 10⁻³ and 0.1: the 95% interval (from the replicates' spread) holds the exact value in at least
     /// 17 of 20 (16 or fewer at a true 95% has probability 1.6%), the mean error lies within 4 standard errors
@@ -23,7 +23,7 @@ final class JointNetworkEstimatorTests: XCTestCase {
         let request = MeasurementRequest(eps: eps, zeta: zeta, normalization: .none, threads: 2)
         for seed in 1...20 {
             let problem = EstimatorProblem(model: m, box: -1...1, seed: UInt64(seed), budget: EstimatorBudget(paths: 32, inner: 4))
-            let r = try await JointNetworkEstimator.estimate(problem, request: request) { _ in }
+            let r = try await JointEstimator.estimate(problem, request: request) { _ in }
             for i in eps.indices {
                 let p = r.points[i], ci = try XCTUnwrap(p.ci95)
                 if ci.contains(exact[i]) { held[i] += 1 }
@@ -63,18 +63,18 @@ final class JointNetworkEstimatorTests: XCTestCase {
     func testDeterministicAndRefusals() async throws {
         let (m, _) = try tinyReluNetwork()
         let problem = EstimatorProblem(model: m, box: -1...1, seed: 9, budget: EstimatorBudget(paths: 16, inner: 3))
-        let one = try await JointNetworkEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 1)) { _ in }
-        let two = try await JointNetworkEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 3)) { _ in }
+        let one = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 1)) { _ in }
+        let two = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 3)) { _ in }
         XCTAssertEqual(one.points, two.points)
         do {
-            _ = try await JointNetworkEstimator.estimate(problem, request: MeasurementRequest(eps: [0.1], zeta: 0.5, lower: true, threads: 1)) { _ in }
+            _ = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.1], zeta: 0.5, lower: true, threads: 1)) { _ in }
             XCTFail("the lower 2sED is refused")
         } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("\(Setting.lower)")) }
-        XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
-        XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
-        XCTAssertThrowsError(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 0), layers: 2))
-        XCTAssertNoThrow(try JointNetworkEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 1), layers: 2))
-        XCTAssertFalse(JointNetworkEstimator.estimatesLower)
+        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
+        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
+        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 0), layers: 2))
+        XCTAssertNoThrow(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 1), layers: 2))
+        XCTAssertFalse(JointEstimator.estimatesLower)
         XCTAssertTrue(EstimatorRegistry.kinds.contains(.joint))
     }
 }

@@ -11,7 +11,7 @@ import TwoScaleNumerics
 /// units, `MarkovFisher: StagedModel`), then what only a network has: the Fisher rank over uniform
 /// draws, the generic rank and the certified bracket (docs/ESTIMATORS.md, docs/METHOD.md §19).
 
-public struct NetworkSMC: Sendable {
+public struct MarkovSMC: Sendable {
     /// The generic estimator on this network's layers: its model, box, seed and budget.
     public var staged: Staged
 
@@ -38,7 +38,7 @@ public struct NetworkSMC: Sendable {
     public typealias Staged = StagedSMC<MarkovFisher>
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = NetworkSMC.defaultIslandSweeps,
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = MarkovSMC.defaultIslandSweeps,
                 moveProposals: Int = 0) throws {
         try Network.checkBox(box)
         staged = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
@@ -47,7 +47,7 @@ public struct NetworkSMC: Sendable {
 
     /// The budget the samplers can run with (`StagedSMC.checkBudget`).
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = NetworkSMC.defaultIslandSweeps, moveProposals: Int = 0) throws {
+                                   islandSweeps: Int = MarkovSMC.defaultIslandSweeps, moveProposals: Int = 0) throws {
         try Staged.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: layers, replicates: replicates,
                                islandSweeps: islandSweeps, moveProposals: moveProposals)
     }
