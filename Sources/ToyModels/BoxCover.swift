@@ -105,7 +105,7 @@ public enum BoxCover {
             }
             return BoxCount(axisCounts: counts)
         }
-        let f = model.family
+        guard let f = model.family.axisFamily else { preconditionFailure("the constant family takes the branch above") }
         var total = 0.0
         for j in 0..<n {
             let a = model.lo + Double(j) * h

@@ -1,75 +1,52 @@
 import Foundation
 import TwoScaleCore
 
-/// A per-axis Fisher information family `λ(t)`.
-public enum Family: String, Sendable, CaseIterable {
-    /// `λ(t) = λ` (given per axis).
+/// The family of a separable toy model: `constant` (a λ per axis, given) or an `AxisFamily` `λ(t)` shared
+/// by every axis. Equal when their names are.
+public enum Family: Sendable, Equatable, CustomStringConvertible {
     case constant
-    /// `λ(t) = 1/(t(1−t))` on (0, 1): a Bernoulli(t) observation.
-    case bernoulli
-    /// `λ(t) = 1/t` on (0, ∞): a Poisson(t) observation.
-    case poisson
-    /// `λ(t) = 1/t²` on (0, ∞): an exponential observation with mean t.
-    case exponential
+    case axis(any AxisFamily)
 
-    /// `λ(t)` for a non-constant family.
-    @inlinable
+    /// The shipped axis families (`AxisFamilies` finds any by name).
+    public static let bernoulli = Family.axis(BernoulliFamily())
+    public static let poisson = Family.axis(PoissonFamily())
+    public static let exponential = Family.axis(ExponentialFamily())
+
+    /// `constant`, or a registered axis family's name; nil for any other.
+    public init?(name: String) {
+        if name == "constant" { self = .constant; return }
+        guard let f = AxisFamilies.named(name) else { return nil }
+        self = .axis(f)
+    }
+
+    /// Every family's name: `constant`, then the axis families in registry order.
+    public static var names: [String] { ["constant"] + AxisFamilies.all.map(\.name) }
+
+    public var name: String {
+        switch self {
+        case .constant: return "constant"
+        case .axis(let f): return f.name
+        }
+    }
+
+    public var description: String { name }
+
+    public static func == (a: Family, b: Family) -> Bool { a.name == b.name }
+
+    /// The axis family (nil for `constant`, whose λ are given per axis).
+    public var axisFamily: (any AxisFamily)? {
+        if case .axis(let f) = self { return f }
+        return nil
+    }
+
+    /// `λ(t)` and `√λ(t)` of an axis family.
     public func lambda(_ t: Double) -> Double {
-        switch self {
-        case .constant: preconditionFailure("constant family has no λ(t)")
-        case .bernoulli: return 1 / (t * (1 - t))
-        case .poisson: return 1 / t
-        case .exponential: return 1 / (t * t)
-        }
+        guard let f = axisFamily else { preconditionFailure("constant family has no λ(t)") }
+        return f.lambda(t)
     }
 
-    /// `√λ(t)`.
-    @inlinable
     public func sqrtLambda(_ t: Double) -> Double {
-        switch self {
-        case .constant: preconditionFailure("constant family has no λ(t)")
-        case .bernoulli: return 1 / (t * (1 - t)).squareRoot()
-        case .poisson: return 1 / t.squareRoot()
-        case .exponential: return 1 / t
-        }
-    }
-
-    /// The parameter domain as a closed interval whose end points may be singular.
-    var domain: (lo: Double, hi: Double) {
-        switch self {
-        case .constant: return (-.infinity, .infinity)
-        case .bernoulli: return (0, 1)
-        case .poisson, .exponential: return (0, .infinity)
-        }
-    }
-
-    /// Points where λ is infinite (the only singularities of these families).
-    var singularPoints: [Double] {
-        switch self {
-        case .constant: return []
-        case .bernoulli: return [0, 1]
-        case .poisson, .exponential: return [0]
-        }
-    }
-
-    /// The power p with `λ(t) ~ |t − t₀|^(−p)` at a singular point: `∫ λ^q` converges iff `q·p < 1`.
-    var singularPower: Double {
-        switch self {
-        case .constant: return 0
-        case .bernoulli, .poisson: return 1
-        case .exponential: return 2
-        }
-    }
-
-    /// Whether `∫ λ(t)^q dt` over `[lo, hi]` is finite.
-    func integrable(power q: Double, lo: Double, hi: Double) -> Bool {
-        let touches = singularPoints.contains { $0 == lo || $0 == hi }
-        return !touches || q * singularPower < 1
-    }
-
-    /// The maximum of λ on `[lo, hi]`: every family here is monotone or convex with its maximum at
-    /// an end point (Bernoulli decreases on (0, ½] and increases on [½, 1)).
-    func maxSqrtLambda(lo: Double, hi: Double) -> Double {
-        Swift.max(sqrtLambda(lo), sqrtLambda(hi))
+        guard let f = axisFamily else { preconditionFailure("constant family has no λ(t)") }
+        return f.sqrtLambda(t)
     }
 }

@@ -138,7 +138,7 @@ public struct ToyMeasurement: Sendable, Encodable {
         try c.encode(model.dimension, forKey: .dimension)
         try c.encode(zeta, forKey: .zeta)
         try c.encode(normalization.rawValue, forKey: .normalization)
-        try c.encode(model.family.rawValue, forKey: .family)
+        try c.encode(model.family.name, forKey: .family)
         try c.encode([model.lo, model.hi], forKey: .box)
         try c.encode(constant ? "exact-minimal" : "two-scale-cover", forKey: .boxCountKind)
         if !constant {

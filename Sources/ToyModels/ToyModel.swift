@@ -34,8 +34,7 @@ public struct ToyModel: Sendable {
         guard lo.isFinite, hi.isFinite, lo < hi else {
             throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)", allowed: "the box lo:hi needs finite lo < hi")
         }
-        switch family {
-        case .constant:
+        guard let axis = family.axisFamily else {
             guard !lambdas.isEmpty else {
                 throw TwoScaleError.invalid("\(Setting.lambdas)", "", allowed: "the constant family needs a non-empty list of λ ≥ 0")
             }
@@ -56,32 +55,34 @@ public struct ToyModel: Sendable {
             meanSqrtLambda = ls.map { $0.squareRoot() }
             meanLambda = ls
             quadratureError = (0, 0)
-        default:
+            return
+        }
+        do {
             guard lambdas.isEmpty else {
                 throw TwoScaleError.invalid("\(Setting.lambdas)", lambdas.map { "\($0)" }.joined(separator: ","),
                                             allowed: "\(Setting.lambdas) goes with \(Setting.family) constant only")
             }
             guard let d = dimension else {
-                throw TwoScaleError.missing("\(Setting.dimension)", "\(Setting.family) \(family.rawValue) needs \(Setting.dimension) d with d ≥ 1")
+                throw TwoScaleError.missing("\(Setting.dimension)", "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
             }
             guard d >= 1 else {
-                throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "\(Setting.family) \(family.rawValue) needs \(Setting.dimension) d with d ≥ 1")
+                throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
             }
-            let dom = family.domain
+            let dom = axis.domain
             guard lo >= dom.lo, hi <= dom.hi else {
                 throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
-                    allowed: "\(Setting.family) \(family.rawValue) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
+                    allowed: "\(Setting.family) \(family.name) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
             }
             self.lambdas = []
             self.dimension = d
-            guard family.integrable(power: 0.5, lo: lo, hi: hi) else {
+            guard axis.integrable(power: 0.5, lo: lo, hi: hi) else {
                 throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
-                    allowed: "E_θ √λ diverges for \(Setting.family) \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. \(Setting.box) 0.01:\(hi)")
+                    allowed: "E_θ √λ diverges for \(Setting.family) \(family.name) on a box touching \(axis.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. \(Setting.box) 0.01:\(hi)")
             }
-            let f = family
+            let f = axis
             let rs = try Quadrature.integrate({ f.sqrtLambda($0) }, from: lo, to: hi)
             meanSqrtLambda = [rs.value / (hi - lo)]
-            if family.integrable(power: 1, lo: lo, hi: hi) {
+            if axis.integrable(power: 1, lo: lo, hi: hi) {
                 let rl = try Quadrature.integrate({ f.lambda($0) }, from: lo, to: hi)
                 meanLambda = [rl.value / (hi - lo)]
                 quadratureError = (rs.errorEstimate / (hi - lo), rl.errorEstimate / (hi - lo))
@@ -102,8 +103,11 @@ public struct ToyModel: Sendable {
     public func scale(_ normalization: Normalization) throws -> Double {
         if normalization == .none { return 1 }
         guard let tr = meanTrace else {
+            // Only an axis family's ⟨λ⟩ can diverge; the suggested box keeps 0.01 from its singular ends.
+            let singular = family.axisFamily?.singularPoints ?? []
+            let top = family.axisFamily.map { $0.domain.hi.isFinite ? Swift.min(hi, $0.domain.hi - 0.01) : hi } ?? hi
             throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
-                allowed: "E_θ Tr F is infinite for \(Setting.family) \(family.rawValue) on a box touching \(family.singularPoints.map { "\($0)" }.joined(separator: " or ")), so the trace normalisation is undefined; use a smaller box such as \(Setting.box) \(Swift.max(lo, 0.01)):\(family == .bernoulli ? Swift.min(hi, 0.99) : hi), or \(Setting.normalize) none")
+                allowed: "E_θ Tr F is infinite for \(Setting.family) \(family.name) on a box touching \(singular.map { "\($0)" }.joined(separator: " or ")), so the trace normalisation is undefined; use a smaller box such as \(Setting.box) \(Swift.max(lo, 0.01)):\(top), or \(Setting.normalize) none")
         }
         return try normalization.constant(dimension: dimension, meanTrace: tr)
     }

@@ -127,7 +127,7 @@ struct BoundCommand: AsyncParsableCommand {
             let d = try model.twoScaleDimension(eps: eps, zeta: z, normalization: norm)
             return (d, d)  // exact: nothing to widen
         }
-        let sourceText = "toy \(family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
+        let sourceText = "toy \(family.name), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, normalisation \(normalize.rawValue)"
         var result = try BoundEvaluation.evaluate(bound: bound, ns: ns, delta: try deltaSearch(),
                                                   dimension: model.dimension, values: values, source: sourceText,
                                                   method: "exact (toy model quadrature)", conservative: true)

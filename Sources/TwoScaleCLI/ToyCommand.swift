@@ -6,7 +6,12 @@ import Samplers
 import TwoScaleCore
 import TwoScaleFormats
 
-extension Family: ExpressibleByArgument {}
+/// `--family NAME`: `constant` or an axis family in `AxisFamilies` (the parser lists them on an unknown one).
+extension Family: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+    public static var allValueStrings: [String] { Family.names }
+    public var defaultValueDescription: String { name }
+}
 /// `--estimator NAME`: a name in `EstimatorRegistry` (the parser lists them on an unknown one).
 extension EstimatorKind: ExpressibleByArgument {
     public init?(argument: String) {
@@ -17,11 +22,30 @@ extension EstimatorKind: ExpressibleByArgument {
     public static var allValueStrings: [String] { EstimatorRegistry.kinds.map(\.rawValue) }
 }
 
-/// `toy --family`: the per-axis families of `ToyModel`, or the staged `LayeredToy`.
-enum ToyFamily: String, CaseIterable, ExpressibleByArgument {
-    case constant, bernoulli, poisson, exponential, layered
+/// `toy --family`: a separable family of `ToyModel` (`Family`), or the staged `LayeredToy`.
+enum ToyFamily: Equatable, ExpressibleByArgument {
+    case separable(Family)
+    case layered
 
-    var axis: Family? { Family(rawValue: rawValue) }
+    static let constant = ToyFamily.separable(.constant)
+
+    init?(argument: String) {
+        if argument == "layered" { self = .layered; return }
+        guard let f = Family(name: argument) else { return nil }
+        self = .separable(f)
+    }
+
+    static var allValueStrings: [String] { Family.names + ["layered"] }
+
+    var defaultValueDescription: String {
+        if case .separable(let f) = self { return f.name }
+        return "layered"
+    }
+
+    var axis: Family? {
+        if case .separable(let f) = self { return f }
+        return nil
+    }
 }
 
 /// `toy --mc`: the Monte Carlo estimators run on the exact toy model, beside the exact value.
@@ -237,7 +261,7 @@ enum ToyReport {
             rows.append(row)
         }
         let c = r.logCoveringConstant
-        let head = "toy model: family \(model.family.rawValue), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue)\n"
+        let head = "toy model: family \(model.family.name), d = \(model.dimension), box [\(model.lo), \(model.hi)]^d, ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue)\n"
             + "box counts: \(r.constant ? "exact minimal cover" : "two-scale cover (meso side ε^ζ)")\n"
             + ToyMeasurement.metricNote + "\n"
             + (c.isFinite ? "covering constant max_ε N(ε)·ε^(d_ζ(c=1)) over this grid: \(Fmt.num(Foundation.exp(Swift.min(c, 700)))) (log \(Fmt.num(c)))\n" : "")

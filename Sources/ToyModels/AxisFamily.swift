@@ -1,0 +1,73 @@
+import Foundation
+import TwoScaleCore
+
+/// A per-axis Fisher information family `λ(t)` of a separable toy model: the seam a new family plugs
+/// into. A family is one type (one file) and one line in `AxisFamilies.builtIn`, or a `register` call
+/// from a program or a test; `toy --family NAME` and `bound --family NAME` then find it by its name.
+///
+/// The exact 2sED needs `⟨√λ⟩` and `⟨λ⟩` over the box (GSL quadrature, `ToyModel`), so a family says
+/// where it is defined and where it is singular: `λ(t) ~ |t − t₀|^(−p)` at each singular point t₀.
+public protocol AxisFamily: Sendable {
+    /// Its name, as `--family` and the results' `family` key spell it.
+    var name: String { get }
+    func lambda(_ t: Double) -> Double
+    /// `√λ(t)` (its own closed form, for accuracy near singular points).
+    func sqrtLambda(_ t: Double) -> Double
+    /// The parameter domain as a closed interval whose end points may be singular.
+    var domain: (lo: Double, hi: Double) { get }
+    /// The points where λ is infinite, and the power p there.
+    var singularPoints: [Double] { get }
+    var singularPower: Double { get }
+    /// The largest `√λ` on `[lo, hi]` (the greedy cover's smallest box); by default the larger end value,
+    /// right for every family monotone or convex on its domain.
+    func maxSqrtLambda(lo: Double, hi: Double) -> Double
+}
+
+extension AxisFamily {
+    public func maxSqrtLambda(lo: Double, hi: Double) -> Double { Swift.max(sqrtLambda(lo), sqrtLambda(hi)) }
+
+    /// Whether `∫ λ(t)^q dt` over `[lo, hi]` is finite.
+    func integrable(power q: Double, lo: Double, hi: Double) -> Bool {
+        let touches = singularPoints.contains { $0 == lo || $0 == hi }
+        return !touches || q * singularPower < 1
+    }
+}
+
+/// The axis families by name: the shipped ones, then those a program registers.
+public enum AxisFamilies {
+    /// The families shipped, in the order help texts list them.
+    static let builtIn: [any AxisFamily] = [BernoulliFamily(), PoissonFamily(), ExponentialFamily()]
+
+    private final class Added: @unchecked Sendable {
+        let lock = NSLock()
+        var list: [any AxisFamily] = []
+    }
+
+    private static let added = Added()
+
+    public static var all: [any AxisFamily] {
+        added.lock.lock()
+        defer { added.lock.unlock() }
+        return builtIn + added.list
+    }
+
+    /// The family of that name, or nil.
+    public static func named(_ name: String) -> (any AxisFamily)? { all.first { $0.name == name } }
+
+    /// Adds a family under its name (a name already taken, `constant` and `layered` included, is refused).
+    public static func register(_ family: any AxisFamily) throws {
+        guard named(family.name) == nil, !["constant", "layered"].contains(family.name) else {
+            throw TwoScaleError.failure("a toy family named \(family.name) is already registered")
+        }
+        added.lock.lock()
+        defer { added.lock.unlock() }
+        added.list.append(family)
+    }
+
+    /// Removes a family added by `register` (the shipped ones stay).
+    public static func unregister(_ name: String) {
+        added.lock.lock()
+        defer { added.lock.unlock() }
+        added.list.removeAll { $0.name == name }
+    }
+}
