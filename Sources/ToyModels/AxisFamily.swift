@@ -3,12 +3,12 @@ import TwoScaleCore
 
 /// A per-axis Fisher information family `λ(t)` of a separable toy model: the seam a new family plugs
 /// into. A family is one type (one file) and one line in `AxisFamilies.builtIn`, or a `register` call
-/// from a program or a test; `toy --family NAME` and `bound --family NAME` then find it by its name.
+/// from a program or a test; `toy` and `bound` then find it by its name (`Setting.family`).
 ///
 /// The exact 2sED needs `⟨√λ⟩` and `⟨λ⟩` over the box (GSL quadrature, `ToyModel`), so a family says
 /// where it is defined and where it is singular: `λ(t) ~ |t − t₀|^(−p)` at each singular point t₀.
 public protocol AxisFamily: Sendable {
-    /// Its name, as `--family` and the results' `family` key spell it.
+    /// Its name, as `Setting.family` and the results' `family` key spell it.
     var name: String { get }
     func lambda(_ t: Double) -> Double
     /// `√λ(t)` (its own closed form, for accuracy near singular points).
