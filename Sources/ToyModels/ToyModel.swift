@@ -57,39 +57,36 @@ public struct ToyModel: Sendable {
             quadratureError = (0, 0)
             return
         }
-        do {
-            guard lambdas.isEmpty else {
-                throw TwoScaleError.invalid("\(Setting.lambdas)", lambdas.map { "\($0)" }.joined(separator: ","),
-                                            allowed: "\(Setting.lambdas) goes with \(Setting.family) constant only")
-            }
-            guard let d = dimension else {
-                throw TwoScaleError.missing("\(Setting.dimension)", "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
-            }
-            guard d >= 1 else {
-                throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
-            }
-            let dom = axis.domain
-            guard lo >= dom.lo, hi <= dom.hi else {
-                throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
-                    allowed: "\(Setting.family) \(family.name) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
-            }
-            self.lambdas = []
-            self.dimension = d
-            guard axis.integrable(power: 0.5, lo: lo, hi: hi) else {
-                throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
-                    allowed: "E_θ √λ diverges for \(Setting.family) \(family.name) on a box touching \(axis.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. \(Setting.box) 0.01:\(hi)")
-            }
-            let f = axis
-            let rs = try Quadrature.integrate({ f.sqrtLambda($0) }, from: lo, to: hi)
-            meanSqrtLambda = [rs.value / (hi - lo)]
-            if axis.integrable(power: 1, lo: lo, hi: hi) {
-                let rl = try Quadrature.integrate({ f.lambda($0) }, from: lo, to: hi)
-                meanLambda = [rl.value / (hi - lo)]
-                quadratureError = (rs.errorEstimate / (hi - lo), rl.errorEstimate / (hi - lo))
-            } else {
-                meanLambda = nil
-                quadratureError = (rs.errorEstimate / (hi - lo), .infinity)
-            }
+        guard lambdas.isEmpty else {
+            throw TwoScaleError.invalid("\(Setting.lambdas)", lambdas.map { "\($0)" }.joined(separator: ","),
+                                        allowed: "\(Setting.lambdas) goes with \(Setting.family) constant only")
+        }
+        guard let d = dimension else {
+            throw TwoScaleError.missing("\(Setting.dimension)", "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
+        }
+        guard d >= 1 else {
+            throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "\(Setting.family) \(family.name) needs \(Setting.dimension) d with d ≥ 1")
+        }
+        let dom = axis.domain
+        guard lo >= dom.lo, hi <= dom.hi else {
+            throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
+                allowed: "\(Setting.family) \(family.name) is defined on [\(dom.lo), \(dom.hi == .infinity ? "∞" : "\(dom.hi)")); choose a box inside it")
+        }
+        self.lambdas = []
+        self.dimension = d
+        guard axis.integrable(power: 0.5, lo: lo, hi: hi) else {
+            throw TwoScaleError.invalid("\(Setting.box)", "\(lo):\(hi)",
+                allowed: "E_θ √λ diverges for \(Setting.family) \(family.name) on a box touching \(axis.singularPoints.map { "\($0)" }.joined(separator: " or ")); use a box away from it, e.g. \(Setting.box) 0.01:\(hi)")
+        }
+        let rs = try Quadrature.integrate({ axis.sqrtLambda($0) }, from: lo, to: hi)
+        meanSqrtLambda = [rs.value / (hi - lo)]
+        if axis.integrable(power: 1, lo: lo, hi: hi) {
+            let rl = try Quadrature.integrate({ axis.lambda($0) }, from: lo, to: hi)
+            meanLambda = [rl.value / (hi - lo)]
+            quadratureError = (rs.errorEstimate / (hi - lo), rl.errorEstimate / (hi - lo))
+        } else {
+            meanLambda = nil
+            quadratureError = (rs.errorEstimate / (hi - lo), .infinity)
         }
     }
 
