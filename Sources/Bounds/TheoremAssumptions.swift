@@ -37,7 +37,7 @@ public enum TheoremAssumptions {
                                              : "Gaussian inputs are unbounded, so p_θ(y|x) has no lower bound over x"))
             let draws = markov ? ", \(noiseDraws ?? 1) noise draw(s) per input" : ""
             out.append(TheoremAssumption(assumption: "d_ζ of the population Fisher information", met: false,
-                                         why: "the store's d_ζ, and its certified upper end, are those of N = \(inputs) inputs\(draws) and the normalisation c estimated from them; nothing bounds the finite-N value against the population's, in either direction"))
+                                         why: "the store's d_ζ, and its certified upper end, are those of N = \(inputs) inputs\(draws) (the upper end for that stand-in's true c, the estimate at its ĉ); nothing bounds the finite-N value against the population's, in either direction"))
         }
         out.append(TheoremAssumption(assumption: "n ≥ n₀", met: nil, why: "the theorem holds from an unknown n₀ on; the tail is printed as if every n given were ≥ n₀"))
         out.append(TheoremAssumption(assumption: "the constants C, H, K", met: nil, why: "unknown; user-set (default 1)"))

@@ -99,12 +99,20 @@ public struct MarkovFisher: FisherModel {
     /// rows `x_m = act(W_m x_{m−1} + b_m) + σ v_m` (row `n·R + r`: data input n, noise draw r).
     public func blockInputs(_ net: Network, block m: Int) throws -> Matrix {
         try check(net, block: m)
-        let target = architecture.parametricLayers[m]
+        return try blockInputs(net, blocks: m + 1)[m]
+    }
+
+    /// The input samples of blocks `0..<count` of `net` (`blockInputs`), from one pass through the layers.
+    public func blockInputs(_ net: Network, blocks count: Int) throws -> [Matrix] {
+        try check(net, block: count - 1)
+        let target = architecture.parametricLayers[count - 1]
         let n = data.rows, r = noiseSamples
         var h = firstBlockInputs
+        var out = [h]
         var expanded = false
         var hidden = 0
         for layer in architecture.parametricLayers[0]..<target {
+            defer { if out.count < count, architecture.parametricLayers[out.count] == layer + 1 { out.append(h) } }
             let z = net.preActivation(layer: layer, input: h)
             guard architecture.isActivated(layer: layer) else { h = z; continue }
             let a = net.activate(z)
@@ -128,7 +136,7 @@ public struct MarkovFisher: FisherModel {
             }
             hidden += 1
         }
-        return h
+        return out
     }
 
     /// All `blockDimensions[m]` eigenvalues of `F_m`, ascending, zeros included.

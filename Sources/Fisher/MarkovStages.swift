@@ -48,8 +48,8 @@ extension MarkovFisher: StagedModel {
     public func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double {
         let net = Network.uniform(architecture: architecture, activation: activation, box: box, rng: &rng)
         var t = 0.0
-        for m in 0..<blockDimensions.count {
-            t += try blockTrace(net, block: m, inputs: try blockInputs(net, block: m))
+        for (m, x) in try blockInputs(net, blocks: blockDimensions.count).enumerated() {
+            t += try blockTrace(net, block: m, inputs: x)
         }
         return t
     }

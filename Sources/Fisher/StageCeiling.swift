@@ -33,6 +33,11 @@ public struct BlockCeiling: Sendable, Equatable {
         Double(copies) * values.reduce(0) { $0 + Foundation.log1p(s * Swift.max(0, $1).squareRoot()) }
     }
 
+    /// A bound on `Tr F_m` at every θ in the box: the majorant's trace, `copies · Σ values` (a Gaussian
+    /// unit's block is below its majorant in the Loewner order, or its trace below the trace bound behind
+    /// `values`; the softmax block's trace is at most that at uniform probabilities).
+    public var traceBound: Double { Double(copies) * values.reduce(0) { $0 + Swift.max(0, $1) } }
+
     /// The bound on one unit's `log G` at scale s (the block's over its units).
     public func unitLogBound(scale s: Double) -> Double { logBound(scale: s) / Double(units) }
 

@@ -80,8 +80,9 @@ public enum JointEstimator: NetworkEstimator {
         progress("Fisher rank from \(MarkovSMC.rankDraws) uniform draws, and the generic rank")
         let rank = RankReport(try await smc.rankEstimate(threads: request.threads),
                               generic: try GenericRank(model: model, box: problem.box, seed: problem.seed), zeta: request.zeta, dimension: d)
-        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
-        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: c, seed: problem.seed,
+        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws (and \(CertifiedBracket.traceDraws) of Tr F for c)")
+        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta,
+                                                       normalization: request.normalization, seed: problem.seed,
                                                        sharing: problem.sharing, threads: request.threads)
         var report = JointReport(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
                                              particles: b.paths, replicates: b.inner, sweeps: b.sweeps, traceDraws: b.traceDraws,

@@ -123,8 +123,8 @@ public struct MarkovSMC: Sendable {
         let rank = try await rankEstimate(threads: threads)
         progress("generic Fisher rank: closed-form bound and witness")
         let generic = try GenericRank(model: model, box: box, seed: seed)
-        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws")
-        let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, scale: r.scale, seed: seed, sharing: sharing,
+        progress("certified bracket from \(CertifiedBracket.defaultDraws) uniform draws (and \(CertifiedBracket.traceDraws) of Tr F for c)")
+        let bracket = try await model.certifiedBracket(box: box, eps: eps, zeta: zeta, normalization: normalization, seed: seed, sharing: sharing,
                                                        threads: threads)
         return Result(staged: r, rank: rank, generic: generic, bracket: bracket)
     }

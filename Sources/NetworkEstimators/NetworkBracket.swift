@@ -19,19 +19,24 @@ extension MarkovFisher {
     }
 
     /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
-    /// §19), for this model (its data and noise draws) at normalisation `scale` (c).
+    /// §19), for this model (its data and noise draws), with the normalisation c inside: for `trace`, its
+    /// interval (`ScaleRange`) from `traceDraws` uniform draws of Tr F (streams "BRKT", 8, k), with the
+    /// blocks' majorants' trace as range and `meanTraceBound` as a deterministic bound on the mean.
     ///
-    /// The upper ends come from `blockCeilings`. The lower ends from `draws` uniform networks (streams
-    /// "BRKT", 0, k, from `seed`): per draw, every first-layer unit's `log g_u` (n₁ draws of the unit) and
-    /// each later block's `log G_m`, at every scale; each mean is bounded below at level δ/(L·E).
-    public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, scale c: Double, seed: UInt64,
-                                 draws: Int = CertifiedBracket.defaultDraws, delta: Double = CertifiedBracket.defaultDelta,
+    /// The upper ends come from `blockCeilings` at c's upper end. The lower ends, at c's lower end, from
+    /// `draws` uniform networks (streams "BRKT", 0, k, from `seed`): per draw, every first-layer unit's
+    /// `log g_u` (n₁ draws of the unit) and each later block's `log G_m`; each mean is bounded below at
+    /// Jensen's share of δ over L stages and E points (`CertifiedBracket.shares`).
+    public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, normalization: Normalization, seed: UInt64,
+                                 draws: Int = CertifiedBracket.defaultDraws, traceDraws: Int = CertifiedBracket.traceDraws,
+                                 delta: Double = CertifiedBracket.defaultDelta,
                                  laterStages: Bool = true, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> CertifiedBracket {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
-        guard c.isFinite, c >= 0 else { throw TwoScaleError.failure("bracket: the normalisation c = \(c) is not a finite number ≥ 0") }
         let ceilings = try blockCeilings(box: box)
         let L = blockDimensions.count
+        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, stages: L, points: eps.count)
+        let c = try await scaleRange(normalization, box: box, seed: seed, draws: traceDraws, delta: share.scale, sharing: sharing, threads: threads)
         let n1 = units(block: 0).count
         let me = self
         let first = unitInputs(firstBlockInputs, block: 0)
@@ -41,28 +46,29 @@ extension MarkovFisher {
             var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 0, UInt64(k)])
             let net = Network.uniform(architecture: me.architecture, activation: me.activation, box: box, rng: &rng)
             var out = try (0..<n1).map { u in try me.unitRoots(me.unitParameters(net, block: 0, unit: u), inputs: first) }
-            let raw = try (1..<Swift.max(1, L)).map { m in try me.blockEigenvalues(net, block: m, inputs: try me.blockInputs(net, block: m)) }
+            let inputs = try me.blockInputs(net, blocks: L)
+            let raw = try (1..<Swift.max(1, L)).map { m in try me.blockEigenvalues(net, block: m, inputs: inputs[m]) }
             // The round-off rule's scale is the whole F(θ)'s largest eigenvalue (docs/METHOD.md §2).
             let top = out.flatMap { $0 }.map { $0 * $0 }.max() ?? 0
             let scale = Swift.max(top, Spectrum.largestMagnitude(raw))
             for eig in raw { out.append(try Spectrum(eigenvalues: eig, scale: scale).roots) }
             return out
         }
-        // Half of δ for Jensen's ends (over L stages and E points), a quarter each for Markov's on Z and on Z_1
-        // (over E points).
-        let level = delta / 2 / Double(L * Swift.max(1, eps.count))
-        let markovLevel = delta / 4 / Double(Swift.max(1, eps.count))
-        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let level = share.jensen, markovLevel = share.markov
+        // The lower ends at c's lower end, the upper ends at its upper end.
+        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
+        let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
-            let upper = ceilings.map { $0.logBound(scale: s) }
+            let upper = ceilings.map { $0.logBound(scale: upperScales[ei]) }
+            let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
             for m in 1..<Swift.max(1, L) {
                 let samples = roots.map { LogSpace.logDetSqrt(roots: $0[n1 + m - 1], scale: s) }
-                lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(samples, range: upper[m], delta: level)))
+                lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(samples, range: lowRanges[m], delta: level)))
             }
             // Markov: P(Ẑ ≥ Z/δ') ≤ δ' for the unbiased estimate of Z (all stages), and of Z_1 (stage 1).
             let level = Foundation.log(markovLevel)
@@ -70,7 +76,7 @@ extension MarkovFisher {
                                           markov: markov.logZ[s].map { Swift.max(0, $0 + level) },
                                           stageOneMarkov: Swift.max(0, markov.logZ1[s]! + level))
         }
-        return CertifiedBracket(delta: delta, draws: draws, points: points)
+        return CertifiedBracket(delta: delta, draws: draws, points: points, scale: c)
     }
 
     /// An unbiased estimate of `Z(s)` and of stage 1's `Z_1` at every scale, as logarithms: the generic

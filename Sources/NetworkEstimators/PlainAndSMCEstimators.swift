@@ -45,7 +45,8 @@ public enum PlainEstimator: NetworkEstimator {
             NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: request.lower ? p.dZetaLower : nil,
                                   ess: p.ess)
         }
-        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: estimator.scale,
+        let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta,
+                                                       normalization: request.normalization,
                                                        seed: problem.seed, laterStages: false, threads: request.threads)
         return NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: estimator.scale, bracket: bracket)
     }

@@ -263,7 +263,8 @@ public struct PlainReport: Sendable, Encodable, NetworkRunReport {
             degeneracy: WeightDegeneracy.check(ess: ess, paths: spectra.paths))
         if let model {
             // Markov's end on stage 1 only: the later stages' islands per ε would cost a long plain grid dearly.
-            measurement.attach(try await model.certifiedBracket(box: c.box, eps: r.eps, zeta: r.zeta, scale: est.scale, seed: c.seed,
+            measurement.attach(try await model.certifiedBracket(box: c.box, eps: r.eps, zeta: r.zeta,
+                                                                normalization: r.normalization, seed: c.seed,
                                                                 laterStages: false, threads: r.threads))
         }
         return measurement

@@ -14,6 +14,8 @@ public protocol UniformStagedModel: StagedModel {
 public protocol CertifiedStagedModel: UniformStagedModel {
     /// Deterministic ceilings at scale s (`StageCeilings`).
     func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings
+    /// A bound on `Tr F(θ)` at every θ in the box (the range of the trace draws behind c's interval).
+    func traceCeiling(box: ClosedRange<Double>) -> Double
 }
 
 /// What a bracket's upper end and its Jensen samples' ranges rest on, at one scale: `stage[m]` with
@@ -118,6 +120,20 @@ extension StagedSMC {
         return (out, outStage1)
     }
 
+    /// `draws` uniform draws of `Tr F(θ)` on the bracket's streams ("BRKT", 8, k), for c's interval.
+    public static func bracketTraces(model: Model, box: ClosedRange<Double>, seed: UInt64, draws: Int,
+                                     sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [Double] {
+        guard draws >= 2 else {
+            throw TwoScaleError.failure("internal error: c's interval needs ≥ 2 trace draws (\(draws))")
+        }
+        return try await sharing.map(draws, threads: threads) { k in
+            var rng = Xoshiro256(seed: seed, stream: [bracketStream, 8, UInt64(k)])
+            let t = try model.uniformTrace(box: box, rng: &rng)
+            guard t.isFinite else { throw TwoScaleError.failure("Tr F(θ) is not finite at the bracket's trace draw \(k); use a smaller \(Setting.box)") }
+            return t
+        }
+    }
+
     /// A frozen-schedule replay of a first-stage unit: log Ẑ per stop and the weighted populations.
     struct Replay: Codable, Sendable {
         var logZ: [Double]
@@ -140,19 +156,27 @@ extension StagedSMC {
 
 extension StagedSMC where Model: CertifiedStagedModel {
     /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
-    /// §19) at normalisation c: the upper ends from the model's `ceilings`; the lower ends from `draws`
-    /// uniform draws of θ (streams "BRKT", 0, k: per draw every first-stage unit's `log g_u` and each later
-    /// stage's `log G_m`, each mean bounded below by the empirical Bernstein inequality at δ/(2·L·E)) and
-    /// from Markov's inequality on `unbiasedLogZ` (δ/4 each on Z and Z_1, over E points).
-    public func certifiedBracket(eps: [Double], zeta: Double, scale c: Double, draws: Int = CertifiedBracket.defaultDraws,
-                                 delta: Double = CertifiedBracket.defaultDelta, threads: Int) async throws -> CertifiedBracket {
+    /// §19) with the normalisation c inside (for `trace`, its interval from `traceDraws` uniform draws of
+    /// Tr F, `bracketTraces`, with the model's `traceCeiling` as range): the upper ends from the model's
+    /// `ceilings` at c's upper end; the lower ends, at c's lower end, from `draws` uniform draws of θ
+    /// (streams "BRKT", 0, k: per draw every first-stage unit's `log g_u` and each later stage's `log G_m`,
+    /// each mean bounded below by the empirical Bernstein inequality) and from Markov's inequality on
+    /// `unbiasedLogZ`, at their shares of δ (`CertifiedBracket.shares`).
+    public func certifiedBracket(eps: [Double], zeta: Double, normalization: Normalization, draws: Int = CertifiedBracket.defaultDraws,
+                                 traceDraws: Int = CertifiedBracket.traceDraws, delta: Double = CertifiedBracket.defaultDelta,
+                                 threads: Int) async throws -> CertifiedBracket {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
-        guard c.isFinite, c >= 0 else { throw TwoScaleError.failure("bracket: the normalisation c = \(c) is not a finite number ≥ 0") }
         let units = model.stageUnits
         let L = units.count, n1 = units[0].count
+        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, stages: L, points: eps.count)
+        let traces = normalization == .trace
+            ? try await Self.bracketTraces(model: model, box: box, seed: seed, draws: traceDraws, sharing: sharing, threads: threads) : []
+        let c = try CertifiedBracket.scaleRange(normalization, traces: traces, dimension: model.parameterCount,
+                                                ceiling: model.traceCeiling(box: box), meanBound: nil, delta: share.scale)
         let me = self
-        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
+        let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
+        let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         // Per draw and scale: every first-stage unit's log g_u, then each later stage's log G_m.
         let samples: [[[Double]]] = try await sharing.map(draws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.bracketStream, 0, UInt64(k)])
@@ -170,23 +194,24 @@ extension StagedSMC where Model: CertifiedStagedModel {
                     + later.map { stage in stage.reduce(0) { $0 + LogSpace.logDetSqrt(roots: $1, scale: s) } }
             }
         }
-        let level = delta / 2 / Double(L * Swift.max(1, eps.count))
-        let markovLevel = Foundation.log(delta / 4 / Double(Swift.max(1, eps.count)))
+        let level = share.jensen
+        let markovLevel = Foundation.log(share.markov)
         let markov = try await Self.unbiasedLogZ(model: model, box: box, seed: seed, scales: scales, sharing: sharing, threads: threads)
         let d = model.parameterCount
         let points = try eps.indices.map { ei -> CertifiedBracket.Point in
             let s = scales[ei]
             let ceil = try model.ceilings(box: box, scale: s)
+            let upper = try model.ceilings(box: box, scale: upperScales[ei]).stage
             let unitSamples = samples.flatMap { $0[ei][0..<n1] }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceil.unitRange, delta: level))]
             for m in 1..<Swift.max(1, L) {
                 let xs = samples.map { $0[ei][n1 + m - 1] }
                 lower.append(Swift.max(0, try EmpiricalBernstein.lowerMean(xs, range: ceil.stageRange[m], delta: level)))
             }
-            return CertifiedBracket.Point(eps: eps[ei], zeta: zeta, dimension: d, stageUpper: ceil.stage, stageLower: lower,
+            return CertifiedBracket.Point(eps: eps[ei], zeta: zeta, dimension: d, stageUpper: upper, stageLower: lower,
                                           markov: markov.logZ[s].map { Swift.max(0, $0 + markovLevel) },
                                           stageOneMarkov: Swift.max(0, markov.logZ1[s]! + markovLevel))
         }
-        return CertifiedBracket(delta: delta, draws: draws, points: points)
+        return CertifiedBracket(delta: delta, draws: draws, points: points, scale: c)
     }
 }

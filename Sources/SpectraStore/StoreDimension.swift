@@ -19,13 +19,15 @@ public struct StoreDimension: Sendable {
     public let paths: Int
     /// The model's majorants (the certified upper end), when the store's model could be rebuilt.
     public let ceilings: [BlockCeiling]?
+    /// c's interval as the certified bracket takes it (the upper end is taken at its upper end), with it.
+    public let scale: ScaleRange?
     /// Why there is no certified upper end (nil when there is one).
     public let uncertified: String?
     /// The run's settings, as its meta.json records them.
     public let settings: NetworkRunConfiguration
 
     public init(directory: String, estimate which: LayeredEstimator.Estimate, zeta: Double, normalization: Normalization,
-                bootstrap: Int = 200) throws {
+                bootstrap: Int = 200, threads: Int) async throws {
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()
         estimator = try LayeredEstimator(spectra: spectra, normalization: normalization)
@@ -38,12 +40,17 @@ public struct StoreDimension: Sendable {
         let c = store.meta.configuration
         settings = c
         if c.fisher != .markov {
-            (ceilings, uncertified) = (nil, "the output FIM has no certified bracket")
+            (ceilings, scale, uncertified) = (nil, nil, "the output FIM has no certified bracket")
         } else {
             do {
-                (ceilings, uncertified) = (try MarkovFisher(configuration: c).blockCeilings(box: c.box), nil)
+                let model = try MarkovFisher(configuration: c)
+                // c's interval from the bracket's own draws (as `ed`'s bracket for this store's seed), at its share of
+                // the default δ.
+                let share = CertifiedBracket.shares(delta: CertifiedBracket.defaultDelta, estimatedScale: true, stages: 1, points: 1).scale
+                let range = try await model.scaleRange(normalization, box: c.box, seed: c.seed, delta: share, threads: threads)
+                (ceilings, scale, uncertified) = (try model.blockCeilings(box: c.box), range, nil)
             } catch let e as TwoScaleError {
-                (ceilings, uncertified) = (nil, "the store's model could not be rebuilt from its settings (\(e.message))")
+                (ceilings, scale, uncertified) = (nil, nil, "the store's model could not be rebuilt from its settings (\(e.message))")
             }
         }
     }
@@ -51,10 +58,10 @@ public struct StoreDimension: Sendable {
     /// The point estimate and the value used in the tail at ε: the certified upper end where there is one,
     /// else the one-sided bootstrap upper value.
     public func values(eps: Double) throws -> (estimate: Double, upper: Double) {
-        guard let ceilings else { return try estimator.oneSided(eps: eps, zeta: zeta, estimate: which, bootstrap: bootstrap, seed: seed) }
+        guard let ceilings, let scale else { return try estimator.oneSided(eps: eps, zeta: zeta, estimate: which, bootstrap: bootstrap, seed: seed) }
         let p = try estimator.points(eps: [eps], zeta: zeta)[0]
         let value = switch which { case .nested: p.dZeta; case .joint: p.dZetaJoint; case .lower: p.dZetaLower }
-        let s = ScaleParameters.t(eps: eps, zeta: zeta) * estimator.scale.squareRoot()
+        let s = ScaleParameters.t(eps: eps, zeta: zeta) * scale.range.upperBound.squareRoot()
         return (value, BlockCeiling.dZetaUpper(ceilings, scale: s, eps: eps, zeta: zeta, dimension: dimension))
     }
 
@@ -65,7 +72,9 @@ public struct StoreDimension: Sendable {
     /// How the value used in the tail is obtained, for reports.
     public var method: String {
         if ceilings != nil {
-            return "the certified upper end of the 2sED's bracket (deterministic: every stage at its majorant over the box, docs/METHOD.md §19), at the store's normalisation c, given its data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"
+            let c = scale?.trace.map { "at the upper end of c's interval, from \($0.draws) uniform draws of Tr F (it holds with probability ≥ 1 − \($0.delta / 2))" }
+                ?? "at c = 1 (deterministic)"
+            return "the certified upper end of the 2sED's bracket (every stage at its majorant over the box, docs/METHOD.md §19), \(c), given the store's data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"
         }
         return "no certified upper end (\(uncertified ?? "")); one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
             + (which == .lower

@@ -157,6 +157,14 @@ public struct LayeredToy: CertifiedStagedModel {
                              stageRange: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * topH * hi) })
     }
 
+    /// `Tr F(θ) ≤ Σ_m d_m w̄² h̄_m` with `w̄ = max(|lo|, |hi|)`, `h̄_1 = 1` and `h̄_m = max(h(0), h(1))` for m ≥ 2
+    /// (h is monotone in the share of active coordinates).
+    public func traceCeiling(box: ClosedRange<Double>) -> Double {
+        let top = Swift.max(box.lowerBound * box.lowerBound, box.upperBound * box.upperBound)
+        let topH = Swift.max(h(0), h(1))
+        return stageUnits.indices.reduce(0) { $0 + Double(dimension(ofStage: $1)) * top * ($1 == 0 ? 1 : topH) }
+    }
+
     // MARK: exact values
 
     /// `m = E_U w`.

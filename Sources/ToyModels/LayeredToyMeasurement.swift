@@ -61,7 +61,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var mcBiasLower: Double?
         /// The largest outer ESS fraction over the trials.
         public var maxStageEssFraction: Double?
-        /// The first trial's certified brackets (at the exact c), and over the trials how often each held
+        /// The first trial's certified brackets (c inside: its interval from the trial's own draws), and over the trials how often each held
         /// the exact value.
         public var dZetaBracket: ClosedRange<Double>
         public var dZetaLowerBracket: ClosedRange<Double>
@@ -203,8 +203,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, moveProposals: moveProposals)
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
-            // The bracket at the exact c, so that it brackets the exact values.
-            let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, scale: scale, threads: threads)
+            // The bracket as on networks: c's interval from the run's own trace draws.
+            let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
             guard joint else { return (r, bracket, nil) }
             // Joint tempering at the same ĉ, on streams of its own.
             let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)

@@ -95,7 +95,7 @@ struct BoundCommand: AsyncParsableCommand {
             guard family == nil, lambdas == nil, dim == nil else {
                 throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
             }
-            let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap)
+            let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap)
             if let why = s.store.uncertified {
                 Console.warn("bound --store: no certified upper end (\(why)); the tail uses a bootstrap upper value of d_ζ, which can understate it")
             }

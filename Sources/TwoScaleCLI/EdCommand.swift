@@ -189,7 +189,7 @@ struct EdCommand: AsyncParsableCommand {
         // FIM has neither.
         let markov = fisherModel.fisher == .markov ? try (runModel ?? makeModel(architecture: architecture)) as? MarkovFisher : nil
         let progress = PhaseProgress(label: "ed", threads: request.threads)
-        if markov != nil { progress.phase("generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws)") }
+        if markov != nil { progress.phase("generic rank and certified bracket (\(CertifiedBracket.defaultDraws) uniform draws, \(CertifiedBracket.traceDraws) of Tr F)") }
         var measurement = try await progress.observing {
             try await PlainReport.measure(spectra: spectra, meta: meta, request: request, model: markov)
         }

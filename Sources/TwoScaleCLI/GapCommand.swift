@@ -207,7 +207,7 @@ struct GapCommand: AsyncParsableCommand {
             switch source {
             case .store:
                 guard let store else { throw TwoScaleError.missing("--store", "--d-zeta store needs the student's spectra store (--store DIR)") }
-                let s = try StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace)
+                let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace)
                 if let why = s.store.uncertified {
                     Console.warn("gap --store: no certified upper end (\(why)); the tail uses a bootstrap upper value of d_ζ, which can understate it")
                 }

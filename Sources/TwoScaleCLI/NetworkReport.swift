@@ -109,7 +109,7 @@ enum NetworkReport {
                 + (c.quantity == "d_zeta" ? "outside" : "above the 2sED's")
                 + " bracket [\(Fmt.num(c.bracket[0], 8)), \(Fmt.num(c.bracket[1], 8))]"
         }.joined(separator: "; ")
-        return cases + ": the bracket holds by construction (its lower end up to δ), so the estimate is wrong there; "
+        return cases + ": the bracket holds by construction (up to δ), so the estimate is wrong there; "
             + "a lower 2sED above the bracket is printed at its upper end (bracket_check; docs/METHOD.md §19)"
     }
 
@@ -210,7 +210,7 @@ enum NetworkReport {
         head += m.inner > 0 ? ", J = \(m.inner) inner draws\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale))), mean Tr F = \(Fmt.num(m.meanTrace))"
         head += ", \(Fmt.num(m.seconds, 3)) s\n"
-        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: nil)
+        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: nil, bracket: m.bracket?.scale)
         if !m.ess.isEmpty { head += "ESS per stage (min over ε): " + m.ess.map { Fmt.num($0, 4) }.joined(separator: ", ") + " of \(m.paths)\n" }
         head += rankLine(m.rank, dimension: m.dimension)
         head += "\n"
@@ -246,7 +246,7 @@ enum NetworkReport {
         var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
         head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
-        if let s = m.settings { head += conditionLine(s, normalization: m.normalization, traceDraws: m.traceDraws) }
+        if let s = m.settings { head += conditionLine(s, normalization: m.normalization, traceDraws: m.traceDraws, bracket: m.bracket?.scale) }
         head += rankLine(m.rank, dimension: m.dimension) + "\n"
         let rows = m.points.map { p -> [String] in
             let spread = (p.replicateLogZ.max() ?? 0) - (p.replicateLogZ.min() ?? 0)
@@ -261,7 +261,7 @@ enum NetworkReport {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
-        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: m.traceDraws)
+        head += conditionLine(m.settings, normalization: m.normalization, traceDraws: m.traceDraws, bracket: m.bracket?.scale)
         head += "stage 1: " + samplerLine(m.stage1) + "\n"
         if !m.ess.isEmpty { head += "islands: " + samplerLine(m.islands) + "\n" }
         head += rankLine(m.rank, dimension: m.dimension)
@@ -295,13 +295,18 @@ enum NetworkReport {
     }
 
     /// What every number of a network report is conditional on: the inputs, the noise draws and how c was
-    /// found (a fresh data set or noise draw is another stand-in; how the 2sED moves with N:
-    /// Reports/convergence-n.md).
-    static func conditionLine(_ s: NetworkRunConfiguration, normalization: Normalization, traceDraws: Int?) -> String {
+    /// found, with the bracket's own interval for c where it has one (a fresh data set or noise draw is
+    /// another stand-in; how the 2sED moves with N: Reports/convergence-n.md).
+    static func conditionLine(_ s: NetworkRunConfiguration, normalization: Normalization, traceDraws: Int?, bracket: ScaleRange?) -> String {
         var parts = ["the N = \(s.samples) inputs of \(s.data)" + (s.data.hasPrefix("synthetic:") ? " (seed \(s.seed))" : "")]
         if let r = s.noiseSamples { parts.append("\(r) noise draw\(r == 1 ? "" : "s") per input (seed \(s.seed))") }
         switch normalization {
-        case .trace: parts.append(traceDraws.map { "c estimated from \($0) uniform draws" } ?? "c estimated from the paths")
+        case .trace:
+            var c = traceDraws.map { "the estimate's c from \($0) uniform draws" } ?? "the estimate's c from the paths"
+            if let t = bracket?.trace, let r = bracket?.range {
+                c += " (the bracket holds for the true c: c ∈ [\(Fmt.num(r.lowerBound, 6)), \(Fmt.num(r.upperBound, 6))] from \(t.draws) draws of its own)"
+            }
+            parts.append(c)
         case .none: parts.append("c = 1")
         }
         return "conditional on: " + parts.joined(separator: ", ")

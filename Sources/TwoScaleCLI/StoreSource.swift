@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bounds
+import Foundation
 import SpectraStore
 import TwoScaleCore
 
@@ -21,9 +22,9 @@ struct StoreSource {
     let store: StoreDimension
     let description: String
 
-    init(directory: String, estimator: StoreEstimator, zeta: Double, normalization: Normalization, bootstrap: Int = 200) throws {
-        store = try StoreDimension(directory: directory, estimate: estimator.estimate, zeta: zeta,
-                                   normalization: normalization, bootstrap: bootstrap)
+    init(directory: String, estimator: StoreEstimator, zeta: Double, normalization: Normalization, bootstrap: Int = 200) async throws {
+        store = try await StoreDimension(directory: directory, estimate: estimator.estimate, zeta: zeta, normalization: normalization,
+                                         bootstrap: bootstrap, threads: ProcessInfo.processInfo.activeProcessorCount)
         description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), K = \(store.paths) paths, normalisation \(normalization.rawValue))"
     }
 

@@ -68,17 +68,51 @@ public struct CertifiedBracket: Sendable, Equatable {
         }
     }
 
-    /// The probability with which a lower end may fail (all of them together).
+    /// The probability with which an end may fail (all of them together).
     public var delta: Double
     /// Uniform parameter draws behind the lower ends.
     public var draws: Int
     public var points: [Point]
+    /// The normalisation constant's interval: the upper ends are taken at its upper end, the lower ends at
+    /// its lower end (an exact c is its own interval).
+    public var scale: ScaleRange
 
-    public init(delta: Double, draws: Int, points: [Point]) {
+    public init(delta: Double, draws: Int, points: [Point], scale: ScaleRange) {
         self.delta = delta
         self.draws = draws
         self.points = points
+        self.scale = scale
     }
+
+    /// δ's shares: c's interval takes `scaleShare`·δ when c is estimated (nothing when exact); of the rest,
+    /// Jensen's ends take half (`jensen`, per stage and grid point, over L stages and E points) and Markov's
+    /// on Z and on Z_1 a quarter each (`markov`, per grid point).
+    public static func shares(delta: Double, estimatedScale: Bool, stages L: Int, points E: Int)
+        -> (scale: Double, jensen: Double, markov: Double) {
+        let scale = estimatedScale ? delta * scaleShare : 0
+        let rest = estimatedScale ? delta - scale : delta
+        return (scale, rest / 2 / Double(L * Swift.max(1, E)), rest / 4 / Double(Swift.max(1, E)))
+    }
+
+    /// The share of δ that an estimated c's interval takes.
+    public static let scaleShare = 0.25
+
+    /// c's interval (`ScaleRange`) for `normalization`: `none` is c = 1 exactly; `trace` comes from `traces`,
+    /// uniform draws of Tr F each in `[0, ceiling]`, with the deterministic bound `meanBound` on their mean
+    /// where the model has one, at δ_c = `delta`. An interval with no finite upper end would leave the
+    /// bracket's upper end unbounded: that is an error that says how to narrow it.
+    public static func scaleRange(_ normalization: Normalization, traces: [Double], dimension d: Int, ceiling: Double,
+                                  meanBound: Double?, delta: Double) throws -> ScaleRange {
+        guard normalization == .trace else { return .exact(1) }
+        let r = try ScaleRange.estimated(traces: traces, dimension: d, ceiling: ceiling, meanBound: meanBound, delta: delta)
+        guard r.range.upperBound.isFinite else {
+            throw TwoScaleError.failure("bracket: \(traces.count) trace draws (mean Tr F \(traces.reduce(0, +) / Double(traces.count)), its proved ceiling \(ceiling)) do not bound E_θ Tr F away from 0 at δ_c = \(delta), so the trace normalisation's c has no finite upper end; use \(Setting.normalize) none")
+        }
+        return r
+    }
+
+    /// The uniform draws of Tr F behind c's interval.
+    public static let traceDraws = 10_000
 
     /// The default δ and number of draws; the particles and sweeps of each first-layer unit's frozen sampler,
     /// and the outer particles and island particles of the later stages' (docs/METHOD.md §19).
@@ -86,9 +120,9 @@ public struct CertifiedBracket: Sendable, Equatable {
     public static let outerParticles = 8, islandParticles = 32
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
-    public static let upperMethod = "deterministic: each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), docs/METHOD.md §19"
-    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z (smc runs) and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights); δ/2 for Jensen's, δ/4 for each of Markov's"
-    public static let conditionalOn = "the data inputs, the noise draws and the normalisation c of this run"
+    public static let upperMethod = "each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms), at the upper end of c's interval: deterministic for an exact c, else with probability ≥ 1 − δ/8 (the empirical Bernstein inequality on the bracket's own uniform draws of Tr F, truncated), docs/METHOD.md §19"
+    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z (smc runs) and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights), at the lower end of c's interval (the smaller of the empirical Bernstein upper value with the majorants' trace as range and a deterministic bound on E Tr F); of δ, an estimated c's interval takes δ/4, and of the rest Jensen's ends half, each of Markov's a quarter"
+    public static let conditionalOn = "the data inputs and the noise draws of this run (the normalisation c is inside: its interval from the trace draws)"
 }
 
 /// JSON (`ed`'s `bracket`): `delta`, `draws`, `upper`, `lower`, `conditional_on`, and per point `eps`,
@@ -101,6 +135,7 @@ extension CertifiedBracket: Encodable {
         try c.encode(Self.upperMethod, forKey: ResultKey("upper"))
         try c.encode(Self.lowerMethod, forKey: ResultKey("lower"))
         try c.encode(Self.conditionalOn, forKey: ResultKey("conditional_on"))
+        try c.encode(scale, forKey: ResultKey("normalization"))
         try c.encode(points, forKey: ResultKey("points"))
     }
 }

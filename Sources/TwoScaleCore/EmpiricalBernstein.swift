@@ -22,7 +22,20 @@ public enum EmpiricalBernstein {
         let clipped = samples.map { Swift.min(range, Swift.max(0, $0)) }
         let mean = clipped.reduce(0, +) / n
         let variance = clipped.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        return lowerMean(mean: mean, variance: variance, count: samples.count, range: range, delta: delta)
+    }
+
+    /// The same bound from the draws' mean and unbiased variance (their count n ≥ 2, every draw in
+    /// `[0, range]`, which the caller has checked).
+    public static func lowerMean(mean: Double, variance: Double, count: Int, range: Double, delta: Double) -> Double {
+        let n = Double(count)
         let l = Foundation.log(2 / delta)
         return mean - (2 * variance * l / n).squareRoot() - 7 * range * l / (3 * (n - 1))
+    }
+
+    /// The bound below, by the same inequality for `R − X`: `E X ≤ X̄ + √(2 V_n ln(2/δ) / n) + 7 R ln(2/δ) / (3(n − 1))`
+    /// with probability ≥ 1 − δ.
+    public static func upperMean(mean: Double, variance: Double, count: Int, range: Double, delta: Double) -> Double {
+        range - lowerMean(mean: range - mean, variance: variance, count: count, range: range, delta: delta)
     }
 }

@@ -31,7 +31,7 @@ enum ConstantTestEstimator: NetworkEstimator {
             NetworkEstimate.Point(eps: e, dZeta: request.zeta * d, dZetaJoint: request.zeta * d,
                                   dZetaLower: request.lower ? request.zeta * d : nil, ci95: request.zeta * d - 1...request.zeta * d + 1)
         }
-        let bracket = try await problem.model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, scale: 1,
+        let bracket = try await problem.model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, normalization: .none,
                                                                seed: problem.seed, draws: 20, laterStages: false, threads: 1)
         let report = problem.configuration.map { _ in
             Report(estimator: kind, dimension: Int(d), paths: problem.budget.paths, inner: problem.budget.inner, points: points)

@@ -183,7 +183,8 @@ final class FirstHourTests: ScratchDirectoryTestCase {
             XCTAssertTrue(text.contains("certified bracket") && text.contains("bracket lower"), "\(estimator): \(text)")
             // What every interval and bracket is conditional on, said where they are printed.
             XCTAssertTrue(text.contains("conditional on: the N = 6 inputs of synthetic:gaussian (seed 1), 1 noise draw per input"), text)
-            XCTAssertTrue(text.contains(estimator == "smc" ? "c estimated from 1000 uniform draws" : "c estimated from the paths"), text)
+            XCTAssertTrue(text.contains(estimator == "smc" ? "the estimate's c from 1000 uniform draws" : "the estimate's c from the paths"), text)
+            XCTAssertTrue(text.contains("(the bracket holds for the true c: c ∈ ["), text)
             for p in json["points"]?.arrayValue ?? [] {
                 guard let b = p["d_zeta_bracket"]?.arrayValue?.compactMap(\.doubleValue), b.count == 2 else {
                     return XCTFail("\(estimator): no bracket in the JSON")

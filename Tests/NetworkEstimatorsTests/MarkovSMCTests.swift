@@ -540,7 +540,7 @@ final class MarkovSMCTests: XCTestCase {
         try await assertAgainstQuadrature(model, data: data, seed: 5)
         let smc = try MarkovSMC(model: model, box: -1...1, seed: 5, paths: 16, inner: 8, traceDraws: 10)
         let r = try await smc.run(eps: [0.01], zeta: 2.0 / 3, normalization: .none, lower: true, threads: 2)
-        let b = try await model.certifiedBracket(box: -1...1, eps: [0.01], zeta: 2.0 / 3, scale: 1, seed: 5, draws: 50, threads: 2)
+        let b = try await model.certifiedBracket(box: -1...1, eps: [0.01], zeta: 2.0 / 3, normalization: .none, seed: 5, draws: 50, threads: 2)
         XCTAssertLessThanOrEqual(b.points[0].dZeta.lowerBound, b.points[0].dZeta.upperBound)
         XCTAssert(b.points[0].dZeta.contains(r.points[0].dZeta), "\(b.points[0].dZeta) ∌ \(r.points[0].dZeta)")
     }
