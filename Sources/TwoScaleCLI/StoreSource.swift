@@ -25,7 +25,7 @@ struct StoreSource {
     init(directory: String, estimator: StoreEstimator, zeta: Double, normalization: Normalization, bootstrap: Int = 200) async throws {
         store = try await StoreDimension(directory: directory, estimate: estimator.estimate, zeta: zeta, normalization: normalization,
                                          bootstrap: bootstrap, threads: ProcessInfo.processInfo.activeProcessorCount)
-        description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), K = \(store.paths) paths, normalisation \(normalization.rawValue))"
+        description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), \(store.paths) paths, normalisation \(normalization.rawValue))"
     }
 
     /// ε ↦ (the point estimate, the value used in the tail): one bootstrap per ε.
