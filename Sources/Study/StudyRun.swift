@@ -6,10 +6,16 @@ import TwoScaleFormats
 /// A study's folder: the grid it was started with (`grid.json`) and one JSON file per finished cell
 /// (`cells/fisher-D-A.json`, `cells/train-D-A-S-R.json`, written atomically). A run computes only
 /// the cells whose file is missing, so an interrupted study resumes where it stopped; a folder started
-/// with another grid is refused.
+/// with another grid, or by a version whose cells mean other numbers (`cellMethod`, in `method.txt`), is
+/// refused.
 public struct StudyFolder: Sendable {
     public let path: String
     public let grid: StudyGrid
+
+    /// What a cell's numbers mean, raised whenever a cell's computation changes their meaning, so that a
+    /// folder never mixes the two: 2 since the certified bracket holds for the true c (its interval inside);
+    /// a folder without `method.txt` is method 1.
+    public static let cellMethod = 2
 
     /// Opens (or starts) `path` for `grid`.
     public init(path: String, grid: StudyGrid) throws {
@@ -29,6 +35,17 @@ public struct StudyFolder: Sendable {
             }
         } else {
             try AtomicFile.write(encoded, to: gridFile)
+        }
+        let methodFile = (path as NSString).appendingPathComponent("method.txt")
+        if let existing = fm.contents(atPath: methodFile) {
+            let method = Int(String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            guard method == Self.cellMethod else {
+                throw TwoScaleError.failure("study: \(path)'s cells were computed by method \(method.map(String.init) ?? "?") (\(methodFile)), this version computes method \(Self.cellMethod); give a new \(Setting.studyFolder) rather than mix them")
+            }
+        } else if (try? fm.contentsOfDirectory(atPath: cellsPath))?.isEmpty == false {
+            throw TwoScaleError.failure("study: \(path)'s cells were computed by method 1 (no \(methodFile)), this version computes method \(Self.cellMethod); give a new \(Setting.studyFolder) rather than mix them")
+        } else {
+            try AtomicFile.write(Data("\(Self.cellMethod)\n".utf8), to: methodFile)
         }
     }
 

@@ -171,6 +171,14 @@ final class StudyRunTests: XCTestCase {
         var other = g
         other.epochs = 3
         XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: other)) { XCTAssertTrue("\($0)".contains("another grid"), "\($0)") }
+        // A folder whose cells another method computed is refused: an older version's (no method.txt, cells
+        // present) and a different method number; the folder's own method opens.
+        XCTAssertEqual(try String(contentsOfFile: dir + "/one/method.txt", encoding: .utf8), "\(StudyFolder.cellMethod)\n")
+        XCTAssertNoThrow(try StudyFolder(path: dir + "/one", grid: g))
+        try FileManager.default.removeItem(atPath: dir + "/one/method.txt")
+        XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) { XCTAssertTrue("\($0)".contains("method 1"), "\($0)") }
+        try "1\n".write(toFile: dir + "/one/method.txt", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) { XCTAssertTrue("\($0)".contains("computed by method 1"), "\($0)") }
     }
 
     /// Shards 1/2 and 2/2 into one folder compute every cell once, the same cells as one unsharded run,
