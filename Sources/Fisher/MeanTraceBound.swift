@@ -28,7 +28,7 @@ extension MarkovFisher {
     ///   the sigmoid, `|g_sp| ≤ 1`. Pooling over non-overlapping windows and flattening do not increase it.
     ///
     /// Nil where the architecture has a layer this does not cover.
-    public func meanTraceBound(box: ClosedRange<Double>) throws -> Double? {
+    public func meanTraceBound(box: ClosedRange<Double>) -> Double? {
         let lo = box.lowerBound, hi = box.upperBound
         let meanW = (lo + hi) / 2, varW = (hi - lo) * (hi - lo) / 12
         let symmetricRelu = activation == .relu && lo == -hi
@@ -94,15 +94,14 @@ extension MarkovFisher {
 }
 
 extension MarkovFisher {
-    /// c's interval for a certified bracket of this model (`ScaleRange`; `none`: c = 1 exactly): from
-    /// `draws` uniform draws of Tr F on the bracket's streams (`StagedSMC.bracketTraces`), with the
-    /// majorants' trace as their range and `meanTraceBound` as a deterministic bound on their mean, at δ_c.
-    public func scaleRange(_ normalization: Normalization, box: ClosedRange<Double>, seed: UInt64, draws: Int = CertifiedBracket.traceDraws,
-                           delta: Double, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> ScaleRange {
-        guard normalization == .trace else { return .exact(1) }
-        let traces = try await StagedSMC<MarkovFisher>.bracketTraces(model: self, box: box, seed: seed, draws: draws, sharing: sharing, threads: threads)
-        return try CertifiedBracket.scaleRange(normalization, traces: traces, dimension: architecture.parameterCount,
-                                               ceiling: try blockCeilings(box: box).reduce(0) { $0 + $1.traceBound },
-                                               meanBound: try meanTraceBound(box: box), delta: delta)
+    /// c's interval for a certified bracket of this model (`StagedSMC.bracketScale`), with the trace of its
+    /// majorants `ceilings` (`blockCeilings(box:)`) as the draws' range and `meanTraceBound` as a
+    /// deterministic bound on their mean, at δ_c.
+    public func scaleRange(_ normalization: Normalization, box: ClosedRange<Double>, ceilings: [BlockCeiling], seed: UInt64,
+                           draws: Int = CertifiedBracket.traceDraws, delta: Double, sharing: any WorkSharing = LocalSharing(),
+                           threads: Int) async throws -> ScaleRange {
+        try await StagedSMC<MarkovFisher>.bracketScale(model: self, normalization: normalization, box: box, seed: seed, draws: draws,
+                                                       ceiling: ceilings.reduce(0) { $0 + $1.traceBound },
+                                                       meanBound: meanTraceBound(box: box), delta: delta, sharing: sharing, threads: threads)
     }
 }

@@ -36,7 +36,8 @@ extension MarkovFisher {
         let ceilings = try blockCeilings(box: box)
         let L = blockDimensions.count
         let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, stages: L, points: eps.count)
-        let c = try await scaleRange(normalization, box: box, seed: seed, draws: traceDraws, delta: share.scale, sharing: sharing, threads: threads)
+        let c = try await scaleRange(normalization, box: box, ceilings: ceilings, seed: seed, draws: traceDraws, delta: share.scale,
+                                     sharing: sharing, threads: threads)
         let n1 = units(block: 0).count
         let me = self
         let first = unitInputs(firstBlockInputs, block: 0)

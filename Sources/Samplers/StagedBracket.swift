@@ -134,6 +134,18 @@ extension StagedSMC {
         }
     }
 
+    /// c's interval for a certified bracket of `model` (`ScaleRange`; `none`: c = 1 exactly, no draws): from
+    /// `draws` uniform draws of Tr F (`bracketTraces`), each in `[0, ceiling]`, with the deterministic bound
+    /// `meanBound` on their mean where the model has one, at δ_c = `delta`.
+    public static func bracketScale(model: Model, normalization: Normalization, box: ClosedRange<Double>, seed: UInt64, draws: Int,
+                                    ceiling: Double, meanBound: Double?, delta: Double, sharing: any WorkSharing = LocalSharing(),
+                                    threads: Int) async throws -> ScaleRange {
+        guard normalization == .trace else { return .exact(1) }
+        let traces = try await bracketTraces(model: model, box: box, seed: seed, draws: draws, sharing: sharing, threads: threads)
+        return try CertifiedBracket.scaleRange(normalization, traces: traces, dimension: model.parameterCount, ceiling: ceiling,
+                                               meanBound: meanBound, delta: delta)
+    }
+
     /// A frozen-schedule replay of a first-stage unit: log Ẑ per stop and the weighted populations.
     struct Replay: Codable, Sendable {
         var logZ: [Double]
@@ -157,7 +169,7 @@ extension StagedSMC {
 extension StagedSMC where Model: CertifiedStagedModel {
     /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
     /// §19) with the normalisation c inside (for `trace`, its interval from `traceDraws` uniform draws of
-    /// Tr F, `bracketTraces`, with the model's `traceCeiling` as range): the upper ends from the model's
+    /// Tr F, `bracketScale`, with the model's `traceCeiling` as range): the upper ends from the model's
     /// `ceilings` at c's upper end; the lower ends, at c's lower end, from `draws` uniform draws of θ
     /// (streams "BRKT", 0, k: per draw every first-stage unit's `log g_u` and each later stage's `log G_m`,
     /// each mean bounded below by the empirical Bernstein inequality) and from Markov's inequality on
@@ -170,10 +182,9 @@ extension StagedSMC where Model: CertifiedStagedModel {
         let units = model.stageUnits
         let L = units.count, n1 = units[0].count
         let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, stages: L, points: eps.count)
-        let traces = normalization == .trace
-            ? try await Self.bracketTraces(model: model, box: box, seed: seed, draws: traceDraws, sharing: sharing, threads: threads) : []
-        let c = try CertifiedBracket.scaleRange(normalization, traces: traces, dimension: model.parameterCount,
-                                                ceiling: model.traceCeiling(box: box), meanBound: nil, delta: share.scale)
+        let c = try await Self.bracketScale(model: model, normalization: normalization, box: box, seed: seed, draws: traceDraws,
+                                            ceiling: model.traceCeiling(box: box), meanBound: nil, delta: share.scale, sharing: sharing,
+                                            threads: threads)
         let me = self
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }

@@ -47,8 +47,9 @@ public struct StoreDimension: Sendable {
                 // c's interval from the bracket's own draws (as `ed`'s bracket for this store's seed), at its share of
                 // the default δ.
                 let share = CertifiedBracket.shares(delta: CertifiedBracket.defaultDelta, estimatedScale: true, stages: 1, points: 1).scale
-                let range = try await model.scaleRange(normalization, box: c.box, seed: c.seed, delta: share, threads: threads)
-                (ceilings, scale, uncertified) = (try model.blockCeilings(box: c.box), range, nil)
+                let majorants = try model.blockCeilings(box: c.box)
+                let range = try await model.scaleRange(normalization, box: c.box, ceilings: majorants, seed: c.seed, delta: share, threads: threads)
+                (ceilings, scale, uncertified) = (majorants, range, nil)
             } catch let e as TwoScaleError {
                 (ceilings, scale, uncertified) = (nil, nil, "the store's model could not be rebuilt from its settings (\(e.message))")
             }

@@ -61,8 +61,8 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         public var mcBiasLower: Double?
         /// The largest outer ESS fraction over the trials.
         public var maxStageEssFraction: Double?
-        /// The first trial's certified brackets (c inside: its interval from the trial's own draws), and over the trials how often each held
-        /// the exact value.
+        /// The first trial's certified brackets (c inside: its interval from the bracket's own trace draws), and
+        /// over the trials how often each held the exact value.
         public var dZetaBracket: ClosedRange<Double>
         public var dZetaLowerBracket: ClosedRange<Double>
         public var bracketCovered: Int?
@@ -197,13 +197,13 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
-        let model = self.model, zeta = self.zeta, normalization = self.normalization, scale = self.scale
+        let model = self.model, zeta = self.zeta, normalization = self.normalization
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
             -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?) {
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, moveProposals: moveProposals)
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
-            // The bracket as on networks: c's interval from the run's own trace draws.
+            // The bracket as on networks: c's interval from trace draws of its own.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
             guard joint else { return (r, bracket, nil) }
             // Joint tempering at the same ĉ, on streams of its own.

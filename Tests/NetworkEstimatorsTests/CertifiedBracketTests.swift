@@ -195,7 +195,7 @@ final class CertifiedBracketTests: XCTestCase {
         var rng = Xoshiro256(seed: 12, stream: [1])
         for (m, box, tight) in cases {
             let ceiling = try m.blockCeilings(box: box).reduce(0) { $0 + $1.traceBound }
-            let bound = try XCTUnwrap(try m.meanTraceBound(box: box), "\(m.architecture)")
+            let bound = try XCTUnwrap(m.meanTraceBound(box: box), "\(m.architecture)")
             let n = 4000
             let traces = try (0..<n).map { _ in try m.uniformTrace(box: box, rng: &rng) }
             for t in traces { XCTAssertLessThanOrEqual(t, ceiling * (1 + 1e-12), "\(m.architecture): Tr F above the majorants' trace") }
