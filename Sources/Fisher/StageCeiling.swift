@@ -27,6 +27,8 @@ public struct BlockCeiling: Sendable, Equatable {
     public var values: [Double]
     /// Whether `values` are an exact spectrum (the first block) or r equal values from a trace bound.
     public var exact: Bool
+    /// A bound on the majorant's mean over the previous layer's weights, where one applies (`MeanCeiling`).
+    public var mean: MeanCeiling? = nil
 
     /// The bound on `log G_m` at scale s (the raw Fisher matrix's factor, `s = t√c`).
     public func logBound(scale s: Double) -> Double {
@@ -38,12 +40,19 @@ public struct BlockCeiling: Sendable, Equatable {
     /// `values`; the softmax block's trace is at most that at uniform probabilities).
     public var traceBound: Double { Double(copies) * values.reduce(0) { $0 + Swift.max(0, $1) } }
 
+    /// The bound this block contributes to the bracket's upper end at scale s: the smaller of the majorant
+    /// (`logBound`) and, where there is one, the bound on its mean over the previous layer's weights.
+    public func upperLogBound(scale s: Double) -> Double {
+        guard let mean else { return logBound(scale: s) }
+        return Swift.min(logBound(scale: s), mean.logBound(scale: s))
+    }
+
     /// The bound on one unit's `log G` at scale s (the block's over its units).
     public func unitLogBound(scale s: Double) -> Double { logBound(scale: s) / Double(units) }
 
-    /// The certified upper end of the 2sED at ε: `ζd + Σ_m log Ḡ_m(s) / |log ε|` (s = t√c).
+    /// The certified upper end of the 2sED at ε: `ζd + Σ_m upperLogBound_m(s) / |log ε|` (s = t√c).
     public static func dZetaUpper(_ ceilings: [BlockCeiling], scale s: Double, eps: Double, zeta: Double, dimension d: Int) -> Double {
-        zeta * Double(d) + ceilings.reduce(0) { $0 + $1.logBound(scale: s) } / Swift.abs(Foundation.log(eps))
+        zeta * Double(d) + ceilings.reduce(0) { $0 + $1.upperLogBound(scale: s) } / Swift.abs(Foundation.log(eps))
     }
 }
 
@@ -126,7 +135,8 @@ extension MarkovFisher {
         let traces = secondMomentTraceBounds(box: box)
         let last = blockDimensions.count - 1
         let k = Double(architecture.classes)
-        return try bounds.enumerated().map { m, xb in
+        var effective: [Double] = []  // the trace bound each later block's values come from
+        var ceilings = try bounds.enumerated().map { m, xb in
             let layer = architecture.parametric(layer: architecture.parametricLayers[m])
             let st = layer.parameterStructure
             let samples = Double(xb.lower.rows)
@@ -134,6 +144,7 @@ extension MarkovFisher {
             let factor = m == last ? 1 / k : derivativeBound * derivativeBound / sigma2
             var values: [Double]
             if m == 0 {
+                effective.append(traces[0])
                 let xa = layer.patches(xb.lower)
                 values = try xa.data.withUnsafeBufferPointer {
                     try FisherKernels.gramEigenvalues($0.baseAddress!, rows: xa.rows, cols: xa.cols, alpha: factor / samples)
@@ -143,12 +154,15 @@ extension MarkovFisher {
                 for i in big.data.indices { big.data[i] = Swift.max(Swift.abs(xb.lower.data[i]), Swift.abs(xb.upper.data[i])) }
                 let xa = layer.patches(big)
                 let trace = Swift.min(xa.data.reduce(0) { $0 + $1 * $1 } / samples, traces[m])
+                effective.append(trace)
                 let rank = Swift.max(1, Swift.min(xa.rows, xa.cols))
                 values = [Double](repeating: factor * trace / Double(rank), count: rank)
             }
             return BlockCeiling(block: m, units: m == last ? 1 : st.units, copies: m == last ? architecture.classes - 1 : st.units,
                                 values: values, exact: m == 0)
         }
+        for m in ceilings.indices { ceilings[m].mean = meanCeiling(block: m, box: box, inputBounds: bounds, traces: effective) }
+        return ceilings
     }
 
     /// A second bound on the trace of every block's patch second moments `Π_m = (1/S) Σ_{s,p} x̃x̃ᵀ`, by the

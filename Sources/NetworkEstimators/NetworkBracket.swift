@@ -63,7 +63,7 @@ extension MarkovFisher {
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
-            let upper = ceilings.map { $0.logBound(scale: upperScales[ei]) }
+            let upper = ceilings.map { $0.upperLogBound(scale: upperScales[ei]) }
             let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]

@@ -1,0 +1,177 @@
+import Foundation
+import Networks
+import TwoScaleCore
+import TwoScaleNumerics
+
+/// A bound on the *mean* over the previous layer's weights of one block's majorant (docs/METHOD.md §19,
+/// "Upper end, in the mean"): where `BlockCeiling` takes block m's majorant at its worst θ_{<m}, this takes
+/// it in expectation over θ_{m−1} and at its worst θ_{<m−1} only, which is what the bracket's upper end
+/// needs (`log Z ≤ log Z_1 + Σ_{m≥2} log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m`).
+///
+/// Block m's majorant is `M_m = exp(C Σ_i φ(f π_i))`, π the eigenvalues of its input's second moments Π,
+/// `φ(λ) = log(1 + s√λ)` (C copies, factor f: `σ⁻² a²` for a Gaussian block, `1/K` for the softmax one).
+/// Π's diagonal is majorised by its eigenvalues (Schur) and `Σ φ` is Schur-concave, so
+/// `Σ_i φ(f π_i) ≤ Σ_j φ(f Π_jj)`: the bias entry is 1 and entry j is `F_j² = (1/S) Σ_s h_sj²`, unit j of the
+/// previous layer, `h_sj = act(w_j·y_s) + v_sj`, which depends on θ_{m−1} only through w_j. The units'
+/// weights are independent, so `E_{θ_{m−1}} M_m ≤ (1 + s√f)^{C·ones} Π_j E (1 + α F_j)^C`, `α = s√f`, and
+/// each factor is bounded by
+///
+/// * concentration: `F_j` is Lipschitz in `w_j` with constant `a ‖Y‖_op/√S` (a = act's Lipschitz
+///   constant, Y the previous layer's input rows, S of them). The uniform law on an interval of length ℓ
+///   satisfies the log-Sobolev inequality `Ent(g²) ≤ 2(ℓ/π)² E g'²` (the circle's, by even reflection), so
+///   does its product (tensorisation), and Herbst's argument gives `log E e^{λ(F − EF)} ≤ λ² L²/2` with
+///   `L = a ‖Y‖_op ℓ / (π √S)`. With `y^C ≤ (C/(te))^C e^{ty}` for y ≥ 0, t > 0, and `EF ≤ μ̄`:
+///   `log E (1 + αF)^C ≤ C log(C/t) − C + t(1 + αμ̄) + t²α²L²/2`, at the t that minimises it;
+/// * or the supremum: `C log(1 + α F̄_j)`, `F̄_j² = (1/S) Σ_s max(l_sj², u_sj²)` from the interval bounds.
+public struct MeanCeiling: Sendable, Equatable {
+    /// C: how often each unit's term repeats (the block's units, or K − 1 for the softmax block).
+    public var copies: Int
+    /// f: the factor on Π's entries (σ⁻² a² for a Gaussian block, 1/K for the softmax block).
+    public var factor: Double
+    /// Diagonal entries of Π that are exactly 1 (the bias input).
+    public var ones: Int
+    /// μ̄_j ≥ E F_j, one per unit of the previous layer.
+    public var means: [Double]
+    /// L_j: `log E e^{λ(F_j − E F_j)} ≤ λ² L_j² / 2` for every λ.
+    public var spreads: [Double]
+    /// F̄_j ≥ F_j at every θ in the box.
+    public var maxima: [Double]
+
+    /// The bound on `log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m` at scale s (`s = t√c`).
+    public func logBound(scale s: Double) -> Double {
+        let alpha = s * factor.squareRoot(), c = Double(copies)
+        var total = c * Double(ones) * Foundation.log1p(alpha)
+        for j in means.indices {
+            let top = c * Foundation.log1p(alpha * maxima[j])
+            total += Swift.min(top, Self.logMoment(copies: c, alpha: alpha, mean: means[j], spread: spreads[j]))
+        }
+        return total
+    }
+
+    /// The sub-Gaussian scale of an L-Lipschitz function of weights uniform on a box of side ℓ (`width`):
+    /// `Lℓ/π`, from the log-Sobolev constant `(ℓ/π)²` of the uniform law on an interval.
+    public static func spread(lipschitz: Double, width: Double) -> Double { lipschitz * width / Double.pi }
+
+    /// `log E (1 + αF)^C` for F ≥ 0 with `EF ≤ mean` and sub-Gaussian scale `spread`:
+    /// `C log(C/t) − C + t y₀ + t² v / 2` with `y₀ = 1 + α·mean`, `v = α² spread²`, at its minimiser
+    /// `t = 2C / (y₀ + √(y₀² + 4Cv))` (exactly `C log y₀` when v = 0).
+    public static func logMoment(copies c: Double, alpha: Double, mean: Double, spread: Double) -> Double {
+        let y0 = 1 + alpha * mean, v = alpha * alpha * spread * spread
+        let t = 2 * c / (y0 + (y0 * y0 + 4 * c * v).squareRoot())
+        return c * Foundation.log(c / t) - c + t * y0 + t * t * v / 2
+    }
+}
+
+extension MarkovFisher {
+    /// The Lipschitz constant of the hidden activation (1 for relu, tanh and linear; 1/4 for the sigmoid).
+    var lipschitzBound: Double { activation == .sigmoid ? 0.25 : 1 }
+
+    /// Block m's `MeanCeiling`, where block m is a dense layer that reads the previous dense layer's
+    /// activated outputs directly (an MLP's blocks after the first); nil elsewhere (the first block, and
+    /// blocks after a convolution or a pooling layer, whose bound stays `BlockCeiling`'s).
+    ///
+    /// `inputBounds` are `blockInputBounds(box:)`; `traces[m]` bounds the trace of block m's `Π` over the
+    /// box (as `blockCeilings` takes it). For the previous layer's input Y: the data when m = 1 (exact:
+    /// `E z_s² = Var w |y_s|² + (E w)² (Σ_i y_si)²` per row, `‖Y‖_op` from its Gram matrix), else only
+    /// `(1/S) Σ_s |y_s|² ≤ traces[m − 1]`, so `‖Y‖_op² ≤ S·traces[m − 1]` and `E z_s² ≤ κ|y_s|²`,
+    /// `κ = Var w + q (E w)²`. Then `E F_j² = (1/S) Σ_s [E act(z_s)² + 2 v_sj E act(z_s) + v_sj²]`, with
+    /// `E act² ≤ E z²` and `|E act| ≤ √(E z²)` where `|act(z)| ≤ |z|` (tanh also ≤ 1), `E relu² = E z²/2` and
+    /// `0 ≤ E relu ≤ √(E z²)/2` on a box symmetric about 0, `0 < sigmoid < 1`; the cross term over the rows
+    /// by Cauchy–Schwarz where only the trace is known.
+    func meanCeiling(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)], traces: [Double]) -> MeanCeiling? {
+        guard m >= 1 else { return nil }
+        let index = architecture.parametricLayers[m], previous = architecture.parametricLayers[m - 1]
+        guard index == previous + 1, architecture.isActivated(layer: previous),
+              let current = architecture.stack[index] as? DenseLayer,
+              let prior = architecture.stack[previous] as? DenseLayer,
+              let hidden = architecture.stack.indices.filter({ architecture.isActivated(layer: $0) }).firstIndex(of: previous)
+        else { return nil }
+        let lo = box.lowerBound, hi = box.upperBound, width = hi - lo
+        let meanW = (lo + hi) / 2, varW = width * width / 12
+        let symmetricRelu = activation == .relu && lo == -hi
+        let last = m == blockDimensions.count - 1
+        let factor = last ? 1 / Double(architecture.classes) : derivativeBound * derivativeBound / sigma2
+        let copies = last ? architecture.classes - 1 : current.outputSize
+        let v = noise[hidden]
+        let rows = v.rows, units = prior.outputSize
+        guard units == v.cols, inputBounds[m].lower.rows == rows else { return nil }
+
+        // Per row s of the block's input: E z_s², exact where the previous layer reads the data (its rows
+        // repeated over the noise draws); nil where only the trace is known.
+        var second: [Double]? = nil
+        let opNorm2PerRow: Double  // ‖Y‖_op² / S
+        if m == 1 {
+            let y = prior.patches(firstBlockInputs)
+            let q = y.cols, n = y.rows
+            guard n > 0, rows % n == 0 else { return nil }
+            let perData = (0..<n).map { i -> Double in
+                var sq = 0.0, sum = 0.0
+                for k in 0..<q { let x = y.data[i * q + k]; sq += x * x; sum += x }
+                return varW * sq + meanW * meanW * sum * sum
+            }
+            let r = rows / n
+            second = (0..<rows).map { perData[$0 / r] }
+            let gram = BLAS.gram(y, transpose: true, alpha: 1 / Double(n))
+            guard let top = (try? SymmetricEigen.eigenvalues(gram))?.last else { return nil }
+            opNorm2PerRow = Swift.max(0, top)
+        } else {
+            guard traces.indices.contains(m - 1), traces[m - 1].isFinite else { return nil }
+            opNorm2PerRow = traces[m - 1]
+        }
+        let kappa = varW + Double(prior.parameterStructure.unitDimension) * meanW * meanW
+        let spread = MeanCeiling.spread(lipschitz: lipschitzBound * opNorm2PerRow.squareRoot(), width: width)
+        let n = Double(rows)
+
+        var means: [Double] = [], maxima: [Double] = []
+        for j in 0..<units {
+            var total = 0.0, positive = 0.0, positive2 = 0.0, noise2 = 0.0  // Σ_s of v⁺, v⁺², v²
+            for s in 0..<rows {
+                let x = v.data[s * units + j]
+                noise2 += x * x
+                positive += Swift.max(0, x)
+                positive2 += Swift.max(0, x) * Swift.max(0, x)
+                if let second {
+                    let e2 = second[s], root = e2.squareRoot()
+                    switch activation {
+                    case .relu:
+                        total += symmetricRelu ? e2 / 2 + Swift.max(0, x) * root : e2 + 2 * Swift.max(0, x) * root
+                    case .tanh:
+                        total += Swift.min(1, e2) + 2 * Swift.abs(x) * Swift.min(1, root)
+                    case .sigmoid:
+                        total += 1 + 2 * Swift.max(0, x)
+                    case .linear:
+                        total += e2 + 2 * Swift.abs(x) * root
+                    }
+                }
+            }
+            var mean2: Double
+            if second != nil {
+                mean2 = (total + noise2) / n
+            } else {
+                let ez2 = kappa * traces[m - 1]  // (1/S) Σ_s E z_s² ≤ κ T
+                let rmsPos = (positive2 / n).squareRoot(), rmsAbs = (noise2 / n).squareRoot()
+                switch activation {
+                case .relu:
+                    mean2 = symmetricRelu ? ez2 / 2 + rmsPos * ez2.squareRoot() : ez2 + 2 * rmsPos * ez2.squareRoot()
+                case .tanh:
+                    mean2 = Swift.min(1, ez2) + 2 * rmsAbs * Swift.min(1, ez2.squareRoot())
+                case .sigmoid:
+                    mean2 = 1 + 2 * positive / n
+                case .linear:
+                    mean2 = ez2 + 2 * rmsAbs * ez2.squareRoot()
+                }
+                mean2 += noise2 / n
+            }
+            means.append(Swift.max(0, mean2).squareRoot())
+            let (l, u) = (inputBounds[m].lower, inputBounds[m].upper)
+            var top = 0.0
+            for s in 0..<rows {
+                let a = l.data[s * l.cols + j], b = u.data[s * u.cols + j]
+                top += Swift.max(a * a, b * b)
+            }
+            maxima.append((top / n).squareRoot())
+        }
+        return MeanCeiling(copies: copies, factor: factor, ones: current.bias ? 1 : 0, means: means,
+                           spreads: [Double](repeating: spread, count: units), maxima: maxima)
+    }
+}
