@@ -25,9 +25,15 @@ public struct StoreDimension: Sendable {
     public let uncertified: String?
     /// The run's settings, as its meta.json records them.
     public let settings: NetworkRunConfiguration
+    /// Whether the upper end is the population Fisher's (inputs `N(0, I)` and noise averaged) rather than
+    /// the store's inputs and noise draws'.
+    public let population: Bool
 
+    /// With `population`, the upper end is that of the population Fisher (`MarkovFisher.populationCeilings`),
+    /// which needs a Markov-FIM store of an MLP on Gaussian inputs (`synthetic:gaussian` or
+    /// `synthetic:teacher:…`, not standardised).
     public init(directory: String, estimate which: LayeredEstimator.Estimate, zeta: Double, normalization: Normalization,
-                bootstrap: Int = 200, threads: Int) async throws {
+                bootstrap: Int = 200, population: Bool = false, threads: Int) async throws {
         let store = try SpectraStore.open(directory: directory)
         let spectra = try store.loadSpectra()
         estimator = try LayeredEstimator(spectra: spectra, normalization: normalization)
@@ -39,7 +45,19 @@ public struct StoreDimension: Sendable {
         paths = spectra.paths
         let c = store.meta.configuration
         settings = c
-        if c.fisher != .markov {
+        self.population = population
+        if population {
+            let gaussian = c.data == "synthetic:gaussian" || c.data.hasPrefix("synthetic:teacher:")
+            guard c.fisher == .markov, gaussian, !c.standardize else {
+                throw TwoScaleError.invalid("\(Setting.populationFisher)", directory,
+                                            allowed: "the population Fisher needs a Markov-FIM store on Gaussian inputs (synthetic:gaussian or synthetic:teacher, not standardised); this one has \(c.fisher.rawValue) on \(c.data)\(c.standardize ? ", standardised" : "")")
+            }
+            let model = try MarkovFisher(configuration: c)
+            let share = CertifiedBracket.shares(delta: CertifiedBracket.defaultDelta, estimatedScale: true, stages: 1, points: 1).scale
+            let majorants = try model.populationCeilings(box: c.box)
+            let range = try await model.populationScaleRange(normalization, box: c.box, seed: c.seed, delta: share, threads: threads)
+            (ceilings, scale, uncertified) = (majorants, range, nil)
+        } else if c.fisher != .markov {
             (ceilings, scale, uncertified) = (nil, nil, "the output FIM has no certified bracket")
         } else {
             do {
@@ -73,6 +91,11 @@ public struct StoreDimension: Sendable {
     /// How the value used in the tail is obtained, for reports.
     public var method: String {
         if ceilings != nil {
+            if population {
+                let c = scale?.trace.map { "at the upper end of c's interval (the population's E Tr F from \($0.draws) uniform draws on fresh inputs and a deterministic bound; it holds with probability ≥ 1 − \($0.delta / 2))" }
+                    ?? "at c = 1 (deterministic)"
+                return "the certified upper end of the population Fisher's 2sED (inputs N(0, I) and the hidden noise averaged rather than the store's draws; every stage at its majorant over the box, or in the mean over the previous layer's weights, docs/METHOD.md §19), \(c): an upper value for the theorem's quantity of the stochastic network, not for the store's own inputs"
+            }
             let c = scale?.trace.map { "at the upper end of c's interval, from \($0.draws) uniform draws of Tr F (it holds with probability ≥ 1 − \($0.delta / 2))" }
                 ?? "at c = 1 (deterministic)"
             return "the certified upper end of the 2sED's bracket (every stage at its majorant over the box, docs/METHOD.md §19), \(c), given the store's data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"

@@ -18,7 +18,8 @@ struct BoundCommand: AsyncParsableCommand {
         Markov-FIM store the tail uses d_zeta_used, the upper end of the 2sED's certified bracket (it holds by \
         construction; docs/METHOD.md §19), reported beside the point estimate d_zeta_estimate. Where the store's \
         model cannot be rebuilt (its data moved) or for the output FIM, it uses a one-sided 95% bootstrap upper \
-        value instead, and says so; --estimator lower is then labelled non-conservative. \
+        value instead, and says so; --estimator lower is then labelled non-conservative. That upper end is for \
+        the store's inputs and noise draws; --population-fisher takes the population Fisher's (Gaussian inputs). \
         C, H, K are unknown constants of \
         the theorem: they are user-set (default 1) and labelled so in every output. With --delta, n_for_delta \
         is the smallest integer n in --delta-range whose tail is below δ (exhaustive scan on short ranges, \
@@ -77,10 +78,16 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(help: "With --store and no certified bracket: resamples for the one-sided 95% upper value of d_ζ.")
     var bootstrap: Int = 200
 
+    @Flag(help: "With --store on Gaussian inputs: the tail takes the population Fisher's certified upper end.")
+    var populationFisher = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try PathFlags.check(store, flag: "--store", what: "the spectra store's folder")
+        if populationFisher && store == nil {
+            throw ValidationError("--population-fisher: give a spectra store (--store DIR) of a network on Gaussian inputs")
+        }
         guard (20...100_000).contains(bootstrap) else {
             throw ValidationError("--bootstrap: '\(bootstrap)' is not allowed; give from 20 to 100000 resamples (a 0.95 quantile needs at least 20)")
         }
@@ -95,7 +102,8 @@ struct BoundCommand: AsyncParsableCommand {
             guard family == nil, lambdas == nil, dim == nil else {
                 throw TwoScaleError.usage("--store: give either a spectra store or a toy model (--family …), not both")
             }
-            let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap)
+            let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: normalize, bootstrap: bootstrap,
+                                          population: populationFisher)
             if let why = s.store.uncertified {
                 Console.warn("bound --store: no certified upper end (\(why)); the tail uses a bootstrap upper value of d_ζ, which can understate it")
             }
@@ -107,7 +115,8 @@ struct BoundCommand: AsyncParsableCommand {
                                                       method: s.method, conservative: s.conservative)
             let c = s.store.settings
             result.assumptions = TheoremAssumptions.check(.network(activation: c.activation.rawValue, boundedInputs: !c.data.hasPrefix("synthetic:"),
-                                                                   markov: c.fisher == .markov, inputs: c.samples, noiseDraws: c.noiseSamples),
+                                                                   markov: c.fisher == .markov, inputs: c.samples, noiseDraws: c.noiseSamples,
+                                                                   population: populationFisher),
                                                           zeta: zeta)
             try output.emit(result) { BoundReport.text(result) }
             return

@@ -50,6 +50,7 @@ enum FlagSpelling {
         .paths: "--paths",
         .plan: "--plan",
         .population: "--population",
+        .populationFisher: "--population-fisher",
         .randomDraws: "--random-draws",
         .rankSamples: "--rank-samples",
         .resume: "--resume",

@@ -105,6 +105,9 @@ struct GapCommand: AsyncParsableCommand {
     @Option(name: .customLong("K"), help: "With --store: the theorem's constant K in n^(−K/γ) (user-set, ≥ 0).")
     var constK: Double = 1
 
+    @Flag(help: "With --store: the tail takes the population Fisher's certified upper end (Gaussian inputs).")
+    var populationFisher = false
+
     @Option(help: "Random seed.")
     var seed: UInt64 = 1
 
@@ -160,6 +163,9 @@ struct GapCommand: AsyncParsableCommand {
                 allowed: "--adversarial climbs the gradient of a Lipschitz loss; 0-1 is not Lipschitz and cross-entropy is unbounded: give --loss probability")
         }
         _ = try dimensionSource()
+        if populationFisher && store == nil {
+            throw TwoScaleError.usage("--population-fisher: give the student's spectra store (--store DIR)")
+        }
         if delta != nil {
             guard try dimensionSource() != nil else {
                 throw TwoScaleError.usage("--delta needs the bound's tail: give --store DIR or --d-zeta rank-limit|parameters")
@@ -207,7 +213,7 @@ struct GapCommand: AsyncParsableCommand {
             switch source {
             case .store:
                 guard let store else { throw TwoScaleError.missing("--store", "--d-zeta store needs the student's spectra store (--store DIR)") }
-                let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace)
+                let s = try await StoreSource(directory: store, estimator: estimator, zeta: zeta, normalization: .trace, population: populationFisher)
                 if let why = s.store.uncertified {
                     Console.warn("gap --store: no certified upper end (\(why)); the tail uses a bootstrap upper value of d_ζ, which can understate it")
                 }

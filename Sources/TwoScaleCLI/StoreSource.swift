@@ -22,10 +22,12 @@ struct StoreSource {
     let store: StoreDimension
     let description: String
 
-    init(directory: String, estimator: StoreEstimator, zeta: Double, normalization: Normalization, bootstrap: Int = 200) async throws {
+    init(directory: String, estimator: StoreEstimator, zeta: Double, normalization: Normalization, bootstrap: Int = 200,
+         population: Bool = false) async throws {
         store = try await StoreDimension(directory: directory, estimate: estimator.estimate, zeta: zeta, normalization: normalization,
-                                         bootstrap: bootstrap, threads: ProcessInfo.processInfo.activeProcessorCount)
-        description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), \(store.paths) paths, normalisation \(normalization.rawValue))"
+                                         bootstrap: bootstrap, population: population, threads: ProcessInfo.processInfo.activeProcessorCount)
+        description = "spectra store \(directory) (\(estimator.rawValue) estimator, d = \(store.dimension), \(store.paths) paths, normalisation \(normalization.rawValue)"
+            + (population ? "; tail with the population Fisher)" : ")")
     }
 
     /// ε ↦ (the point estimate, the value used in the tail): one bootstrap per ε.

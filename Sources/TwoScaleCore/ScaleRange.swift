@@ -53,16 +53,7 @@ public struct ScaleRange: Sendable, Equatable {
         let n = traces.count
         let clipped = traces.map { Swift.min(ceiling, Swift.max(0, $0)) }
         let mean = clipped.reduce(0, +) / Double(n)
-        // L: the best of the truncated means' lower values.
-        var lower = 0.0
-        var b = ceiling
-        for _ in 0..<levels where b > 0 {
-            let y = clipped.map { Swift.min($0, b) }
-            let m = y.reduce(0, +) / Double(n)
-            let v = y.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(n - 1)
-            lower = Swift.max(lower, EmpiricalBernstein.lowerMean(mean: m, variance: v, count: n, range: b, delta: delta / 2 / Double(levels)))
-            b /= 2
-        }
+        let lower = truncatedLower(clipped, top: ceiling, delta: delta / 2)
         let variance = clipped.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
         var upper = Swift.min(ceiling, EmpiricalBernstein.upperMean(mean: mean, variance: variance, count: n, range: ceiling, delta: delta / 2))
         if let mb = meanBound { upper = Swift.min(upper, mb) }
@@ -73,6 +64,43 @@ public struct ScaleRange: Sendable, Equatable {
         let cHigh = upper <= 0 ? 0 : lower > 0 ? Double(d) / lower : .infinity
         return ScaleRange(estimate: c, range: cLow...cHigh,
                           trace: Trace(mean: lower...upper, ceiling: ceiling, meanBound: meanBound, draws: n, delta: delta))
+    }
+}
+
+extension ScaleRange {
+    /// A lower bound on the mean μ of nonnegative i.i.d. draws that needs no range, at δ: `μ ≥ E min(X, b)`
+    /// and `min(X, b) ∈ [0, b]`, so the empirical Bernstein lower value at each level `b_j = top·2^{−j}`,
+    /// j < `levels` (fixed before the draws), each at δ/levels; the largest of them (a union bound).
+    public static func truncatedLower(_ draws: [Double], top: Double, delta: Double) -> Double {
+        let n = draws.count
+        var lower = 0.0
+        var b = top
+        for _ in 0..<levels where b > 0 {
+            let y = draws.map { Swift.min(Swift.max(0, $0), b) }
+            let m = y.reduce(0, +) / Double(n)
+            let v = y.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(n - 1)
+            lower = Swift.max(lower, EmpiricalBernstein.lowerMean(mean: m, variance: v, count: n, range: b, delta: delta / Double(levels)))
+            b /= 2
+        }
+        return lower
+    }
+
+    /// c's interval from nonnegative draws with no proved range but a deterministic bound `meanBound` on
+    /// their mean: U = `meanBound`, L by `truncatedLower` from `top` (fixed before the draws) at δ_c/2.
+    public static func estimated(traces: [Double], dimension d: Int, levelsFrom top: Double, meanBound: Double, delta: Double) throws -> ScaleRange {
+        guard traces.count >= 2, top.isFinite, top > 0, meanBound.isFinite, meanBound >= 0, delta > 0, delta < 1 else {
+            throw TwoScaleError.failure("internal error: c's interval needs ≥ 2 trace draws, a finite first level, a finite mean bound and δ in (0, 1) (\(traces.count) draws, level \(top), bound \(meanBound), δ \(delta))")
+        }
+        for x in traces where !(x >= 0 && x.isFinite) {
+            throw TwoScaleError.failure("internal error: a trace draw \(x) is negative or not finite")
+        }
+        let mean = traces.reduce(0, +) / Double(traces.count)
+        let lower = Swift.min(truncatedLower(traces, top: top, delta: delta / 2), meanBound)
+        let c = try Normalization.trace.constant(dimension: d, meanTrace: mean)
+        let cLow = meanBound > 0 ? Double(d) / meanBound : 0
+        let cHigh = meanBound <= 0 ? 0 : lower > 0 ? Double(d) / lower : .infinity
+        return ScaleRange(estimate: c, range: cLow...cHigh,
+                          trace: Trace(mean: lower...meanBound, ceiling: top, meanBound: meanBound, draws: traces.count, delta: delta))
     }
 }
 

@@ -122,6 +122,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let plan = Setting("plan")
     /// The population sample.
     public static let population = Setting("population")
+    /// The population Fisher (inputs and noise averaged) in a store's tail.
+    public static let populationFisher = Setting("populationFisher")
     /// The random parameter draws.
     public static let randomDraws = Setting("randomDraws")
     /// The inputs of the generic rank.
@@ -186,7 +188,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
         .data, .delta, .deltaRange, .dimension, .studyFolder, .epochs, .epsilon, .estimator, .family, .fisherRoute,
         .gamma, .greedyMax, .holdout, .inner, .islandSweeps, .adversarialIterations, .joint, .json, .labels,
         .lambdas, .loss, .lower, .learningRate, .maxPaths, .monteCarlo, .momentum, .sampleSize, .noiseSamples,
-        .normalize, .output, .outputFolder, .outerMoves, .paths, .plan, .population, .randomDraws, .rankSamples,
+        .normalize, .output, .outputFolder, .outerMoves, .paths, .plan, .population, .populationFisher, .randomDraws, .rankSamples,
         .resume, .samples, .seed, .shape, .shard, .noiseVariance, .adversarialStarts, .adversarialStep, .store,
         .student, .sweeps, .targetWidth, .teacher, .temperature, .threshold, .traceDraws, .trials, .unitSize, .units,
         .weights, .zeta, .activation, .standardize, .constantC, .constantH, .constantK,

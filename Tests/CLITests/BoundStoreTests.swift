@@ -74,6 +74,37 @@ import TwoScaleFormats
         }
     }
 
+    /// `--population-fisher`: on a Gaussian-input store the tail takes the population Fisher's upper end (the
+    /// library's `populationCeilings` at the upper end of its c interval), the population assumption is met,
+    /// and the run says so; on a store of a data file, or without a store, it is refused.
+    @Test func populationFisherTail() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = dir + "/s"
+        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        let b = try await runJSON(["bound", "--n", "1000,100000", "--store", store, "--population-fisher", "--json"])
+        #expect(b["conservative"] == .bool(true))
+        #expect(b["d_zeta_used_method"]?.stringValue?.contains("population Fisher's 2sED") == true)
+        let met = (b["assumptions"]?.arrayValue ?? []).first { $0["assumption"]?.stringValue == "d_ζ of the population Fisher information" }
+        #expect(met?["met"] == .bool(true))
+        let sample = try await runJSON(["bound", "--n", "1000,100000", "--store", store, "--json"])
+        for (p, q) in zip(try #require(b["points"]?.arrayValue), try #require(sample["points"]?.arrayValue)) {
+            #expect(p["d_zeta_estimate"]?.doubleValue == q["d_zeta_estimate"]?.doubleValue)
+            #expect(p["d_zeta_used"]?.doubleValue != q["d_zeta_used"]?.doubleValue)
+            #expect((p["d_zeta_used"]?.doubleValue ?? 0) > 15)  // d = 31: ζd = 20.7 and more
+        }
+        let (s1, _, e1) = await runCLICapturingErrors(["bound", "--n", "1000", "--population-fisher", "--family", "constant", "--lambdas", "1"])
+        #expect(s1 != 0 && e1.contains("--population-fisher"))
+        let csv = dir + "/x.csv", fileStore = dir + "/f"
+        try (0..<6).map { i in (0..<3).map { j in "\(Double((i * 7 + j * 3) % 11) / 5 - 1)" }.joined(separator: ",") }
+            .joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "csv:" + csv, "--samples", "6", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", fileStore, "--json"])
+        let (s2, _, e2) = await runCLICapturingErrors(["bound", "--n", "1000", "--store", fileStore, "--population-fisher"])
+        #expect(s2 != 0 && e2.contains("Gaussian inputs"))
+    }
+
     @Test func storeErrors() async {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
