@@ -11,12 +11,23 @@ import TwoScaleFormats
         return d
     }
 
+    /// A plain-estimator store of the 3-4-3 network at `store`, on Gaussian inputs or on `data`.
+    func makeStore(_ store: String, data: String = "synthetic:gaussian", samples: Int = 5) async throws {
+        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", data, "--samples", "\(samples)", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+    }
+
+    /// Six rows of three values in [−1, 1], as a CSV file at `path`.
+    func writeCSV(_ path: String) throws {
+        try (0..<6).map { i in (0..<3).map { j in "\(Double((i * 7 + j * 3) % 11) / 5 - 1)" }.joined(separator: ",") }
+            .joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     @Test func storeGivesDZetaAtEachEpsN() async throws {
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = dir + "/s"
-        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--paths", "4",
-                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        try await makeStore(store)
         for est in ["nested", "lower", "joint"] {
             let b = try await runJSON(["bound", "--n", "1000,100000", "--gamma", "0.5", "--store", store, "--estimator", est, "--json"])
             let pts = try #require(b["points"]?.arrayValue)
@@ -57,10 +68,8 @@ import TwoScaleFormats
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let csv = dir + "/x.csv", store = dir + "/s"
-        try (0..<6).map { i in (0..<3).map { j in "\(Double((i * 7 + j * 3) % 11) / 5 - 1)" }.joined(separator: ",") }
-            .joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
-        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "csv:" + csv, "--samples", "6", "--paths", "4",
-                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        try writeCSV(csv)
+        try await makeStore(store, data: "csv:" + csv, samples: 6)
         let certified = try await runJSON(["bound", "--n", "1000", "--store", store, "--json"])
         #expect(certified["d_zeta_used_method"]?.stringValue?.contains("certified upper end") == true)
         try FileManager.default.removeItem(atPath: csv)
@@ -81,8 +90,7 @@ import TwoScaleFormats
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = dir + "/s"
-        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--paths", "4",
-                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        try await makeStore(store)
         let b = try await runJSON(["bound", "--n", "1000,100000", "--store", store, "--population-fisher", "--json"])
         #expect(b["conservative"] == .bool(true))
         #expect(b["d_zeta_used_method"]?.stringValue?.contains("population Fisher's 2sED") == true)
@@ -97,10 +105,8 @@ import TwoScaleFormats
         let (s1, _, e1) = await runCLICapturingErrors(["bound", "--n", "1000", "--population-fisher", "--family", "constant", "--lambdas", "1"])
         #expect(s1 != 0 && e1.contains("--population-fisher"))
         let csv = dir + "/x.csv", fileStore = dir + "/f"
-        try (0..<6).map { i in (0..<3).map { j in "\(Double((i * 7 + j * 3) % 11) / 5 - 1)" }.joined(separator: ",") }
-            .joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
-        _ = try await runJSON(["ed", "--arch", "3-4-3", "--data", "csv:" + csv, "--samples", "6", "--paths", "4",
-                               "--inner", "3", "--sigma2", "0.5", "--eps", "0.1", "--seed", "2", "--store", fileStore, "--json"])
+        try writeCSV(csv)
+        try await makeStore(fileStore, data: "csv:" + csv, samples: 6)
         let (s2, _, e2) = await runCLICapturingErrors(["bound", "--n", "1000", "--store", fileStore, "--population-fisher"])
         #expect(s2 != 0 && e2.contains("Gaussian inputs"))
     }
