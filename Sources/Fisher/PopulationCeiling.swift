@@ -28,8 +28,9 @@ extension MarkovFisher {
         return (lo * lo + lo * hi + hi * hi) / 3
     }
 
-    /// Per block: the bias entries (0 or 1), the inputs q (bias included) and the population trace bound T_m
-    /// of its input's second moments over the box, and `ρ_m` (nil for the last block).
+    /// Per block m: the population trace bound `T_m` of its input's second moments over the box, and
+    /// `λ_m ≥ λ_max(Π_m)` (1 for the data, `T_m` after it); per block but the last, `ρ_m ≥ sup_w E act(w·ỹ)²`
+    /// of its units.
     func populationTraces(box: ClosedRange<Double>) -> (traces: [Double], rho: [Double], lambda: [Double]) {
         let a = Swift.max(Swift.abs(box.lowerBound), Swift.abs(box.upperBound))
         var traces: [Double] = [], rho: [Double] = [], lambda: [Double] = []
