@@ -62,6 +62,34 @@ public struct MeanCeiling: Sendable, Equatable {
     }
 }
 
+extension Activation {
+    /// Whether `act(z) ≥ 0` (relu, sigmoid), so that `E act ≥ 0` and only the noise's positive part can raise
+    /// the cross term `2 v E act`.
+    var isNonnegative: Bool { self == .relu || self == .sigmoid }
+
+    /// A bound on `E act(z)²` from `E z²`: `E z²/2` for relu where z is symmetric (weights on a box symmetric
+    /// about 0), `E z²` where `|act(z)| ≤ |z|`, at most 1 for tanh too, 1 for the sigmoid.
+    func secondMomentBound(_ ez2: Double, symmetricRelu: Bool) -> Double {
+        switch self {
+        case .relu: symmetricRelu ? ez2 / 2 : ez2
+        case .tanh: Swift.min(1, ez2)
+        case .sigmoid: 1
+        case .linear: ez2
+        }
+    }
+
+    /// A bound on `|E act(z)|` from `(E z²)^{1/2}` (`root`): `root/2` for relu where z is symmetric
+    /// (`E relu(z) = E|z|/2`), `root` where `|act(z)| ≤ |z|`, at most 1 for tanh too, 1 for the sigmoid.
+    func meanBound(_ root: Double, symmetricRelu: Bool) -> Double {
+        switch self {
+        case .relu: symmetricRelu ? root / 2 : root
+        case .tanh: Swift.min(1, root)
+        case .sigmoid: 1
+        case .linear: root
+        }
+    }
+}
+
 extension MarkovFisher {
     /// The Lipschitz constant of the hidden activation (1 for relu, tanh and linear; 1/4 for the sigmoid).
     var lipschitzBound: Double { activation == .sigmoid ? 0.25 : 1 }
@@ -131,17 +159,9 @@ extension MarkovFisher {
                 positive += Swift.max(0, x)
                 positive2 += Swift.max(0, x) * Swift.max(0, x)
                 if let second {
-                    let e2 = second[s], root = e2.squareRoot()
-                    switch activation {
-                    case .relu:
-                        total += symmetricRelu ? e2 / 2 + Swift.max(0, x) * root : e2 + 2 * Swift.max(0, x) * root
-                    case .tanh:
-                        total += Swift.min(1, e2) + 2 * Swift.abs(x) * Swift.min(1, root)
-                    case .sigmoid:
-                        total += 1 + 2 * Swift.max(0, x)
-                    case .linear:
-                        total += e2 + 2 * Swift.abs(x) * root
-                    }
+                    let e2 = second[s], lift = activation.isNonnegative ? Swift.max(0, x) : Swift.abs(x)
+                    total += activation.secondMomentBound(e2, symmetricRelu: symmetricRelu)
+                        + 2 * lift * activation.meanBound(e2.squareRoot(), symmetricRelu: symmetricRelu)
                 }
             }
             var mean2: Double
@@ -150,16 +170,11 @@ extension MarkovFisher {
             } else {
                 let ez2 = kappa * traces[m - 1]  // (1/S) Σ_s E z_s² ≤ κ T
                 let rmsPos = (positive2 / n).squareRoot(), rmsAbs = (noise2 / n).squareRoot()
-                switch activation {
-                case .relu:
-                    mean2 = symmetricRelu ? ez2 / 2 + rmsPos * ez2.squareRoot() : ez2 + 2 * rmsPos * ez2.squareRoot()
-                case .tanh:
-                    mean2 = Swift.min(1, ez2) + 2 * rmsAbs * Swift.min(1, ez2.squareRoot())
-                case .sigmoid:
-                    mean2 = 1 + 2 * positive / n
-                case .linear:
-                    mean2 = ez2 + 2 * rmsAbs * ez2.squareRoot()
-                }
+                // The cross term over the rows by Cauchy–Schwarz; the sigmoid's |E act| ≤ 1 needs none.
+                let rms = activation.isNonnegative ? rmsPos : rmsAbs
+                let cross = activation == .sigmoid ? 2 * positive / n
+                    : 2 * rms * activation.meanBound(ez2.squareRoot(), symmetricRelu: symmetricRelu)
+                mean2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu) + cross
                 mean2 += noise2 / n
             }
             means.append(Swift.max(0, mean2).squareRoot())

@@ -79,12 +79,7 @@ extension MarkovFisher {
             // E_w E act(w·ỹ)²: E z² = q E w² on the data (x ~ N(0, I) and the bias), ≤ κ T after it.
             let ez2 = m == 1 ? Double(prior.unitDimension) * Self.meanSquare(box)
                              : (varW + Double(prior.unitDimension) * meanW * meanW) * traces[m - 1]
-            let act2: Double = switch activation {
-            case .relu: symmetricRelu ? ez2 / 2 : ez2
-            case .tanh: Swift.min(1, ez2)
-            case .sigmoid: 1
-            case .linear: ez2
-            }
+            let act2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu)
             let mean = (act2 + sigma2).squareRoot()
             let spread = MeanCeiling.spread(lipschitz: lipschitzBound * lambda[m - 1].squareRoot(), width: width)
             let top = (rho[m - 1] + sigma2).squareRoot()
@@ -105,7 +100,6 @@ extension MarkovFisher {
         let lo = box.lowerBound, hi = box.upperBound, width = hi - lo
         let varW = width * width / 12, meanW = (lo + hi) / 2
         let symmetricRelu = activation == .relu && lo == -hi
-        let eta = symmetricRelu ? 0.5 : 1.0
         let derivative = symmetricRelu ? 0.5 : derivativeBound * derivativeBound
         let last = blockDimensions.count - 1
         var total = 0.0
@@ -117,7 +111,7 @@ extension MarkovFisher {
             total += derivative / sigma2 * Double(st.units) * s
             let kappa = varW + Double(st.unitDimension) * meanW * meanW
             let next = architecture.structure(layer: architecture.parametricLayers[m + 1])
-            let act2 = activation == .sigmoid ? 1 : (activation == .tanh ? Swift.min(1, kappa * s) : eta * kappa * s)
+            let act2 = activation.secondMomentBound(kappa * s, symmetricRelu: symmetricRelu)
             s = Double(st.units) * (act2 + sigma2) + (next.bias ? 1 : 0)
         }
         return total
