@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Record every command's JSON on fixed command lines (timings stripped), for refactors that must leave
 # outputs identical: `scripts/golden.sh DIR` writes DIR/NN.json; `scripts/golden.sh DIR REF` also
-# compares with an earlier record REF and exits 1 on any difference. Uses the release binary.
+# compares with an earlier record REF and exits 1 on any difference (key order included). Uses the release binary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/golden.sh DIR [REF]}
@@ -54,7 +54,7 @@ try:
     doc = strip(json.loads(raw))
 except Exception:
     doc = {"unparsed": raw[:2000]}
-json.dump({"command": sys.argv[3], "output": doc}, open(sys.argv[2], "w"), indent=1, sort_keys=True)
+json.dump({"command": sys.argv[3], "output": doc}, open(sys.argv[2], "w"), indent=1)
 PY
   if [ -n "$ref" ]; then
     if ! cmp -s "$out/$n.json" "$ref/$n.json"; then echo "DIFFERS ($n): twoscale ${lines[$i]}" >&2; status=1; fi

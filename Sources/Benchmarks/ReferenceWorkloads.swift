@@ -98,7 +98,7 @@ public enum ReferenceWorkloads {
             name: c.name, description: c.description, dimension: spectra.dimension, paths: c.paths, inner: meta.inner, seconds: wall,
             phases: .init(setup: setup, spectra: spectraSeconds, estimators: estimatorSeconds), targetSeconds: c.targetSeconds,
             memory: .init(peak: peak, target: c.targetMemoryBytes), pass: wall <= c.targetSeconds && memOK,
-            check: .measurement(mid))
+            check: BenchmarkResult.Check(point: mid, sampled: false))
     }
 
     /// An smc workload: a network and its data at the smc estimator's default budget, 2sED and lower 2sED
@@ -131,20 +131,12 @@ public enum ReferenceWorkloads {
         let eps = [0.001, 0.1]
         let r = try await smc.run(eps: eps, zeta: 2.0 / 3.0, normalization: .trace, lower: true, threads: threads)
         let wall = Date().timeIntervalSince(start)
-        let p = r.points[0]
         return BenchmarkResult(
             name: setting.workload.rawValue,
             description: "MLP \(setting.architecture), Markov FIM (σ² = 0.1), N = 100 \(setting.dataName), smc K = \(smcPaths), J = \(smcInner), ε = 10⁻³ and 0.1, 2sED + lower with intervals",
             dimension: architecture.parameterCount, paths: nil, inner: nil, seconds: wall, phases: nil, targetSeconds: setting.targetSeconds,
             memory: nil, pass: wall <= setting.targetSeconds,
-            check: .sampler(SMCCheck(eps: p.eps, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower)))
-    }
-
-    public struct SMCCheck: Sendable, Encodable {
-        var eps: Double
-        var dZeta: Double
-        var ci95: ClosedRange<Double>
-        @NullIfNil var dZetaLower: Double?
+            check: BenchmarkResult.Check(point: r.points[0], sampled: true))
     }
 
     /// The toy workloads: `toy`'s computation (JSON included) at d = 10 000 over 100 ε.
@@ -205,18 +197,23 @@ public struct BenchmarkResult: Sendable, Encodable {
 
     /// A value the workload computed, to check a faster build still computes the same thing: a point of
     /// the plain estimator, or of the smc estimator with its interval.
-    public enum Check: Sendable {
-        case measurement(PlainReport.Point)
-        case sampler(ReferenceWorkloads.SMCCheck)
+    public struct Check: Sendable, Encodable {
+        public var point: EpsilonEstimate
+        /// Whether the point is a sampler's (JSON: `eps`, `d_zeta`, `ci95`, `d_zeta_lower`), else the plain
+        /// estimator's (its `ed` keys).
+        public var sampled: Bool
 
-        public var eps: Double {
-            switch self { case let .measurement(p): p.eps; case let .sampler(p): p.eps }
-        }
-        public var dZeta: Double {
-            switch self { case let .measurement(p): p.dZeta; case let .sampler(p): p.dZeta }
-        }
-        public var interval: ClosedRange<Double>? {
-            switch self { case .measurement: nil; case let .sampler(p): p.ci95 }
+        public var eps: Double { point.eps }
+        public var dZeta: Double { point.dZeta }
+        public var interval: ClosedRange<Double>? { sampled ? point.ci95 : nil }
+
+        public func encode(to encoder: any Encoder) throws {
+            guard sampled else { return try PlainReport.PointKeys(point).encode(to: encoder) }
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try c.encode(point.eps, forKey: ResultKey("eps"))
+            try c.encode(point.dZeta, forKey: ResultKey("d_zeta"))
+            try c.encode(point.ci95, forKey: ResultKey("ci95"))
+            try c.encode(point.dZetaLower, forKey: ResultKey("d_zeta_lower"))
         }
     }
 
@@ -256,10 +253,6 @@ public struct BenchmarkResult: Sendable, Encodable {
             try c.encode(m.target, forKey: .targetMemoryBytes)
         }
         try c.encode(pass, forKey: .pass)
-        switch check {
-        case let .measurement(p)?: try c.encode(p, forKey: .checkPoint)
-        case let .sampler(p)?: try c.encode(p, forKey: .checkPoint)
-        case nil: break
-        }
+        try c.encodeIfPresent(check, forKey: .checkPoint)
     }
 }

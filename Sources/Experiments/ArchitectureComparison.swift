@@ -206,7 +206,7 @@ public struct ArchitectureComparison: Sendable {
         let problem = EstimatorProblem(model: model, box: s.box, seed: seed, budget: s.budget)
         let request = MeasurementRequest(eps: [s.eps], zeta: s.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: s.threads)
         let e = try await estimator.estimate(problem, request: request, progress: { _ in })
-        guard let p = e.points.first, let bracket = e.bracket?.points.first else {
+        guard let p = e.points.first, let bracket = p.bracket else {
             throw TwoScaleError.failure("the \(s.estimator) estimator gave no estimate or no certified bracket at ε = \(s.eps)")
         }
         let half = { (c: ClosedRange<Double>?) in c.map { ($0.upperBound - $0.lowerBound) / 2 } }

@@ -64,7 +64,7 @@ public enum JointEstimator: NetworkEstimator {
                                  sweeps: b.sweeps)
         joint.sharing = problem.sharing
         let j = try await joint.run(stops: stops, threads: request.threads)
-        var points: [JointReport.Point] = []
+        var points: [EpsilonEstimate] = []
         for (i, e) in request.eps.enumerated() {
             let t = stops.firstIndex(of: sOf[i])!
             let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
@@ -73,9 +73,9 @@ public enum JointEstimator: NetworkEstimator {
             guard est.value.isFinite, est.variance.isFinite else {
                 throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
-            let p = SMCPoint(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
-            points.append(JointReport.Point(eps: e, zeta: request.zeta, dZeta: p.dZeta, ci95: p.ci95, seLogDet: p.standardError ?? 0,
-                                                        normalizationShare: p.normalizationShare, replicateLogZ: j.logZ[t]))
+            var p = EpsilonEstimate(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
+            p.replicateLogZ = j.logZ[t]
+            points.append(p)
         }
         progress("Fisher rank from \(MarkovSMC.rankDraws) uniform draws, and the generic rank")
         let rank = RankReport(try await smc.rankEstimate(threads: request.threads),
@@ -90,44 +90,29 @@ public enum JointEstimator: NetworkEstimator {
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
                                              acceptance: j.proposals > 0 ? Double(j.accepted) / Double(j.proposals) : 0, rank: rank)
         let check = report.attach(bracket)
-        let common = report.points.map { p in
-            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZeta, ci95: p.ci95)
-        }
         report.settings = problem.configuration
-        return NetworkEstimate(kind: kind, points: common, paths: b.paths, scale: c, bracket: bracket,
+        return NetworkEstimate(kind: kind, points: report.points, paths: b.paths, scale: c, bracket: bracket,
                                diagnostics: .init(bracketCheck: check), report: problem.configuration == nil ? nil : report)
     }
 }
 
 /// The joint estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
 public struct JointReport: NetworkEstimateReport {
-    public struct Point: Sendable, Equatable, Encodable, BracketedPoint {
-        public var eps: Double
-        public var zeta: Double
-        public var dZeta: Double
-        public var ci95: ClosedRange<Double>
-        /// The standard error of `log E det` (nats), ĉ's share of its variance.
-        public var seLogDet: Double
-        public var normalizationShare: Double
-        /// Each replicate sampler's `log Ẑ` (nats).
-        public var replicateLogZ: [Double]
-        public var bracket: CertifiedBracket.Point?
-        /// No lower 2sED: `BracketedPoint` asks for one.
-        public var dZetaLower: Double? = nil
-        public var ci95Lower: ClosedRange<Double>? = nil
+    /// One ε of the grid (`EpsilonEstimate`) in `ed`'s joint keys: the estimates and the bracket,
+    /// `se_log_det`, `normalization_share` and each replicate sampler's `replicate_log_z`.
+    struct PointKeys: Encodable {
+        let p: EpsilonEstimate
 
-        public func encode(to encoder: any Encoder) throws {
+        func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
-            try PlainReport.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
-                                                         ci95Joint: ci95, lower: nil)
-            try PlainReport.Point.encodeBracket(&c, bracket, lower: false)
-            try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
-            try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
-            try c.encode(replicateLogZ, forKey: ResultKey("replicate_log_z"))
+            try p.encodeEstimates(into: &c)
+            try c.encode(p.standardError, forKey: ResultKey("se_log_det"))
+            try c.encode(p.normalizationShare, forKey: ResultKey("normalization_share"))
+            try c.encode(p.replicateLogZ, forKey: ResultKey("replicate_log_z"))
         }
     }
 
-    public var points: [Point]
+    public var points: [EpsilonEstimate]
     public var dimension: Int
     public var layers: [Int]
     public var particles: Int
@@ -152,7 +137,7 @@ public struct JointReport: NetworkEstimateReport {
     /// Puts the certified bracket beside every point; returns what lies outside it.
     mutating func attach(_ b: CertifiedBracket) -> BracketCheck? {
         bracket = b
-        bracketCheck = Self.attach(b, to: &points)
+        bracketCheck = EpsilonEstimate.attach(b, to: &points)
         return bracketCheck
     }
 
@@ -160,7 +145,7 @@ public struct JointReport: NetworkEstimateReport {
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(dimension, forKey: ResultKey("dimension"))
         try c.encode(JointEstimator.kind, forKey: ResultKey("estimator"))
-        try c.encode(points, forKey: ResultKey("points"))
+        try c.encode(points.map(PointKeys.init), forKey: ResultKey("points"))
         try c.encode(seconds, forKey: ResultKey("seconds"))
         try c.encode(layers, forKey: ResultKey("layers"))
         try c.encode(particles, forKey: ResultKey("paths"))
@@ -178,8 +163,4 @@ public struct JointReport: NetworkEstimateReport {
         try c.encodeIfPresent(bracketCheck, forKey: ResultKey("bracket_check"))
         try rank.encode(to: encoder)
     }
-}
-
-extension JointReport: BracketedMeasurement {
-    typealias P = Point
 }

@@ -55,7 +55,7 @@ public struct MarkovSMC: Sendable {
     /// The staged estimator's result (points, ĉ, stage-1 and island diagnostics) and what only a network has.
     public struct Result: Sendable {
         public var staged: Staged.Result
-        public var points: [SMCPoint] { staged.points }
+        public var points: [EpsilonEstimate] { staged.points }
         public var scale: Double { staged.scale }
         public var trace: TraceEstimate { staged.trace }
         public var stage1: SMCDiagnostics { staged.stage1 }

@@ -89,36 +89,3 @@ extension MarkovFisher {
                                                  sharing: sharing, threads: threads)
     }
 }
-
-/// A measurement point that can carry a certified bracket (both estimators' points).
-public protocol BracketedPoint {
-    var eps: Double { get }
-    var dZeta: Double { get }
-    var dZetaLower: Double? { get set }
-    var ci95Lower: ClosedRange<Double>? { get set }
-    var bracket: CertifiedBracket.Point? { get set }
-}
-
-extension PlainReport.Point: BracketedPoint {}
-extension SMCReport.Point: BracketedPoint {}
-
-/// A network measurement whose points take a bracket.
-protocol BracketedMeasurement {
-    associatedtype P: BracketedPoint
-}
-
-extension BracketedMeasurement {
-    /// Puts each point's bracket beside it, lowers a lower 2sED (and its interval) that lies above the
-    /// 2sED's bracket to its upper end (Jensen: lower 2sED ≤ 2sED ≤ hi), and returns what lies outside its
-    /// bracket (`BracketCheck`), nil when nothing does.
-    static func attach(_ b: CertifiedBracket, to points: inout [P]) -> BracketCheck? {
-        var check = BracketCheck()
-        for i in points.indices {
-            guard let p = b.points.first(where: { $0.eps == points[i].eps }) else { continue }
-            points[i].bracket = p
-            (points[i].dZetaLower, points[i].ci95Lower) = p.capping(estimate: points[i].dZeta, lower: points[i].dZetaLower,
-                                                                    interval: points[i].ci95Lower, recordingIn: &check)
-        }
-        return check.isEmpty ? nil : check
-    }
-}

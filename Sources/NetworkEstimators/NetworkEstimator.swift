@@ -103,40 +103,22 @@ extension SMCReport: NetworkEstimateReport {}
 /// about, the certified bracket, the checks behind `ed`'s warnings, and the estimator's own report.
 /// Its JSON is the report's (an estimator without one: `estimator` and `points`).
 public struct NetworkEstimate: Sendable, Encodable {
-    public struct Point: Sendable, Equatable, Encodable {
-        public var eps: Double
-        public var dZeta: Double
-        /// The joint 2sED (smc estimates the nested and the joint 2sED as one quantity: equal to `dZeta`).
-        public var dZetaJoint: Double
-        /// With `lower`: the lower 2sED.
-        public var dZetaLower: Double?
-        /// The 95% intervals, where the estimator gives them.
-        public var ci95: ClosedRange<Double>?
-        public var ci95Lower: ClosedRange<Double>?
-        /// Per stage m ≥ 2: the ESS of the stage weights (smc: of the outer particles).
-        public var ess: [Double]
-        /// smc: per stage m ≥ 2, the share of the outer weights' spread that is the islands' own noise.
-        public var islandNoise: [Double]
-        /// smc: the upper bound's estimate (`UpperBound`).
-        public var bound: UpperBound?
-        /// The intervals to read, where the estimator chooses them (`ReportedInterval`: sampled or the bracket).
-        public var interval: ReportedInterval?
-        public var intervalLower: ReportedInterval?
+    /// One ε of the grid (`EpsilonEstimate`) in the keys of an estimator without a report of its own: `eps`,
+    /// `d_zeta`, `d_zeta_joint`, then where present `d_zeta_lower`, `ci95`, `ci95_lower`.
+    public struct PointKeys: Encodable {
+        let p: EpsilonEstimate
 
-        public init(eps: Double, dZeta: Double, dZetaJoint: Double, dZetaLower: Double? = nil, ci95: ClosedRange<Double>? = nil,
-                    ci95Lower: ClosedRange<Double>? = nil, ess: [Double] = [], islandNoise: [Double] = [], bound: UpperBound? = nil) {
-            self.eps = eps
-            self.dZeta = dZeta
-            self.dZetaJoint = dZetaJoint
-            self.dZetaLower = dZetaLower
-            self.ci95 = ci95
-            self.ci95Lower = ci95Lower
-            self.ess = ess
-            self.islandNoise = islandNoise
-            self.bound = bound
+        public init(_ p: EpsilonEstimate) { self.p = p }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try c.encode(p.eps, forKey: ResultKey("eps"))
+            try c.encode(p.dZeta, forKey: ResultKey("d_zeta"))
+            try c.encode(p.dZetaJoint, forKey: ResultKey("d_zeta_joint"))
+            try c.encodeIfPresent(p.dZetaLower, forKey: ResultKey("d_zeta_lower"))
+            try c.encodeIfPresent(p.ci95, forKey: ResultKey("ci95"))
+            try c.encodeIfPresent(p.ci95Lower, forKey: ResultKey("ci95_lower"))
         }
-
-        enum CodingKeys: String, CodingKey { case eps, dZeta, dZetaJoint, dZetaLower, ci95, ci95Lower }
     }
 
     /// What `ed` warns about, where the estimator checks it (nil: nothing found, or not checked).
@@ -146,11 +128,11 @@ public struct NetworkEstimate: Sendable, Encodable {
         public var tailShortfall: TailShortfall?
         public var aboveBound: EstimateAboveBound?
         /// The point whose upper bound is expected to fall short by more than its interval reaches.
-        public var boundShortfall: Point?
+        public var boundShortfall: EpsilonEstimate?
         public var bracketCheck: BracketCheck?
 
         public init(degeneracy: WeightDegeneracy? = nil, lowerAboveNested: LowerAboveNested? = nil, tailShortfall: TailShortfall? = nil,
-                    aboveBound: EstimateAboveBound? = nil, boundShortfall: Point? = nil, bracketCheck: BracketCheck? = nil) {
+                    aboveBound: EstimateAboveBound? = nil, boundShortfall: EpsilonEstimate? = nil, bracketCheck: BracketCheck? = nil) {
             self.degeneracy = degeneracy
             self.lowerAboveNested = lowerAboveNested
             self.tailShortfall = tailShortfall
@@ -161,7 +143,7 @@ public struct NetworkEstimate: Sendable, Encodable {
     }
 
     public var kind: EstimatorKind
-    public var points: [Point]
+    public var points: [EpsilonEstimate]
     /// K, as the warnings quote it.
     public var paths: Int
     /// The normalisation c used.
@@ -171,26 +153,21 @@ public struct NetworkEstimate: Sendable, Encodable {
     /// The estimator's own typed result (nil where the problem had no configuration).
     public var report: (any NetworkEstimateReport)?
 
-    /// A lower 2sED above its ε's bracket is lowered to the bracket's upper end here, as `ed`'s report
-    /// does, so that `compare` and `study`, which read these points, never print it above; what lay
-    /// outside is the `bracketCheck` where `diagnostics` brings none.
-    public init(kind: EstimatorKind, points: [Point], paths: Int, scale: Double, bracket: CertifiedBracket?,
+    /// The bracket (on the points' own ε grid) is attached to the points (`EpsilonEstimate.attach`): a lower
+    /// 2sED above its ε's bracket is lowered to the bracket's upper end here, as `ed`'s report does, so that
+    /// `compare` and `study`, which read these points, never print it above; what lay outside is the
+    /// `bracketCheck` where `diagnostics` brings none.
+    public init(kind: EstimatorKind, points: [EpsilonEstimate], paths: Int, scale: Double, bracket: CertifiedBracket?,
                 diagnostics: Diagnostics = Diagnostics(), report: (any NetworkEstimateReport)? = nil) {
+        var points = points
+        let check = bracket.flatMap { EpsilonEstimate.attach($0, to: &points) }
         self.kind = kind
         self.points = points
-        var check = BracketCheck()
-        if let bracket {
-            for i in self.points.indices {
-                guard let b = bracket.points.first(where: { $0.eps == points[i].eps }) else { continue }
-                (self.points[i].dZetaLower, self.points[i].ci95Lower) = b.capping(estimate: points[i].dZeta, lower: points[i].dZetaLower,
-                                                                                  interval: points[i].ci95Lower, recordingIn: &check)
-            }
-        }
         self.paths = paths
         self.scale = scale
         self.bracket = bracket
         self.diagnostics = diagnostics
-        if diagnostics.bracketCheck == nil, !check.isEmpty { self.diagnostics.bracketCheck = check }
+        if diagnostics.bracketCheck == nil, let check { self.diagnostics.bracketCheck = check }
         self.report = report
     }
 
@@ -204,6 +181,6 @@ public struct NetworkEstimate: Sendable, Encodable {
         if let report { return try report.encode(to: encoder) }
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(kind, forKey: ResultKey("estimator"))
-        try c.encode(points, forKey: ResultKey("points"))
+        try c.encode(points.map(PointKeys.init), forKey: ResultKey("points"))
     }
 }

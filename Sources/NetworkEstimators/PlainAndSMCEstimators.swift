@@ -33,17 +33,14 @@ public enum PlainEstimator: NetworkEstimator {
             let layers = model.blockDimensions
             let meta = try StoreMeta(layers: layers, paths: b.paths, inner: layers.count > 1 ? b.inner : 0, configuration: configuration)
             let m = try await PlainReport.measure(spectra: spectra, meta: meta, request: request, model: model)
-            let points = m.points.map { p in
-                NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: p.dZetaLower, ci95: p.ci95,
-                                      ci95Lower: p.ci95Lower, ess: p.ess)
-            }
-            return NetworkEstimate(kind: kind, points: points, paths: m.paths, scale: m.scale, bracket: m.bracket,
+            return NetworkEstimate(kind: kind, points: m.points, paths: m.paths, scale: m.scale, bracket: m.bracket,
                                    diagnostics: .init(degeneracy: m.degeneracy, bracketCheck: m.bracketCheck), report: m)
         }
         let estimator = try LayeredEstimator(spectra: spectra, normalization: request.normalization)
         let points = try estimator.points(eps: request.eps, zeta: request.zeta).map { p in
-            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: request.lower ? p.dZetaLower : nil,
-                                  ess: p.ess)
+            var q = p
+            if !request.lower { q.dZetaLower = nil }
+            return q
         }
         let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta,
                                                        normalization: request.normalization,
@@ -83,26 +80,18 @@ public enum SMCEstimator: NetworkEstimator {
         smc.sharing = problem.sharing
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
-        let points = r.points.map { p in
-            NetworkEstimate.Point(eps: p.eps, dZeta: p.dZeta, dZetaJoint: p.dZeta, dZetaLower: p.dZetaLower, ci95: p.ci95,
-                                  ci95Lower: p.ci95Lower, ess: p.stageESS, islandNoise: p.stageIslandNoise, bound: p.bound)
+        guard let configuration = problem.configuration else {
+            let tail = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: b.paths) })
+            return NetworkEstimate(kind: kind, points: r.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
+                                   diagnostics: .init(tailShortfall: tail))
         }
-        let tail = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: b.paths) })
-        var estimate = NetworkEstimate(kind: kind, points: points, paths: b.paths, scale: r.scale, bracket: r.bracket,
-                                       diagnostics: .init(tailShortfall: tail))
-        if let configuration = problem.configuration {
-            let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
-                                          normalization: request.normalization, lower: request.lower, paths: b.paths, inner: b.inner,
-                                          islandSweeps: b.islandSweeps, outerMoves: b.outerMoves)
-            let shortfall = m.boundShortfall.flatMap { s in m.points.firstIndex(of: s) }.map { points[$0] }
-            estimate.diagnostics = .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested, tailShortfall: m.tailShortfall,
-                                         aboveBound: m.aboveBound, boundShortfall: shortfall, bracketCheck: m.bracketCheck)
-            estimate.report = m
-            // The report is on the run's ε grid, point for point.
-            for (i, p) in m.points.enumerated() where i < estimate.points.count {
-                (estimate.points[i].interval, estimate.points[i].intervalLower) = (p.interval, p.intervalLower)
-            }
-        }
-        return estimate
+        let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
+                          normalization: request.normalization, paths: b.paths, inner: b.inner,
+                          islandSweeps: b.islandSweeps, outerMoves: b.outerMoves)
+        return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
+                               diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
+                                                  tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,
+                                                  boundShortfall: m.boundShortfall, bracketCheck: m.bracketCheck),
+                               report: m)
     }
 }

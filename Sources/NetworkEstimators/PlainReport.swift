@@ -129,61 +129,23 @@ extension NetworkRunReport {
 /// estimator: `ed`'s and `analyze`'s result (docs/METHOD.md §13; the JSON keys are the snake-case
 /// names of the fields, in this order).
 public struct PlainReport: Sendable, Encodable, NetworkRunReport {
-    /// One ε of the grid.
-    public struct Point: Sendable, Equatable, Encodable {
-        public var eps: Double
-        public var zeta: Double
-        /// Nested 2sED (the estimate the report leads with), the joint one, and the lower one (`Setting.lower`).
-        public var dZeta: Double
-        public var dZetaJoint: Double
-        public var dZetaLower: Double?
-        /// 95% percentile-bootstrap intervals (nil without bootstrap).
-        public var ci95: ClosedRange<Double>?
-        public var ci95Joint: ClosedRange<Double>?
-        public var ci95Lower: ClosedRange<Double>?
-        /// Effective sample size of the outer weights per stage m ≥ 2, and its minimum (nil for one block).
-        public var ess: [Double]
-        public var essMin: Double?
-        /// The certified bracket at this ε (`CertifiedBracket`), when the run computed one.
-        public var bracket: CertifiedBracket.Point?
-        /// Whether the lower 2sED was asked for (its keys are written, null intervals included).
-        public var lower: Bool { dZetaLower != nil }
+    /// One ε of the grid (`EpsilonEstimate`) in `ed`'s plain keys: the estimates with their bootstrap intervals
+    /// and the bracket, the stage weights' `ess` and `ess_min`.
+    public struct PointKeys: Encodable {
+        let p: EpsilonEstimate
+
+        public init(_ p: EpsilonEstimate) { self.p = p }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
-            try Self.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZetaJoint, ci95: ci95, ci95Joint: ci95Joint,
-                                     lower: lower ? (dZetaLower, ci95Lower) : nil)
-            try Self.encodeBracket(&c, bracket, lower: lower)
-            try c.encode(ess, forKey: ResultKey("ess"))
-            try c.encode(essMin, forKey: ResultKey("ess_min"))
-        }
-
-        /// `d_zeta_bracket` and, with `lower`, `d_zeta_lower_bracket` (absent without a bracket).
-        static func encodeBracket(_ c: inout KeyedEncodingContainer<ResultKey>, _ b: CertifiedBracket.Point?, lower: Bool) throws {
-            guard let b else { return }
-            try c.encode([b.dZeta.lowerBound, b.dZeta.upperBound], forKey: ResultKey("d_zeta_bracket"))
-            if lower { try c.encode([b.dZetaLower.lowerBound, b.dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket")) }
-        }
-
-        /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`,
-        /// `d_zeta_lower` (with `lower`), `ci95`, `ci95_joint`, `ci95_lower` (with `lower`; null intervals
-        /// written as null).
-        static func encodeEstimates(_ c: inout KeyedEncodingContainer<ResultKey>, eps: Double, zeta: Double, dZeta: Double,
-                                    dZetaJoint: Double, ci95: ClosedRange<Double>?, ci95Joint: ClosedRange<Double>?,
-                                    lower: (value: Double?, ci95: ClosedRange<Double>?)?) throws {
-            try c.encode(eps, forKey: ResultKey("eps"))
-            try c.encode(zeta, forKey: ResultKey("zeta"))
-            try c.encode(dZeta, forKey: ResultKey("d_zeta"))
-            try c.encode(dZetaJoint, forKey: ResultKey("d_zeta_joint"))
-            if let l = lower { try c.encode(l.value, forKey: ResultKey("d_zeta_lower")) }
-            try c.encode(ci95, forKey: ResultKey("ci95"))
-            try c.encode(ci95Joint, forKey: ResultKey("ci95_joint"))
-            if let l = lower { try c.encode(l.ci95, forKey: ResultKey("ci95_lower")) }
+            try p.encodeEstimates(into: &c)
+            try c.encode(p.ess, forKey: ResultKey("ess"))
+            try c.encode(p.ess.min(), forKey: ResultKey("ess_min"))
         }
     }
 
     public var dimension: Int
-    public var points: [Point]
+    public var points: [EpsilonEstimate]
     /// Per stage m ≥ 2: the smallest ESS over the grid.
     public var ess: [Double]
     /// Wall-clock seconds of the whole command (set by the caller, which knows what it timed).
@@ -214,7 +176,7 @@ public struct PlainReport: Sendable, Encodable, NetworkRunReport {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(dimension, forKey: ResultKey("dimension"))
-        try c.encode(points, forKey: ResultKey("points"))
+        try c.encode(points.map(PointKeys.init), forKey: ResultKey("points"))
         try encodeDesign(&c)
         try encodeScale(&c)
         try c.encode(clamped, forKey: ResultKey("clamped"))
@@ -241,8 +203,9 @@ public struct PlainReport: Sendable, Encodable, NetworkRunReport {
         let stages = Swift.max(0, spectra.layers - 1)
         let ess = (0..<stages).map { m in pts.map { $0.ess[m] }.min() ?? 0 }
         let points = pts.map { p in
-            Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, dZetaJoint: p.dZetaJoint, dZetaLower: r.lower ? p.dZetaLower : nil,
-                  ci95: p.ci95, ci95Joint: p.ci95Joint, ci95Lower: r.lower ? p.ci95Lower : nil, ess: p.ess, essMin: p.ess.min())
+            var q = p
+            if !r.lower { (q.dZetaLower, q.ci95Lower) = (nil, nil) }
+            return q
         }
         var abbas: [AbbasPoint]?
         if !r.abbasN.isEmpty {
@@ -271,11 +234,10 @@ public struct PlainReport: Sendable, Encodable, NetworkRunReport {
     }
 }
 
-extension PlainReport: BracketedMeasurement {
-    typealias P = Point
-    /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
+extension PlainReport {
+    /// Puts the certified bracket beside every point (`EpsilonEstimate.attach`).
     public mutating func attach(_ b: CertifiedBracket) {
         bracket = b
-        bracketCheck = Self.attach(b, to: &points)
+        bracketCheck = EpsilonEstimate.attach(b, to: &points)
     }
 }

@@ -7,74 +7,32 @@ import TwoScaleCore
 /// The 2sED of a network by the smc estimator: `ed`'s result with the smc estimator (docs/ESTIMATORS.md). For
 /// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
 public struct SMCReport: Sendable, Encodable, NetworkRunReport {
-    public struct Point: Sendable, Equatable, Encodable {
-        public var eps: Double
-        public var zeta: Double
-        public var dZeta: Double
-        public var ci95: ClosedRange<Double>
-        /// With `Setting.lower`: the lower 2sED and its interval.
-        public var dZetaLower: Double?
-        public var ci95Lower: ClosedRange<Double>?
-        /// Standard error of log E det, and the share of the interval's variance due to ĉ.
-        public var seLogDet: Double?
-        public var normalizationShare: Double
-        /// Outer ESS per stage m ≥ 2, and the smallest.
-        public var stageESS: [Double]
-        /// Per stage m ≥ 2: the share of the outer weights' spread that is island noise.
-        public var stageIslandNoise: [Double]
-        /// Per stage m ≥ 2: the sample variance of the outer particles' `log Ẑ_m^k` (nats²).
-        public var stageLogVariance: [Double]
-        /// Per stage: log Ẑ_m and its standard error.
-        public var stageLogZ: [Double]
-        public var stageSE: [Double]
-        /// Per stage m ≥ 2, with `Setting.outerMoves`: what moving the previous layer did (else empty).
-        public var stageMoves: [OuterMoveDiagnostics] = []
-        /// Whether the lower 2sED was asked for (its keys are written).
-        public var lower: Bool
-        /// The estimate of an upper bound on the 2sED (and the lower 2sED): the last stage's islands
-        /// replaced by the softmax block's supremum at the same outer particles (`UpperBound`).
-        public var bound: UpperBound?
-        /// The certified bracket at this ε (`CertifiedBracket`), when the run computed one.
-        public var bracket: CertifiedBracket.Point?
-        /// The intervals to read (`ReportedInterval`: the sampled 95% interval where the diagnostics let it
-        /// stand, else the bracket), set with the bracket.
-        public var interval: ReportedInterval?
-        public var intervalLower: ReportedInterval?
+    /// One ε of the grid (`EpsilonEstimate`) in `ed`'s smc keys: the estimates and the bracket, the intervals
+    /// to read, `se_log_det`, `normalization_share`, the per-stage diagnostics and the upper bound's keys.
+    struct PointKeys: Encodable {
+        let p: EpsilonEstimate
 
-        /// Chooses `interval` (and with `lower`, `intervalLower`) from the intervals, the diagnostics at K
-        /// outer particles, and the bracket.
-        mutating func chooseIntervals(paths: Int) {
-            guard let b = bracket else { return }
-            let ess = stageESS.map { $0 / Double(paths) }
-            interval = ReportedInterval.choose(sampled: ci95, essFraction: ess, logWeightVariance: stageLogVariance, bracket: b.dZeta)
-            intervalLower = lower ? ci95Lower.map {
-                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: stageLogVariance, bracket: b.dZetaLower)
-            } : nil
-        }
-
-        public func encode(to encoder: any Encoder) throws {
+        func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: ResultKey.self)
-            try PlainReport.Point.encodeEstimates(&c, eps: eps, zeta: zeta, dZeta: dZeta, dZetaJoint: dZeta, ci95: ci95,
-                                                         ci95Joint: ci95, lower: lower ? (dZetaLower, ci95Lower) : nil)
-            try PlainReport.Point.encodeBracket(&c, bracket, lower: lower)
-            try interval?.encode(into: &c, key: "interval")
-            try intervalLower?.encode(into: &c, key: "interval_lower")
-            try c.encode(seLogDet, forKey: ResultKey("se_log_det"))
-            try c.encode(normalizationShare, forKey: ResultKey("normalization_share"))
-            try c.encode(stageESS, forKey: ResultKey("stage_ess"))
-            try c.encode(stageESS.min(), forKey: ResultKey("ess_min"))
-            try c.encode(stageIslandNoise, forKey: ResultKey("stage_island_noise"))
-            try c.encode(stageLogVariance, forKey: ResultKey("stage_log_var"))
-            try c.encode(stageLogZ, forKey: ResultKey("stage_log_z"))
-            try c.encode(stageSE, forKey: ResultKey("stage_se"))
-            if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: ResultKey("stage_moves")) }
-            if let u = bound {
+            try p.encodeEstimates(into: &c)
+            try p.interval?.encode(into: &c, key: "interval")
+            try p.intervalLower?.encode(into: &c, key: "interval_lower")
+            try c.encode(p.standardError, forKey: ResultKey("se_log_det"))
+            try c.encode(p.normalizationShare, forKey: ResultKey("normalization_share"))
+            try c.encode(p.ess, forKey: ResultKey("stage_ess"))
+            try c.encode(p.ess.min(), forKey: ResultKey("ess_min"))
+            try c.encode(p.islandNoise, forKey: ResultKey("stage_island_noise"))
+            try c.encode(p.logVariance, forKey: ResultKey("stage_log_var"))
+            try c.encode(p.stages.map(\.value), forKey: ResultKey("stage_log_z"))
+            try c.encode(p.stages.map { $0.variance.squareRoot() }, forKey: ResultKey("stage_se"))
+            if !p.moves.isEmpty { try c.encode(p.moves, forKey: ResultKey("stage_moves")) }
+            if let u = p.bound {
                 // The upper bound's keys beside the estimate's (flat, so tables and plots read them).
                 try c.encode(u.dZeta, forKey: ResultKey("d_zeta_upper"))
                 try c.encode([u.ci95.lowerBound, u.ci95.upperBound], forKey: ResultKey("ci95_upper"))
                 // How far the estimate can be low at most (the two share every stage but the last).
-                try c.encode(u.dZeta - dZeta, forKey: ResultKey("gap_upper"))
-                if lower, let l = u.dZetaLower, let li = u.ci95Lower {
+                try c.encode(u.dZeta - p.dZeta, forKey: ResultKey("gap_upper"))
+                if p.lower, let l = u.dZetaLower, let li = u.ci95Lower {
                     try c.encode(l, forKey: ResultKey("d_zeta_lower_upper"))
                     try c.encode([li.lowerBound, li.upperBound], forKey: ResultKey("ci95_lower_upper"))
                 }
@@ -84,7 +42,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
                 // The bound's own Monte Carlo: its outer particles' spread of log B, and the shortfall a
                 // log-mean of K such values has under the lognormal model (d_ζ units; not in ci95_upper).
                 try c.encode(u.stageLogVariance, forKey: ResultKey("last_log_var_upper"))
-                try c.encode(u.shortfall(eps: eps), forKey: ResultKey("shortfall_upper"))
+                try c.encode(u.shortfall(eps: p.eps), forKey: ResultKey("shortfall_upper"))
             }
         }
     }
@@ -96,7 +54,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
 
     public var dimension: Int
     public let estimator = "smc"
-    public var points: [Point]
+    public var points: [EpsilonEstimate]
     /// Per stage m ≥ 2: the smallest outer ESS over the grid.
     public var ess: [Double]
     public var seconds: Double = 0
@@ -135,11 +93,11 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
     /// The grid point where the bound's own expected shortfall (`UpperBound.stageShortfall`, in d_ζ)
     /// exceeds its interval's half-width most, if any: there the printed bound may lie below the bound
     /// it estimates by more than its interval says.
-    public var boundShortfall: Point? { Self.boundShortfall(points) }
+    public var boundShortfall: EpsilonEstimate? { Self.boundShortfall(points) }
 
     /// `boundShortfall` of any points.
-    public static func boundShortfall(_ points: [Point]) -> Point? {
-        points.compactMap { p -> (point: Point, shortfall: Double)? in
+    public static func boundShortfall(_ points: [EpsilonEstimate]) -> EpsilonEstimate? {
+        points.compactMap { p -> (point: EpsilonEstimate, shortfall: Double)? in
             guard let u = p.bound else { return nil }
             let shortfall = u.shortfall(eps: p.eps)
             return shortfall > (u.ci95.upperBound - u.ci95.lowerBound) / 2 ? (p, shortfall) : nil
@@ -150,7 +108,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(dimension, forKey: ResultKey("dimension"))
         try c.encode(estimator, forKey: ResultKey("estimator"))
-        try c.encode(points, forKey: ResultKey("points"))
+        try c.encode(points.map(PointKeys.init), forKey: ResultKey("points"))
         try encodeDesign(&c)
         try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
@@ -167,16 +125,11 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
     }
 
     public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
-                normalization: Normalization, lower: Bool, paths: Int, inner: Int,
+                normalization: Normalization, paths: Int, inner: Int,
                 islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0) {
-        points = r.points.map { p in
-            Point(eps: p.eps, zeta: p.zeta, dZeta: p.dZeta, ci95: p.ci95, dZetaLower: p.dZetaLower, ci95Lower: p.ci95Lower,
-                  seLogDet: p.standardError, normalizationShare: p.normalizationShare, stageESS: p.stageESS,
-                  stageIslandNoise: p.stageIslandNoise, stageLogVariance: p.stageLogVariance, stageLogZ: p.stages.map(\.value), stageSE: p.stages.map { $0.variance.squareRoot() },
-                  stageMoves: p.stageMoves, lower: lower, bound: p.bound)
-        }
+        points = r.points
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
-        ess = (0..<stages).map { m in r.points.map { $0.stageESS[m] }.min() ?? 0 }
+        ess = (0..<stages).map { m in r.points.map { $0.ess[m] }.min() ?? 0 }
         dimension = architecture.parameterCount
         layers = architecture.blockParameterCounts
         self.paths = paths
@@ -194,16 +147,16 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
         islands = r.islands
         degeneracy = WeightDegeneracy.check(ess: ess, paths: paths)
         lowerAboveNested = LowerAboveNested.check(points.compactMap { p in
-            guard let low = p.dZetaLower, let lowCI = p.ci95Lower else { return nil }
-            return LowerAboveNested(eps: p.eps, nested: p.dZeta, nestedInterval: p.ci95, lower: low, lowerInterval: lowCI)
+            guard let low = p.dZetaLower, let lowCI = p.ci95Lower, let ci = p.ci95 else { return nil }
+            return LowerAboveNested(eps: p.eps, nested: p.dZeta, nestedInterval: ci, lower: low, lowerInterval: lowCI)
         })
         tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
         aboveBound = EstimateAboveBound.check(points.flatMap { p -> [EstimateAboveBound] in
-            guard let u = p.bound else { return [] }
+            guard let u = p.bound, let ci = p.ci95 else { return [] }
             // The bound's last term keeps the plain weighting; a last stage moved by `Setting.outerMoves` can
             // rise above that (low) estimate of it, so the 2sED is not checked there (docs/METHOD.md §22).
-            let lastMoved = (p.stageMoves.last?.steps ?? 0) > 0
-            var cases = lastMoved ? [] : [EstimateAboveBound(quantity: "d_zeta", eps: p.eps, estimate: p.dZeta, interval: p.ci95,
+            let lastMoved = (p.moves.last?.steps ?? 0) > 0
+            var cases = lastMoved ? [] : [EstimateAboveBound(quantity: "d_zeta", eps: p.eps, estimate: p.dZeta, interval: ci,
                                                               bound: u.dZeta, boundInterval: u.ci95)]
             if let low = p.dZetaLower, let lowCI = p.ci95Lower, let ub = u.dZetaLower, let ubCI = u.ci95Lower {
                 cases.append(EstimateAboveBound(quantity: "d_zeta_lower", eps: p.eps, estimate: low, interval: lowCI,
@@ -212,18 +165,17 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport {
             return cases
         })
         attach(r.bracket)
-        if let d = degeneracy, let worst = r.points.min(by: { $0.stageESS[d.stage - 2] < $1.stageESS[d.stage - 2] }) {
-            degeneracy?.islandNoiseShare = worst.stageIslandNoise[d.stage - 2]
+        if let d = degeneracy, let worst = r.points.min(by: { $0.ess[d.stage - 2] < $1.ess[d.stage - 2] }) {
+            degeneracy?.islandNoiseShare = worst.islandNoise[d.stage - 2]
         }
     }
 }
 
-extension SMCReport: BracketedMeasurement {
-    typealias P = Point
-    /// Puts the certified bracket beside every point (`BracketedPoint.attach`).
+extension SMCReport {
+    /// Puts the certified bracket beside every point (`EpsilonEstimate.attach`) and chooses the intervals to read.
     public mutating func attach(_ b: CertifiedBracket) {
         bracket = b
-        bracketCheck = Self.attach(b, to: &points)
+        bracketCheck = EpsilonEstimate.attach(b, to: &points)
         for i in points.indices { points[i].chooseIntervals(paths: paths) }
     }
 }

@@ -4,7 +4,7 @@ import TwoScaleCore
 
 /// The smc estimator's run, stage by stage (docs/ESTIMATORS.md §2–§5): the trace normalisation, stage 1's
 /// pooled sampler over every stop, then per ε the later stages' islands, each stage a function of its own,
-/// their terms summed in `StageSum` and turned into an `SMCPoint`.
+/// their terms summed in `StageSum` and turned into an `EpsilonEstimate`.
 extension StagedSMC {
     public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
                     progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
@@ -20,7 +20,7 @@ extension StagedSMC {
         let first = try await stageOne(stops: stops, threads: threads, progress: progress)
         let settings = try (0..<units.count).map { m in m == 0 ? first.settings : try self.islandSettings(block: m) }
         var islandsDiag = SMCDiagnostics()
-        var points: [SMCPoint] = []
+        var points: [EpsilonEstimate] = []
         for (ei, e) in eps.enumerated() {
             let at = Stop(eps: e, index: stops.firstIndex(of: sOf[ei])!, scale: sOf[ei])
             var sum = StageSum(first: Self.block(first.estimate, units: units[0].count, stop: at.index))
@@ -259,7 +259,7 @@ struct StageSum {
 
     /// The point at ε: the normalisation's variance `(slope/2)² Var log ĉ` added to both estimates (and,
     /// with the bound's own slope, to the bound's).
-    func point(eps e: Double, zeta: Double, dimension d: Int, lower: Bool, logVarianceOfC varLogC: Double) throws -> SMCPoint {
+    func point(eps e: Double, zeta: Double, dimension d: Int, lower: Bool, logVarianceOfC varLogC: Double) throws -> EpsilonEstimate {
         var joint = joint, low = low
         let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
         joint.variance += cv
@@ -267,13 +267,13 @@ struct StageSum {
         guard joint.value.isFinite, low.value.isFinite else {
             throw TwoScaleError.failure("smc: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
         }
-        var point = SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
+        var point = EpsilonEstimate(eps: e, zeta: zeta, dimension: d, estimate: joint, lower: lower ? low : nil,
                              stageESS: stageESS, normalizationVariance: cv)
         point.stages = stageTerms
-        point.stageIslandNoise = stageNoise
-        point.stageLogVariance = stageLogVariance
-        point.stageTailShortfall = stageShortfall
-        point.stageMoves = stageMoves
+        point.islandNoise = stageNoise
+        point.logVariance = stageLogVariance
+        point.tailShortfall = stageShortfall
+        point.moves = stageMoves
         if var b = bound, b.joint.value.isFinite, b.low.value.isFinite {
             let boundCV = TraceEstimate.addedVariance(slope: b.slope, logVarianceOfC: varLogC)
             b.joint.variance += boundCV

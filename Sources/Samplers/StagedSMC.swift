@@ -102,7 +102,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     }
 
     public struct Result: Sendable {
-        public var points: [SMCPoint]
+        public var points: [EpsilonEstimate]
         public var scale: Double
         public var trace: TraceEstimate
         /// Stage 1 and the islands of later stages.

@@ -79,7 +79,7 @@ public struct StoreDimension: Sendable {
     public func values(eps: Double) throws -> (estimate: Double, upper: Double) {
         guard let ceilings, let scale else { return try estimator.oneSided(eps: eps, zeta: zeta, estimate: which, bootstrap: bootstrap, seed: seed) }
         let p = try estimator.points(eps: [eps], zeta: zeta)[0]
-        let value = switch which { case .nested: p.dZeta; case .joint: p.dZetaJoint; case .lower: p.dZetaLower }
+        let value = try estimator.value(which, of: p)
         let s = ScaleParameters.t(eps: eps, zeta: zeta) * scale.range.upperBound.squareRoot()
         return (value, BlockCeiling.dZetaUpper(ceilings, scale: s, eps: eps, zeta: zeta, dimension: dimension))
     }

@@ -145,7 +145,7 @@ public struct StudyCellRunner: Sendable {
         let problem = EstimatorProblem(model: model, box: f.boxRange, seed: seed, budget: budget, configuration: settings)
         let request = MeasurementRequest(eps: [eps], zeta: f.zeta, lower: true, normalization: .trace, bootstrap: 0, threads: threads)
         let e = try await estimator.estimate(problem, request: request, progress: { _ in })
-        guard let p = e.points.first, let b = e.bracket?.points.first, let ci = p.ci95, let lower = p.dZetaLower else {
+        guard let p = e.points.first, let b = p.bracket, let ci = p.ci95, let lower = p.dZetaLower else {
             throw TwoScaleError.failure("study: the smc estimator gave no estimate, interval or bracket for \(a.notation) on \(d.name)")
         }
         let abbas = try await abbasED(model: model, seed: seed, n: d.trainSamples)
@@ -156,12 +156,10 @@ public struct StudyCellRunner: Sendable {
                               dZetaLower: lower, bracketLower: [b.dZetaLower.lowerBound, b.dZetaLower.upperBound], ess: p.ess,
                               paths: budget.paths, abbasED: abbas, genericRank: rank.proved ? rank.bound : rank.witness,
                               genericRankProved: rank.proved, seconds: seconds)
-        if let s = e.points.first {
-            cell.interval = s.interval.map { [$0.range.lowerBound, $0.range.upperBound] }
-            cell.intervalSource = s.interval?.source.rawValue
-            cell.intervalLower = s.intervalLower.map { [$0.range.lowerBound, $0.range.upperBound] }
-            cell.intervalLowerSource = s.intervalLower?.source.rawValue
-        }
+        cell.interval = p.interval.map { [$0.range.lowerBound, $0.range.upperBound] }
+        cell.intervalSource = p.interval?.source.rawValue
+        cell.intervalLower = p.intervalLower.map { [$0.range.lowerBound, $0.range.upperBound] }
+        cell.intervalLowerSource = p.intervalLower?.source.rawValue
         try cell.checkFinite()
         return cell
     }

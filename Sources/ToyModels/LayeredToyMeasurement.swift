@@ -199,7 +199,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
         let model = self.model, zeta = self.zeta, normalization = self.normalization
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
-            -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?) {
+            -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?) {
             let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, moveProposals: moveProposals)
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
@@ -217,19 +217,19 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
                 var est = j.estimates[t]
                 est.variance += cv
-                return SMCPoint(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
+                return EpsilonEstimate(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
                                 normalizationVariance: cv)
             })
         }
         // Trials are independent (each its own seed): with several, up to `threads` run side by side on one
         // thread each; every number is the same as one after the other.
-        var byTrial = [(StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?)?](repeating: nil, count: trials)
+        var byTrial = [(StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?)?](repeating: nil, count: trials)
         if trials == 1 {
             byTrial[0] = try await trial(0, threads: threads, say: progress)
         } else {
             let lanes = Swift.max(1, Swift.min(threads, trials))
             let perTrial = lanes == 1 ? threads : 1
-            try await withThrowingTaskGroup(of: (Int, (StagedSMC<LayeredToy>.Result, CertifiedBracket, [SMCPoint]?)).self) { group in
+            try await withThrowingTaskGroup(of: (Int, (StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?)).self) { group in
                 var next = 0, done = 0
                 func start() {
                     let i = next
@@ -251,40 +251,40 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         // The reported intervals of trial r at point i.
         func reported(_ r: Int, _ i: Int) -> (ReportedInterval, ReportedInterval?) {
             let p = results[r].points[i], b = brackets[r].points[i]
-            let ess = p.stageESS.map { $0 / Double(paths) }
-            let nested = ReportedInterval.choose(sampled: p.ci95, essFraction: ess, logWeightVariance: p.stageLogVariance, bracket: b.dZeta)
+            let ess = p.ess.map { $0 / Double(paths) }
+            let nested = ReportedInterval.choose(sampled: p.interval95, essFraction: ess, logWeightVariance: p.logVariance, bracket: b.dZeta)
             let low = p.ci95Lower.map {
-                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: p.stageLogVariance, bracket: b.dZetaLower)
+                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: p.logVariance, bracket: b.dZetaLower)
             }
             return (nested, low)
         }
         for i in points.indices {
             let mc = first.points[i], exact = points[i]
-            var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.ci95, errorMc: mc.dZeta - exact.dZeta,
+            var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.interval95, errorMc: mc.dZeta - exact.dZeta,
                                     dZetaLowerMc: mc.dZetaLower, ci95LowerMc: mc.ci95Lower,
                                     errorLowerMc: mc.dZetaLower.map { $0 - exact.dZetaLower },
-                                    stageEssFraction: mc.stageESS.map { $0 / Double(paths) }, stageIslandNoise: mc.stageIslandNoise,
-                                    stageLogVarMc: mc.stageLogVariance,
+                                    stageEssFraction: mc.ess.map { $0 / Double(paths) }, stageIslandNoise: mc.islandNoise,
+                                    stageLogVarMc: mc.logVariance,
                                     stageLogZMc: mc.stages.map(\.value), stageErrorMc: zip(mc.stages, exact.stageLogZ).map { $0.value - $1 },
                                     dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower,
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
-            q.stageMoves = mc.stageMoves
+            q.stageMoves = mc.moves
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
                 let n = Double(ests.count)
                 let mean = ests.reduce(0, +) / n
                 q.trials = trials
-                q.covered = results.filter { $0.points[i].ci95.contains(exact.dZeta) }.count
+                q.covered = results.filter { $0.points[i].interval95.contains(exact.dZeta) }.count
                 q.coveredLower = results.filter { $0.points[i].ci95Lower?.contains(exact.dZetaLower) ?? false }.count
                 q.mcBias = mean - exact.dZeta
                 q.mcSd = LogEstimate.sampleVariance(ests).squareRoot()
-                q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
+                q.meanHalfWidth = results.reduce(0) { $0 + ($1.points[i].interval95.upperBound - $1.points[i].interval95.lowerBound) / 2 } / n
                 let lows = results.compactMap { $0.points[i].dZetaLower }
                 q.mcBiasLower = lows.reduce(0, +) / Double(lows.count) - exact.dZetaLower
                 if joint {
                     let js = joints.map { $0[i].dZeta }
                     let jm = js.reduce(0, +) / n
-                    q.coveredJoint = joints.filter { $0[i].ci95.contains(exact.dZeta) }.count
+                    q.coveredJoint = joints.filter { $0[i].interval95.contains(exact.dZeta) }.count
                     q.mcBiasJoint = jm - exact.dZeta
                     q.mcSdJoint = LogEstimate.sampleVariance(js).squareRoot()
                 }
@@ -294,7 +294,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
                 q.coveredInterval = chosen.filter { $0.0.range.contains(exact.dZeta) }.count
                 q.coveredIntervalLower = chosen.filter { $0.1?.range.contains(exact.dZetaLower) ?? false }.count
                 q.bracketFallbacks = chosen.filter { $0.0.source == .bracket }.count
-                q.maxStageEssFraction = results.compactMap { $0.points[i].stageESS.last }.max().map { $0 / Double(paths) }
+                q.maxStageEssFraction = results.compactMap { $0.points[i].ess.last }.max().map { $0 / Double(paths) }
             }
             if let j = joints.first?[i] {
                 q.dZetaJointMc = j.dZeta

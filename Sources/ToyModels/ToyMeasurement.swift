@@ -205,20 +205,20 @@ public struct ToyMeasurement: Sendable, Encodable {
         let smc = try ToyMonteCarlo.method(estimator).separateTrace  // smc: standard errors, ĉ from its own draws
         for i in points.indices {
             let mc = first.points[i], exact = points[i].dZeta
-            var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.ci95, errorMc: mc.dZeta - exact,
+            var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.interval95, errorMc: mc.dZeta - exact,
                                     seLogDet: smc ? .some(mc.standardError) : nil, normalizationShare: smc ? mc.normalizationShare : nil)
             if trials.count > 1 {
                 let ests = trials.map { $0.points[i].dZeta }
                 let n = Double(ests.count)
                 let mean = ests.reduce(0, +) / n
-                let covered = trials.filter { $0.points[i].ci95.contains(exact) }.count
+                let covered = trials.filter { $0.points[i].interval95.contains(exact) }.count
                 q.trials = trials.count
                 q.covered = covered
                 q.coverage = Double(covered) / n
                 q.mcMean = mean
                 q.mcBias = mean - exact
                 q.mcSd = (ests.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)).squareRoot()
-                q.meanHalfWidth = trials.reduce(0) { $0 + ($1.points[i].ci95.upperBound - $1.points[i].ci95.lowerBound) / 2 } / n
+                q.meanHalfWidth = trials.reduce(0) { $0 + ($1.points[i].interval95.upperBound - $1.points[i].interval95.lowerBound) / 2 } / n
             }
             points[i].monteCarlo = q
         }

@@ -64,7 +64,7 @@ public struct ToyMonteCarlo: Sendable {
 
     /// A result per ε, plus the estimator's diagnostics.
     public struct Result: Sendable {
-        public var points: [SMCPoint]
+        public var points: [EpsilonEstimate]
         public var diagnostics: SMCDiagnostics?
         /// plain: the smallest ESS of the draws' weights over the grid.
         public var minESS: Double?
@@ -121,13 +121,13 @@ public struct ToyMonteCarlo: Sendable {
         let est = try LayeredEstimator(spectra: layered, normalization: normalization)
         let pts = try est.points(eps: eps, zeta: zeta, bootstrap: bootstrap, seed: seed)
         var minESS = Double.infinity
-        let points = pts.map { p -> SMCPoint in
+        let points = pts.map { p -> EpsilonEstimate in
             let s = ScaleParameters.t(eps: p.eps, zeta: zeta) * est.scale.squareRoot()
             let lw = spectra.map { $0.logDetSqrt(scale: s) }
             minESS = Swift.min(minESS, LogSpace.effectiveSampleSize(logWeights: lw))
-            var q = SMCPoint(eps: p.eps, zeta: zeta, dimension: d,
-                             estimate: LogEstimate(value: LogSpace.logMeanExp(lw), variance: 0))
-            if let ci = p.ci95 { q.ci95 = ci } else { q.ci95 = q.dZeta...q.dZeta }
+            var q = EpsilonEstimate(eps: p.eps, zeta: zeta, dimension: d,
+                                    estimate: LogEstimate(value: LogSpace.logMeanExp(lw), variance: 0))
+            q.ci95 = p.ci95 ?? q.dZeta...q.dZeta
             q.standardError = nil
             return q
         }
@@ -186,14 +186,14 @@ public struct ToyMonteCarlo: Sendable {
             for t in stops.indices { total[t] = total[t] + a[t]; slope[t] += s[t] }
             diag.merge(g)
         }
-        var points: [SMCPoint] = []
+        var points: [EpsilonEstimate] = []
         for (e, s) in zip(eps, sOf) {
             let t = index[s]!
             let cv = TraceEstimate.addedVariance(slope: slope[t], logVarianceOfC: varLogC)
             var est = total[t]
             est.variance += cv
             try checkFinite(est.value, "log E det at ε = \(e)")
-            points.append(SMCPoint(eps: e, zeta: zeta, dimension: d, estimate: est, normalizationVariance: cv))
+            points.append(EpsilonEstimate(eps: e, zeta: zeta, dimension: d, estimate: est, normalizationVariance: cv))
         }
         return Result(points: points, diagnostics: diag, minESS: nil, scale: c)
     }

@@ -115,7 +115,7 @@ enum NetworkReport {
 
     /// The warning text for an upper bound whose own estimate is expected to fall short by more than its
     /// interval reaches (`SMCReport.boundShortfall`): the ceiling is then higher than printed.
-    static func boundShortfallWarning(at p: NetworkEstimate.Point?, paths: Int) -> String? {
+    static func boundShortfallWarning(at p: EpsilonEstimate?, paths: Int) -> String? {
         guard let p, let u = p.bound else { return nil }
         return "at ε = \(Fmt.num(p.eps, 6)) the upper bound's last term, a mean of B over K = \(paths) outer particles whose log B "
             + "spreads over \(Fmt.num(u.stageLogVariance, 4)) nats², falls short of its limit by about \(Fmt.num(u.shortfall(eps: p.eps), 3)) "
@@ -173,11 +173,6 @@ enum NetworkReport {
 
     static func interval(_ c: ClosedRange<Double>?) -> String {
         c.map { "[\(Fmt.num($0.lowerBound)), \(Fmt.num($0.upperBound))]" } ?? "—"
-    }
-
-    /// `boundShortfallWarning` of a point of the smc report.
-    static func boundShortfallWarning(_ p: SMCReport.Point?, paths: Int) -> String? {
-        boundShortfallWarning(at: p.map { NetworkEstimate.Point(eps: $0.eps, dZeta: $0.dZeta, dZetaJoint: $0.dZeta, bound: $0.bound) }, paths: paths)
     }
 
     /// Every warning an estimate's checks call for, in the order `ed` prints them.
@@ -279,8 +274,8 @@ enum NetworkReport {
             if lower { row += [Fmt.num(p.dZetaLower), reported(p.intervalLower, else: p.ci95Lower)] }
             if bracketed { row += bracketCells(p.bracket, lower: lower) }
             if bounded { row += [Fmt.num(p.bound?.dZeta)] + (lower ? [Fmt.num(p.bound?.dZetaLower)] : []) }
-            row.append(p.stageESS.map { Fmt.num($0, 3) }.joined(separator: ", "))
-            row.append(p.stageIslandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
+            row.append(p.ess.map { Fmt.num($0, 3) }.joined(separator: ", "))
+            row.append(p.islandNoise.map { "\(Fmt.num((100 * $0).rounded(), 3))%" }.joined(separator: ", "))
             return row
         }
         let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
@@ -322,9 +317,9 @@ enum NetworkReport {
     }
 
     /// What `--outer-moves` did, per ε and moved layer (empty where nothing was moved).
-    static func movesLine(_ points: [SMCReport.Point]) -> String {
+    static func movesLine(_ points: [EpsilonEstimate]) -> String {
         let parts = points.compactMap { p -> String? in
-            let moved = p.stageMoves.enumerated().filter { $0.element.steps > 0 }
+            let moved = p.moves.enumerated().filter { $0.element.steps > 0 }
             guard !moved.isEmpty else { return nil }
             return "ε = \(Fmt.num(p.eps)): " + moved.map { m, d in
                 "layer \(m + 1) under layer \(m + 2)'s weights in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance "
@@ -332,7 +327,7 @@ enum NetworkReport {
             }.joined(separator: ", ")
         }
         guard !parts.isEmpty else { return "" }
-        let lastMoved = points.contains { ($0.stageMoves.last?.steps ?? 0) > 0 }
+        let lastMoved = points.contains { ($0.moves.last?.steps ?? 0) > 0 }
         return "\nouter moves (docs/METHOD.md §22): " + parts.joined(separator: "; ")
             + "; outer ESS and the interval's source are the unmoved weights'"
             + (lastMoved ? ", and so is the bound's last term, which a moved last layer's estimate may exceed" : "") + "\n"

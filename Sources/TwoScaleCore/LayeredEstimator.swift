@@ -1,24 +1,6 @@
 import Foundation
 import RandomStreams
 
-/// One point of a 2sED measurement.
-public struct TwoScalePoint: Sendable, Equatable {
-    public var eps: Double
-    public var zeta: Double
-    /// Nested estimator (docs/METHOD.md §13), the 2sED; equals `joint` for a one-layer model.
-    public var dZeta: Double
-    /// Plain joint estimator over the K paths.
-    public var dZetaJoint: Double
-    /// Lower 2sED (layerwise).
-    public var dZetaLower: Double
-    /// Effective sample size of each stage's weights (`m ≥ 2`; empty for one layer).
-    public var ess: [Double]
-    /// 95% percentile-bootstrap intervals (over paths) for nested, joint and lower; nil without bootstrap.
-    public var ci95: ClosedRange<Double>?
-    public var ci95Joint: ClosedRange<Double>?
-    public var ci95Lower: ClosedRange<Double>?
-}
-
 /// The estimators of docs/METHOD.md §13 (the staged forms of §6) on stored spectra. With `t = ε^(ζ−1)` and `s = t·√c`:
 ///
 ///     A_m(k)   = log det(I + t F̂_m(θ^k)^{1/2}) = Σ_i log1p(s √λ_i)
@@ -91,8 +73,9 @@ public struct LayeredEstimator: Sendable {
         return (0..<bootstrap).map { _ in (0..<K).map { _ in Int(rng.next() % UInt64(K)) } }
     }
 
-    /// All estimators at each ε for one ζ; `bootstrap` resamples of the paths (seeded) give the 95% intervals.
-    public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1) throws -> [TwoScalePoint] {
+    /// All estimators at each ε for one ζ (the lower 2sED always filled); `bootstrap` resamples of the paths
+    /// (seeded) give the 95% intervals.
+    public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1) throws -> [EpsilonEstimate] {
         try ScaleParameters.checkZeta(zeta)
         let rs = resamples(bootstrap, seed: seed)
         return try eps.map { try point(eps: $0, zeta: zeta, resamples: rs) }
@@ -100,7 +83,7 @@ public struct LayeredEstimator: Sendable {
 
     /// As `points(eps:zeta:bootstrap:seed:)`, with the ε values spread over `threads` tasks. Each ε is an
     /// independent pass over the spectra, so the result is identical for any thread count.
-    public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1, threads: Int) async throws -> [TwoScalePoint] {
+    public func points(eps: [Double], zeta: Double, bootstrap: Int = 0, seed: UInt64 = 1, threads: Int) async throws -> [EpsilonEstimate] {
         try ScaleParameters.checkZeta(zeta)
         let rs = resamples(bootstrap, seed: seed)
         return try await Parallel.map(eps.count, threads: threads) { i in
@@ -124,18 +107,26 @@ public struct LayeredEstimator: Sendable {
         }
         guard level > 0.5, level < 1 else { throw TwoScaleError.failure("one-sided level must lie in (0.5, 1) (got \(level))") }
         let (p, bn, bj, bl) = try bootstrapped(eps: e, zeta: zeta, resamples: resamples(bootstrap, seed: seed))
-        let (est, samples): (Double, [Double]) = switch which {
-        case .nested: (p.dZeta, bn)
-        case .joint: (p.dZetaJoint, bj)
-        case .lower: (p.dZetaLower, bl)
-        }
+        let samples = switch which { case .nested: bn; case .joint: bj; case .lower: bl }
+        let est = try value(which, of: p)
         let q = Quantiles.quantile(samples.sorted(), level)
         guard q.isFinite else { throw TwoScaleError.failure("bootstrap of d_ζ at ε = \(e) is not finite") }
         return (est, Swift.max(est, q))
     }
 
+    /// One estimator's value in a point of `points` (which fills all three).
+    public func value(_ which: Estimate, of p: EpsilonEstimate) throws -> Double {
+        switch which {
+        case .nested: return p.dZeta
+        case .joint: return p.dZetaJoint
+        case .lower:
+            guard let l = p.dZetaLower else { throw TwoScaleError.failure("the point at ε = \(p.eps) holds no lower 2sED") }
+            return l
+        }
+    }
+
     /// All estimators at one ε (the bootstrap intervals need ≥ 2 resamples).
-    func point(eps e: Double, zeta: Double, resamples: [[Int]]) throws -> TwoScalePoint {
+    func point(eps e: Double, zeta: Double, resamples: [[Int]]) throws -> EpsilonEstimate {
         var p = try bootstrapped(eps: e, zeta: zeta, resamples: resamples)
         if resamples.count > 1 {
             p.0.ci95 = Quantiles.interval95(p.1)
@@ -147,7 +138,7 @@ public struct LayeredEstimator: Sendable {
 
     /// The point at one ε (no intervals) and the bootstrap replicates of nested, joint and lower.
     func bootstrapped(eps e: Double, zeta: Double, resamples: [[Int]]) throws
-        -> (TwoScalePoint, [Double], [Double], [Double])
+        -> (EpsilonEstimate, [Double], [Double], [Double])
     {
         try ScaleParameters.checkEpsilon(e)
         let d = spectra.dimension
@@ -157,8 +148,8 @@ public struct LayeredEstimator: Sendable {
         let lim = ld.b.map { layer in layer.map { LogSpace.logMeanExp($0) } }
         let r = Self.estimate(ld, logInnerMeans: lim, paths: all)
         let f = { (x: Double) in TwoScale.dimension(logMeanDet: x, dimension: d, zeta: zeta, eps: e) }
-        let p = TwoScalePoint(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint),
-                              dZetaLower: f(r.lower), ess: r.ess, ci95: nil, ci95Joint: nil, ci95Lower: nil)
+        let lower = f(r.lower)
+        let p = EpsilonEstimate(eps: e, zeta: zeta, dZeta: f(r.nested), dZetaJoint: f(r.joint), dZetaLower: lower, ess: r.ess)
         var bn: [Double] = [], bj: [Double] = [], bl: [Double] = []
         if resamples.count > 1 {
             for idx in resamples {
@@ -166,7 +157,7 @@ public struct LayeredEstimator: Sendable {
                 bn.append(f(q.nested)); bj.append(f(q.joint)); bl.append(f(q.lower))
             }
         }
-        for v in [p.dZeta, p.dZetaJoint, p.dZetaLower] where !v.isFinite {
+        for v in [p.dZeta, p.dZetaJoint, lower] where !v.isFinite {
             throw TwoScaleError.failure("2sED at ε = \(e) is not finite (\(v)); the spectra hold infinite or invalid values")
         }
         return (p, bn, bj, bl)

@@ -20,7 +20,7 @@ public struct TailShortfall: Sendable, Equatable {
     /// The largest outer log-weight variance among the stages (nats²), and K.
     public var logVariance: Double
     public var paths: Int
-    /// The share of that stage's spread that is its islands' own noise (`SMCPoint.stageIslandNoise`),
+    /// The share of that stage's spread that is its islands' own noise (`EpsilonEstimate.islandNoise`),
     /// which says which budget to raise: J when it is at least a half, K otherwise; nil when unknown.
     public var islandNoiseShare: Double?
 
@@ -39,11 +39,11 @@ public struct TailShortfall: Sendable, Equatable {
     public var islandsFirst: Bool { islandNoiseShare.map(WeightDegeneracy.islandsFirst) ?? false }
 
     /// The point of an ε grid from the stages' shortfalls (nats) and log-weight variances.
-    public init(point p: SMCPoint, paths: Int) {
-        let widest = p.stageLogVariance.indices.max { p.stageLogVariance[$0] < p.stageLogVariance[$1] }
-        self.init(eps: p.eps, shortfall: p.stageTailShortfall.reduce(0, +) / Swift.abs(Foundation.log(p.eps)),
-                  halfWidth: (p.ci95.upperBound - p.ci95.lowerBound) / 2, logVariance: widest.map { p.stageLogVariance[$0] } ?? 0,
-                  paths: paths, islandNoiseShare: widest.flatMap { $0 < p.stageIslandNoise.count ? p.stageIslandNoise[$0] : nil })
+    public init(point p: EpsilonEstimate, paths: Int) {
+        let widest = p.logVariance.indices.max { p.logVariance[$0] < p.logVariance[$1] }
+        self.init(eps: p.eps, shortfall: p.tailShortfall.reduce(0, +) / Swift.abs(Foundation.log(p.eps)),
+                  halfWidth: p.ci95.map { ($0.upperBound - $0.lowerBound) / 2 } ?? 0, logVariance: widest.map { p.logVariance[$0] } ?? 0,
+                  paths: paths, islandNoiseShare: widest.flatMap { $0 < p.islandNoise.count ? p.islandNoise[$0] : nil })
     }
 
     /// The grid point with the largest shortfall beyond the half-width; nil when every shortfall lies

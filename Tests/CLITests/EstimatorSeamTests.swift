@@ -19,8 +19,18 @@ enum ConstantTestEstimator: NetworkEstimator {
         var dimension: Int
         var paths: Int
         var inner: Int
-        var points: [NetworkEstimate.Point]
+        var points: [EpsilonEstimate]
         var seconds: Double = 0
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: ResultKey.self)
+            try c.encode(estimator, forKey: ResultKey("estimator"))
+            try c.encode(dimension, forKey: ResultKey("dimension"))
+            try c.encode(paths, forKey: ResultKey("paths"))
+            try c.encode(inner, forKey: ResultKey("inner"))
+            try c.encode(points.map(NetworkEstimate.PointKeys.init), forKey: ResultKey("points"))
+            try c.encode(seconds, forKey: ResultKey("seconds"))
+        }
     }
 
     static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -28,8 +38,8 @@ enum ConstantTestEstimator: NetworkEstimator {
         progress("constant")
         let d = Double(problem.model.architecture.parameterCount)
         let points = request.eps.map { e in
-            NetworkEstimate.Point(eps: e, dZeta: request.zeta * d, dZetaJoint: request.zeta * d,
-                                  dZetaLower: request.lower ? request.zeta * d : nil, ci95: request.zeta * d - 1...request.zeta * d + 1)
+            EpsilonEstimate(eps: e, zeta: request.zeta, dZeta: request.zeta * d, dZetaJoint: request.zeta * d,
+                            dZetaLower: request.lower ? request.zeta * d : nil, ci95: request.zeta * d - 1...request.zeta * d + 1)
         }
         let bracket = try await problem.model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta, normalization: .none,
                                                                seed: problem.seed, draws: 20, laterStages: false, threads: 1)

@@ -89,7 +89,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
         let config = NetworkRunConfiguration(fisher: .markov, arch: "4-3-2", bias: false, activation: .relu, box: -1...1, seed: 2,
                                              data: "synthetic:gaussian", samples: 10, labels: "none", standardize: false,
                                              sigma2: 0.1, noiseSamples: 1)
-        let m = SMCReport(result: r, architecture: arch, settings: config, zeta: 0.6, normalization: .trace, lower: true,
+        let m = SMCReport(result: r, architecture: arch, settings: config, zeta: 0.6, normalization: .trace,
                                       paths: 8, inner: 8)
         let json = try await cli(["ed", "--arch", "4-3-2", "--samples", "10", "--paths", "8", "--inner", "8", "--sigma2", "0.1",
                                   "--seed", "2", "--estimator", "smc", "--trace-draws", "100", "--eps", "0.01", "--zeta", "0.6", "--lower"])
@@ -232,7 +232,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
             XCTAssertEqual(p["d_zeta"]?.doubleValue, r.dZeta)
             XCTAssertEqual(p["d_zeta_joint"]?.doubleValue, r.dZeta)
             XCTAssertEqual(p["d_zeta_lower"]?.doubleValue, r.dZetaLower)
-            XCTAssertEqual(try XCTUnwrap(p["d_zeta_ci95_halfwidth"]?.doubleValue), (r.ci95.upperBound - r.ci95.lowerBound) / 2, accuracy: 1e-12)
+            XCTAssertEqual(try XCTUnwrap(p["d_zeta_ci95_halfwidth"]?.doubleValue), (r.interval95.upperBound - r.interval95.lowerBound) / 2, accuracy: 1e-12)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_lower_ci95_halfwidth"]?.doubleValue), (lower.upperBound - lower.lowerBound) / 2, accuracy: 1e-12)
             let bound = try XCTUnwrap(r.bound)
             XCTAssertEqual(p["d_zeta_upper"]?.doubleValue, bound.dZeta)

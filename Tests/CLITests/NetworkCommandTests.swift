@@ -306,15 +306,15 @@ final class EssWarningTests: XCTestCase {
     /// The bound's shortfall: reported only where it exceeds the bound's half-width, the largest such point,
     /// and its warning names ε, the spread, K, the shortfall and the half-width.
     func testBoundShortfallCheckAndText() throws {
-        func point(eps: Double, spread: Double, half: Double) -> SMCReport.Point {
+        func point(eps: Double, spread: Double, half: Double) -> EpsilonEstimate {
             let stage = LogEstimate(value: 300, variance: 1)
             var u = UpperBound(eps: eps, zeta: 0.5, dimension: 10, estimate: LogEstimate(value: 400, variance: 1), lower: nil,
                                stage: stage, stageLower: stage, stageLogVariance: spread,
                                stageShortfall: LogNormalSpread.shortfall(logVariance: spread, count: 64))
             u.ci95 = (u.dZeta - half)...(u.dZeta + half)
-            return SMCReport.Point(eps: eps, zeta: 0.5, dZeta: 1, ci95: 0...2, seLogDet: 1, normalizationShare: 0, stageESS: [1],
-                                               stageIslandNoise: [0.5], stageLogVariance: [spread], stageLogZ: [1, 2], stageSE: [1, 1],
-                                               lower: false, bound: u)
+            var p = EpsilonEstimate(eps: eps, zeta: 0.5, dZeta: 1, dZetaJoint: 1, ci95: 0...2, ci95Joint: 0...2, ess: [1])
+            (p.standardError, p.islandNoise, p.logVariance, p.bound) = (1, [0.5], [spread], u)
+            return p
         }
         // 784-32-10's log B spread of about 25 nats²: a shortfall of a few nats, under a unit in d_ζ.
         let small = point(eps: 0.001, spread: 25, half: 0.85)
@@ -324,10 +324,10 @@ final class EssWarningTests: XCTestCase {
         let wide = point(eps: 0.001, spread: 100, half: 0.85), wider = point(eps: 0.1, spread: 100, half: 0.85)
         XCTAssertGreaterThan(try XCTUnwrap(wider.bound).shortfall(eps: 0.1), try XCTUnwrap(wide.bound).shortfall(eps: 0.001))
         XCTAssertNil(SMCReport.boundShortfall([small]))
-        XCTAssertNil(NetworkReport.boundShortfallWarning(nil, paths: 64))
+        XCTAssertNil(NetworkReport.boundShortfallWarning(at: nil, paths: 64))
         let worst = SMCReport.boundShortfall([small, wide, wider])
         XCTAssertEqual(worst?.eps, 0.1, "the largest shortfall beyond its half-width")
-        let w = NetworkReport.boundShortfallWarning(worst, paths: 64)
+        let w = NetworkReport.boundShortfallWarning(at: worst, paths: 64)
         for part in ["ε = 0.1", "K = 64", "100 nats²", "half-width 0.85", "likely higher than printed", "shortfall_upper"] {
             XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
         }

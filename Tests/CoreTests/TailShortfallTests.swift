@@ -35,9 +35,9 @@ import Testing
     /// The check from a point: the stages' shortfalls summed and divided by |log ε|, against the 2sED
     /// interval's half-width; the largest shortfall beyond its half-width is reported.
     @Test func flagsOnlyShortfallsBeyondTheInterval() {
-        var p = SMCPoint(eps: 0.001, zeta: 2.0 / 3, dimension: 100, estimate: LogEstimate(value: 50, variance: 4))
-        p.stageTailShortfall = [20, 4]
-        p.stageLogVariance = [60, 10]
+        var p = EpsilonEstimate(eps: 0.001, zeta: 2.0 / 3, dimension: 100, estimate: LogEstimate(value: 50, variance: 4))
+        p.tailShortfall = [20, 4]
+        p.logVariance = [60, 10]
         let t = TailShortfall(point: p, paths: 64)
         #expect(Swift.abs(t.shortfall - 24 / Foundation.log(1000.0)) < 1e-12)
         #expect(Swift.abs(t.halfWidth - 1.959963984540054 * 2 / Foundation.log(1000.0)) < 1e-9)
@@ -45,11 +45,11 @@ import Testing
         #expect(t.islandNoiseShare == nil && !t.islandsFirst)  // no island-noise shares recorded
         // The share is the widest stage's (stage 3 here, the second later stage), not the first one's.
         var q = p
-        q.stageLogVariance = [10, 60]
-        q.stageIslandNoise = [0.9, 0.2]
+        q.logVariance = [10, 60]
+        q.islandNoise = [0.9, 0.2]
         let u = TailShortfall(point: q, paths: 64)
         #expect(u.logVariance == 60 && u.islandNoiseShare == 0.2 && !u.islandsFirst)
-        q.stageIslandNoise = [0.1, 0.5]
+        q.islandNoise = [0.1, 0.5]
         #expect(TailShortfall(point: q, paths: 64).islandsFirst)
         let small = TailShortfall(eps: 0.1, shortfall: 0.2, halfWidth: 0.3, logVariance: 3, paths: 64)
         let mid = TailShortfall(eps: 0.01, shortfall: 1.0, halfWidth: 0.5, logVariance: 20, paths: 64)
@@ -57,7 +57,7 @@ import Testing
         #expect(TailShortfall.check([small]) == nil)
         #expect(TailShortfall.check([]) == nil)
         // One stage: no later stage, no shortfall.
-        #expect(TailShortfall(point: SMCPoint(eps: 0.1, zeta: 0.5, dimension: 3, estimate: LogEstimate(value: 1, variance: 1)),
+        #expect(TailShortfall(point: EpsilonEstimate(eps: 0.1, zeta: 0.5, dimension: 3, estimate: LogEstimate(value: 1, variance: 1)),
                               paths: 8).shortfall == 0)
     }
 }

@@ -241,15 +241,14 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertEqual(b.points[0].dZeta.lowerBound, 2.75, accuracy: 1e-12)
         XCTAssertEqual(b.points[0].dZeta.upperBound, 4, accuracy: 1e-12)
         XCTAssertEqual(b.points[0].dZetaLower.lowerBound, 2.5, accuracy: 1e-12)
-        func point(_ eps: Double, _ d: Double, _ lower: Double) -> PlainReport.Point {
-            PlainReport.Point(eps: eps, zeta: 0.5, dZeta: d, dZetaJoint: d, dZetaLower: lower, ci95: nil, ci95Joint: nil,
-                                     ci95Lower: (lower - 0.5)...(lower + 0.5), ess: [], essMin: nil)
+        func point(_ eps: Double, _ d: Double, _ lower: Double) -> EpsilonEstimate {
+            EpsilonEstimate(eps: eps, zeta: 0.5, dZeta: d, dZetaJoint: d, dZetaLower: lower, ci95Lower: (lower - 0.5)...(lower + 0.5))
         }
         var inside = [point(0.1, 3, 2.9), point(0.01, 2.8, 2.7)]
-        XCTAssertNil(PlainReport.attach(b, to: &inside))
-        XCTAssertEqual(inside[0].bracket, b.points[0])
+        XCTAssertNil(EpsilonEstimate.attach(b, to: &inside))
+        XCTAssertEqual(inside.map(\.bracket), b.points, "point i takes the bracket's point i")
         var outside = [point(0.1, 3.9, 4.4), point(0.01, 3.5, 2.6)]
-        let check = try XCTUnwrap(PlainReport.attach(b, to: &outside))
+        let check = try XCTUnwrap(EpsilonEstimate.attach(b, to: &outside))
         XCTAssertEqual(check.cases.map(\.quantity), ["d_zeta_lower", "d_zeta"])
         XCTAssertEqual(check.cases[1].eps, 0.01)
         XCTAssertEqual(try XCTUnwrap(outside[0].dZetaLower), 4, accuracy: 1e-12)
@@ -259,7 +258,7 @@ final class CertifiedBracketTests: XCTestCase {
     }
 
     /// Every estimate, not only `ed`'s report, lowers a lower 2sED above its bracket (what `compare` and
-    /// `study` read): the same bracket as above, by hand; a point without a bracket at its ε stays.
+    /// `study` read): the same bracket as above, by hand; without a bracket every point stays.
     func testEstimateLowersTheLower2sEDToItsBracket() throws {
         let l = Foundation.log(10.0)
         let b = CertifiedBracket(delta: 0.01, draws: 10, points: [
@@ -267,21 +266,22 @@ final class CertifiedBracketTests: XCTestCase {
             CertifiedBracket.Point(eps: 0.01, zeta: 0.5, dimension: 4, stageUpper: [2 * l], stageLower: [l]),
         ], scale: .exact(1))
         let points = [
-            NetworkEstimate.Point(eps: 0.1, dZeta: 3.9, dZetaJoint: 3.9, dZetaLower: 4.4, ci95: 3.8...4.0, ci95Lower: 4.2...4.6),
-            NetworkEstimate.Point(eps: 0.01, dZeta: 2.8, dZetaJoint: 2.8, dZetaLower: 2.6, ci95Lower: 2.1...3.5),
-            NetworkEstimate.Point(eps: 0.5, dZeta: 3, dZetaJoint: 3, dZetaLower: 9, ci95Lower: 8...10),
+            EpsilonEstimate(eps: 0.1, zeta: 0.5, dZeta: 3.9, dZetaJoint: 3.9, dZetaLower: 4.4, ci95: 3.8...4.0, ci95Lower: 4.2...4.6),
+            EpsilonEstimate(eps: 0.01, zeta: 0.5, dZeta: 2.8, dZetaJoint: 2.8, dZetaLower: 2.6, ci95Lower: 2.1...3.5),
         ]
         let e = NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: b)
         XCTAssertEqual(try XCTUnwrap(e.points[0].dZetaLower), 4, accuracy: 1e-12, "lowered to the 2sED's upper end, 4")
         XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).lowerBound, 4, accuracy: 1e-12)
         XCTAssertEqual(try XCTUnwrap(e.points[0].ci95Lower).upperBound, 4, accuracy: 1e-12)
         XCTAssertEqual(e.points[0].dZeta, 3.9, "the 2sED itself is not touched")
-        XCTAssertEqual(e.points[1], points[1], "below the upper end (3 at ε = 0.01): unchanged, interval included")
-        XCTAssertEqual(e.points[2], points[2], "no bracket at this ε")
+        var attached = points[1]
+        attached.bracket = b.points[1]
+        XCTAssertEqual(e.points[1], attached, "below the upper end (3 at ε = 0.01): unchanged, interval included")
         XCTAssertEqual(e.diagnostics.bracketCheck?.cases.map(\.quantity), ["d_zeta_lower"], "what lay outside, for compare's warning")
         XCTAssertEqual(e.diagnostics.bracketCheck?.cases.first?.estimate, 4.4)
         XCTAssertEqual(NetworkEstimate(kind: .smc, points: points, paths: 8, scale: 1, bracket: nil).points, points)
-        let inside = NetworkEstimate(kind: .smc, points: [points[1]], paths: 8, scale: 1, bracket: b)
+        let below = EpsilonEstimate(eps: 0.1, zeta: 0.5, dZeta: 3.9, dZetaJoint: 3.9, dZetaLower: 3.5, ci95Lower: 3.2...3.8)
+        let inside = NetworkEstimate(kind: .smc, points: [below, points[1]], paths: 8, scale: 1, bracket: b)
         XCTAssertNil(inside.diagnostics.bracketCheck, "nothing outside: no check")
     }
 

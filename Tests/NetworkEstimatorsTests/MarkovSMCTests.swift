@@ -557,9 +557,9 @@ final class MarkovSMCTests: XCTestCase {
         let r1 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
         let r2 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
         let p = r1.points[0]
-        XCTAssertEqual(p.stageMoves.count, 3)
-        for (m, d) in p.stageMoves.enumerated() {
-            XCTAssertGreaterThan(d.steps, 0, "stage \(m + 2) moved (plain ESS \(p.stageESS[m]) of 16)")
+        XCTAssertEqual(p.moves.count, 3)
+        for (m, d) in p.moves.enumerated() {
+            XCTAssertGreaterThan(d.steps, 0, "stage \(m + 2) moved (plain ESS \(p.ess[m]) of 16)")
             XCTAssertGreaterThan(d.accepted, 0)
             XCTAssertLessThanOrEqual(d.accepted, d.proposals)
         }
@@ -589,10 +589,10 @@ final class MarkovSMCTests: XCTestCase {
             let smc = try MarkovSMC(model: model, box: -1...1, seed: 3, paths: 64, inner: inner, traceDraws: 20)
             let r = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .none, lower: false, threads: 2)
             let p = try XCTUnwrap(r.points.first)
-            XCTAssertEqual(p.stageIslandNoise.count, 1)
-            shares.append(p.stageIslandNoise[0])
+            XCTAssertEqual(p.islandNoise.count, 1)
+            shares.append(p.islandNoise[0])
             // The tail shortfall is the lognormal model's at the stage's own spread and K.
-            XCTAssertEqual(p.stageTailShortfall, [LogNormalSpread.shortfall(logVariance: p.stageLogVariance[0], count: 64)])
+            XCTAssertEqual(p.tailShortfall, [LogNormalSpread.shortfall(logVariance: p.logVariance[0], count: 64)])
         }
         XCTAssert(shares.allSatisfy { (0...1).contains($0) }, "\(shares)")
         XCTAssertLessThan(shares[1], shares[0] / 4, "J = 8 → 256: \(shares)")

@@ -285,7 +285,7 @@ final class LayeredToyTests: XCTestCase {
             let p = r.points[0]
             errors.append(p.stages[1].value - exact)
             // The correction is (1 − 1/n)/2 times the islands' mean noise, which is most of their spread here.
-            let noise = p.stageIslandNoise[0] * p.stageLogVariance[0]
+            let noise = p.islandNoise[0] * p.logVariance[0]
             shifts.append((1 - 1.0 / 50) / 2 * noise)
         }
         let meanError = errors.reduce(0, +) / 4, meanShift = shifts.reduce(0, +) / 4

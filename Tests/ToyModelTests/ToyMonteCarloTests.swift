@@ -15,7 +15,7 @@ final class ToyMonteCarloTests: XCTestCase {
                 .run(eps: eps, zeta: 2.0 / 3, normalization: .trace, threads: 2)
             for (i, e) in eps.enumerated() {
                 let exact = try model.twoScaleDimension(eps: e, zeta: 2.0 / 3, normalization: .trace)
-                if r.points[i].ci95.contains(exact) { covered[i] += 1 }
+                if r.points[i].interval95.contains(exact) { covered[i] += 1 }
             }
         }
         XCTAssertGreaterThanOrEqual(covered[0], 18, "ε = 10⁻³: \(covered[0])/20")
@@ -31,7 +31,7 @@ final class ToyMonteCarloTests: XCTestCase {
         for p in r.points {
             let exact = try model.twoScaleDimension(eps: p.eps, zeta: 0.8, normalization: .none)
             XCTAssertEqual(p.dZeta, exact, accuracy: 1e-10)
-            XCTAssertEqual(p.ci95.upperBound - p.ci95.lowerBound, 0, accuracy: 1e-10)
+            XCTAssertEqual(p.interval95.upperBound - p.interval95.lowerBound, 0, accuracy: 1e-10)
         }
     }
 
@@ -42,11 +42,11 @@ final class ToyMonteCarloTests: XCTestCase {
         let r = try await ToyMonteCarlo(model: model, estimator: .plain, paths: 100, seed: 1)
             .run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, threads: 2)
         let p = r.points[0]
-        XCTAssertLessThan(p.ci95.upperBound, exact - 5, "plain: \(p.ci95) vs exact \(exact)")
+        XCTAssertLessThan(p.interval95.upperBound, exact - 5, "plain: \(p.ci95) vs exact \(exact)")
         XCTAssertLessThan(try XCTUnwrap(r.minESS), 3)
         let s = try await ToyMonteCarlo(model: model, estimator: .smc, paths: 100, seed: 1)
             .run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, threads: 2)
-        XCTAssertTrue(s.points[0].ci95.contains(exact), "smc: \(s.points[0].ci95) vs exact \(exact)")
+        XCTAssertTrue(s.points[0].interval95.contains(exact), "smc: \(s.points[0].ci95) vs exact \(exact)")
     }
 
     /// Results do not depend on the thread count.

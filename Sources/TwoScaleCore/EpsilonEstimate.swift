@@ -1,0 +1,128 @@
+import Foundation
+
+/// The estimate of a 2sED at one ε: the one per-ε result of every estimator (plain, smc, joint, on networks
+/// and on toys), rendered in each command's own keys by the report that prints it. What an estimator does
+/// not measure stays empty (nil or `[]`): plain fills the nested, joint and lower 2sEDs with bootstrap
+/// intervals and the stage weights' ESS; smc the sampler's standard error and per-stage diagnostics; joint
+/// tempering its replicates' `log Ẑ`. The certified bracket and the interval to read are attached to a
+/// grid of estimates by index (`attach`), never by comparing ε.
+public struct EpsilonEstimate: Sendable, Equatable {
+    public var eps: Double
+    public var zeta: Double
+    /// The 2sED (nested), the joint 2sED (smc and joint tempering estimate one quantity: equal to `dZeta`) and,
+    /// where asked for, the lower 2sED.
+    public var dZeta: Double
+    public var dZetaJoint: Double
+    public var dZetaLower: Double?
+    /// Their 95% intervals (nil where the estimator gives none, e.g. plain without bootstrap).
+    public var ci95: ClosedRange<Double>?
+    public var ci95Joint: ClosedRange<Double>?
+    public var ci95Lower: ClosedRange<Double>?
+    /// The standard error of `log E det` (nats; a sampler's, nil for a bootstrap) and the share of its
+    /// variance that comes from the estimated normalisation ĉ.
+    public var standardError: Double?
+    public var normalizationShare: Double = 0
+    /// Per stage m ≥ 2 (empty for one stage): the ESS of the stage weights (smc: of the outer particles), as a count.
+    public var ess: [Double] = []
+    /// smc, per stage m ≥ 2: the share of the spread of `log Ẑ_m^k` over the outer particles that is the
+    /// islands' own Monte Carlo noise (capped at 1); the rest is the variation of `Z_m(θ_{<m})` over θ_{<m}.
+    public var islandNoise: [Double] = []
+    /// smc, per stage m ≥ 2: the sample variance of `log Ẑ_m^k` over the outer particles (nats²), the input of
+    /// the lognormal model in the stage term's variance (`LogEstimate.logMean`).
+    public var logVariance: [Double] = []
+    /// smc, per stage m ≥ 2: the shortfall a log-mean of K weights with that spread has under the lognormal
+    /// model (`LogNormalSpread.shortfall`, nats), a bias the interval does not include (`TailShortfall`).
+    public var tailShortfall: [Double] = []
+    /// smc, per stage m ≥ 2 with `StagedSMC.moveProposals` > 0: what moving θ_{m−1} did.
+    public var moves: [OuterMoveDiagnostics] = []
+    /// smc: the 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).
+    public var stages: [LogEstimate] = []
+    /// smc: the same estimator with the last stage's average replaced by its supremum (`UpperBound`).
+    public var bound: UpperBound?
+    /// joint tempering: each replicate sampler's `log Ẑ` (nats).
+    public var replicateLogZ: [Double] = []
+    /// The certified bracket at this ε, where the run computed one (`attach`).
+    public var bracket: CertifiedBracket.Point?
+    /// The intervals to read (`ReportedInterval`: the sampled 95% interval where the diagnostics let it
+    /// stand, else the bracket), where the estimator chooses them (`chooseIntervals`).
+    public var interval: ReportedInterval?
+    public var intervalLower: ReportedInterval?
+
+    public init(eps: Double, zeta: Double, dZeta: Double, dZetaJoint: Double, dZetaLower: Double? = nil,
+                ci95: ClosedRange<Double>? = nil, ci95Joint: ClosedRange<Double>? = nil, ci95Lower: ClosedRange<Double>? = nil,
+                ess: [Double] = []) {
+        self.eps = eps
+        self.zeta = zeta
+        self.dZeta = dZeta
+        self.dZetaJoint = dZetaJoint
+        self.dZetaLower = dZetaLower
+        self.ci95 = ci95
+        self.ci95Joint = ci95Joint
+        self.ci95Lower = ci95Lower
+        self.ess = ess
+    }
+
+    /// A sampler's estimate from `log E det` (and the lower 2sED's), with its variance: the 2sED and its
+    /// interval (the joint 2sED is the same quantity), `ĉ`'s share of that variance.
+    public init(eps: Double, zeta: Double, dimension d: Int, estimate: LogEstimate, lower: LogEstimate? = nil,
+                stageESS: [Double] = [], normalizationVariance: Double = 0) {
+        let j = estimate.dimension(d: d, zeta: zeta, eps: eps)
+        self.init(eps: eps, zeta: zeta, dZeta: j.value, dZetaJoint: j.value, ci95: j.ci95, ci95Joint: j.ci95, ess: stageESS)
+        standardError = estimate.variance.squareRoot()
+        if let l = lower {
+            let r = l.dimension(d: d, zeta: zeta, eps: eps)
+            dZetaLower = r.value
+            ci95Lower = r.ci95
+        }
+        normalizationShare = estimate.variance > 0 ? normalizationVariance / estimate.variance : 0
+    }
+
+    /// The 2sED's 95% interval, or the estimate alone where the estimator gave none (plain without bootstrap).
+    public var interval95: ClosedRange<Double> { ci95 ?? dZeta...dZeta }
+
+    /// Whether the lower 2sED was estimated (its keys are written, null intervals included).
+    public var lower: Bool { dZetaLower != nil }
+
+    /// Puts `bracket`'s point i beside estimate i (the same ε grid, in order), lowers a lower 2sED (and its
+    /// interval) that lies above the 2sED's bracket to its upper end (Jensen: lower 2sED ≤ 2sED ≤ hi), and
+    /// returns what lies outside its bracket (`BracketCheck`), nil when nothing does.
+    public static func attach(_ bracket: CertifiedBracket, to points: inout [EpsilonEstimate]) -> BracketCheck? {
+        precondition(bracket.points.count == points.count, "a bracket is attached to the estimates of its own ε grid")
+        var check = BracketCheck()
+        for i in points.indices {
+            let b = bracket.points[i]
+            points[i].bracket = b
+            (points[i].dZetaLower, points[i].ci95Lower) = b.capping(estimate: points[i].dZeta, lower: points[i].dZetaLower,
+                                                                    interval: points[i].ci95Lower, recordingIn: &check)
+        }
+        return check.isEmpty ? nil : check
+    }
+
+    /// Chooses `interval` (and with the lower 2sED, `intervalLower`) from the sampled intervals, the stage
+    /// diagnostics at K outer particles and the attached bracket (nothing without a bracket or an interval).
+    public mutating func chooseIntervals(paths: Int) {
+        guard let b = bracket, let ci95 else { return }
+        let ess = ess.map { $0 / Double(paths) }
+        interval = ReportedInterval.choose(sampled: ci95, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZeta)
+        intervalLower = ci95Lower.map {
+            ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZetaLower)
+        }
+    }
+
+    /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`, `d_zeta_lower`
+    /// (with the lower 2sED), `ci95`, `ci95_joint`, `ci95_lower` (with the lower 2sED; null intervals written
+    /// as null); then `d_zeta_bracket` and, with the lower 2sED, `d_zeta_lower_bracket` (absent without a bracket).
+    public func encodeEstimates(into c: inout KeyedEncodingContainer<ResultKey>) throws {
+        try c.encode(eps, forKey: ResultKey("eps"))
+        try c.encode(zeta, forKey: ResultKey("zeta"))
+        try c.encode(dZeta, forKey: ResultKey("d_zeta"))
+        try c.encode(dZetaJoint, forKey: ResultKey("d_zeta_joint"))
+        if lower { try c.encode(dZetaLower, forKey: ResultKey("d_zeta_lower")) }
+        try c.encode(ci95, forKey: ResultKey("ci95"))
+        try c.encode(ci95Joint, forKey: ResultKey("ci95_joint"))
+        if lower { try c.encode(ci95Lower, forKey: ResultKey("ci95_lower")) }
+        guard let b = bracket else { return }
+        try c.encode([b.dZeta.lowerBound, b.dZeta.upperBound], forKey: ResultKey("d_zeta_bracket"))
+        if lower { try c.encode([b.dZetaLower.lowerBound, b.dZetaLower.upperBound], forKey: ResultKey("d_zeta_lower_bracket")) }
+    }
+}
