@@ -41,9 +41,12 @@ let package = Package(
         // The plain Monte Carlo design's spectra: computed path by path, kept in a spectra store, read back.
         .target(name: "SpectraStore", dependencies: ["RandomStreams", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks",
                                                      "Fisher"], exclude: ["README.md"]),
-        // The estimators of a network's 2sED behind one seam (plain, smc), their results and certified bracket.
+        // The estimator seam: the protocol, its settings and result, the one registry of estimators (networks and
+        // toys). No concrete estimator: they plug in from NetworkEstimators (or a test target).
+        .target(name: "Estimation", dependencies: ["TwoScaleCore", "ToyModels", "Fisher", "SpectraStore"], exclude: ["README.md"]),
+        // The shipped estimators of a network's 2sED (plain, smc, joint), their results and certified bracket.
         .target(name: "NetworkEstimators", dependencies: ["RandomStreams", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats",
-                                                          "Networks", "Fisher", "SpectraStore"], exclude: ["README.md"]),
+                                                          "ToyModels", "Networks", "Fisher", "SpectraStore", "Estimation"], exclude: ["README.md"]),
         // Generalisation bound: ε_n, deviation, log tail, smallest n.
         .target(name: "Bounds", dependencies: ["TwoScaleCore"], exclude: ["README.md"]),
         // Beyond one process: MPI runs of ed (Open MPI loaded at run time, so builds without it) and SLURM job arrays.
@@ -56,20 +59,20 @@ let package = Package(
                 exclude: ["README.md"]),
         // The experiments above the estimators: the architecture comparison and the gap study with its tail.
         .target(name: "Experiments", dependencies: ["RandomStreams", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                                    "NetworkEstimators", "Bounds", "Statistics", "Training"],
+                                                    "Estimation", "Bounds", "Statistics", "Training"],
                 exclude: ["README.md"]),
         // The measure study: a pre-registered grid of models, resumable cells, rank statistics against the targets.
         .target(name: "Study", dependencies: ["RandomStreams", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats", "Networks", "Fisher",
-                                              "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Experiments", "Statistics"], exclude: ["README.md"]),
+                                              "SpectraStore", "Estimation", "Bounds", "Training", "Experiments", "Statistics"], exclude: ["README.md"]),
         // The reference workloads of `twoscale bench` and the trainer's throughput, timed.
         .target(name: "Benchmarks", dependencies: ["RandomStreams", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels",
-                                                   "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Training", "Experiments"], exclude: ["README.md"]),
+                                                   "Networks", "Fisher", "SpectraStore", "Estimation", "NetworkEstimators", "Training", "Experiments"], exclude: ["README.md"]),
         // Markdown tables and SVG plots, notebook format.
         .target(name: "Reporting", dependencies: ["TwoScaleCore", "TwoScaleFormats"], exclude: ["README.md"]),
         // The command-line interface: one file per subcommand.
         .target(name: "TwoScaleCLI", dependencies: [
             "RandomStreams", "TwoScaleCore", "Samplers", "TwoScaleNumerics", "TwoScaleFormats", "ToyModels", "Networks", "Fisher", "SpectraStore",
-            "NetworkEstimators", "Bounds", "Training", "Experiments", "Study", "Reporting", "Cluster", "Benchmarks",
+            "Estimation", "NetworkEstimators", "Bounds", "Training", "Experiments", "Study", "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
@@ -86,9 +89,10 @@ let package = Package(
         .testTarget(name: "NetworksTests", dependencies: ["Networks", "Fisher", "SpectraStore", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics",
                                                     "TwoScaleFormats", "CZlib", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based")], exclude: ["Fixtures"]),
-        .testTarget(name: "FisherTests", dependencies: ["Fisher", "NetworkEstimators", "Networks", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "FisherTests", dependencies: ["Estimation", "Fisher", "NetworkEstimators", "Networks", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics",
                                                   "TwoScaleFormats", "TestSupport"]),
-        .testTarget(name: "NetworkEstimatorsTests", dependencies: ["NetworkEstimators", "Fisher", "Networks", "RandomStreams", "Samplers", "TwoScaleCore",
+        .testTarget(name: "EstimationTests", dependencies: ["Estimation", "ToyModels", "TwoScaleCore"]),
+        .testTarget(name: "NetworkEstimatorsTests", dependencies: ["Estimation", "NetworkEstimators", "Fisher", "Networks", "RandomStreams", "Samplers", "TwoScaleCore",
                                                              "TwoScaleNumerics", "TestSupport"]),
         .testTarget(name: "SamplersTests", dependencies: ["Samplers", "RandomStreams", "TwoScaleCore"]),
         .testTarget(name: "NumericsTests", dependencies: ["TwoScaleNumerics", "RandomStreams"]),
@@ -100,16 +104,16 @@ let package = Package(
         .testTarget(name: "RandomStreamsTests", dependencies: ["RandomStreams"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "TwoScaleCore"]),
         .testTarget(name: "BoundsTests", dependencies: ["Bounds", "ToyModels", "TwoScaleCore", "TwoScaleFormats"]),
-        .testTarget(name: "ExperimentsTests", dependencies: ["Experiments", "Training", "Statistics", "Networks", "RandomStreams", "TwoScaleCore",
+        .testTarget(name: "ExperimentsTests", dependencies: ["Estimation", "NetworkEstimators", "Experiments", "Training", "Statistics", "Networks", "RandomStreams", "TwoScaleCore",
                                                             "TwoScaleNumerics"]),
         .testTarget(name: "TrainingTests", dependencies: ["Samplers", "Training", "Experiments", "Networks", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics",
                                                          "TwoScaleFormats"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics", "RandomStreams", "TwoScaleCore"]),
-        .testTarget(name: "StudyTests", dependencies: ["Study", "Training", "Experiments", "Statistics", "Networks", "SpectraStore", "RandomStreams", "TwoScaleCore",
+        .testTarget(name: "StudyTests", dependencies: ["Estimation", "NetworkEstimators", "Study", "Training", "Experiments", "Statistics", "Networks", "SpectraStore", "RandomStreams", "TwoScaleCore",
                                                       "TwoScaleFormats", "TwoScaleNumerics"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "TwoScaleCore", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "CLITests", dependencies: ["Samplers", "TwoScaleCLI", "RandomStreams", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
+        .testTarget(name: "CLITests", dependencies: ["Estimation", "Samplers", "TwoScaleCLI", "RandomStreams", "TwoScaleCore", "TwoScaleFormats", "TwoScaleNumerics",
                                                  "ToyModels", "Networks", "Fisher", "SpectraStore", "NetworkEstimators", "Bounds", "Training", "Experiments",
                                                  "Benchmarks",
             .product(name: "PropertyBased", package: "swift-property-based")]),

@@ -1,5 +1,6 @@
 import Fisher
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 import RandomStreams

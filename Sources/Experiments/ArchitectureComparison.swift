@@ -2,7 +2,7 @@ import Fisher
 import Foundation
 import Training
 import Statistics
-import NetworkEstimators
+import Estimation
 import Networks
 import RandomStreams
 import TwoScaleCore

@@ -1,7 +1,7 @@
 import Foundation
 import Training
 import Statistics
-import NetworkEstimators
+import Estimation
 import Networks
 import TwoScaleCore
 import TwoScaleFormats

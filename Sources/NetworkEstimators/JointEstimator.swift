@@ -1,3 +1,4 @@
+import Estimation
 import Foundation
 import Fisher
 import Networks
@@ -14,7 +15,10 @@ import TwoScaleCore
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum JointEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.joint
-    public static var settings: [Setting] { [.traceDraws, .sweeps] }
+    public static var options: [EstimatorOption] {
+        [EstimatorOption(.traceDraws, defaultValue: nil, help: "uniform draws of θ for ĉ (d/2, at least 1 000)"),
+         EstimatorOption(.sweeps, defaultValue: defaultSweeps, help: "Metropolis sweeps over every unit per tempering step")]
+    }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { false }
 
@@ -23,6 +27,8 @@ public enum JointEstimator: NetworkEstimator {
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
+    static func sweeps(_ budget: EstimatorBudget) -> Int { budget.settings[.sweeps] ?? defaultSweeps }
+
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         guard (4...100_000).contains(budget.paths) else {
             throw TwoScaleError.invalid("\(Setting.paths)", "\(budget.paths)", allowed: "joint: particles per replicate sampler, 4 to 10⁵")
@@ -30,15 +36,16 @@ public enum JointEstimator: NetworkEstimator {
         guard (2...1_000).contains(budget.inner) else {
             throw TwoScaleError.invalid("\(Setting.inner)", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
-        try JointSMC<MarkovFisher>.checkSweeps(budget.sweeps)
-        guard (2...10_000_000).contains(budget.traceDraws) else {
-            throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(budget.traceDraws)", allowed: "2 to 10⁷")
+        try JointSMC<MarkovFisher>.checkSweeps(sweeps(budget))
+        let draws = SMCEstimator.traceDraws(budget, parameters: 0)
+        guard (2...10_000_000).contains(draws) else {
+            throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(draws)", allowed: "2 to 10⁷")
         }
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
-        try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
-        try c.encode(budget.sweeps, forKey: ResultKey("sweeps"))
+        try c.encode(budget.settings[.traceDraws], forKey: ResultKey("trace_draws"))
+        try c.encode(sweeps(budget), forKey: ResultKey("sweeps"))
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -50,10 +57,11 @@ public enum JointEstimator: NetworkEstimator {
         for e in request.eps { try ScaleParameters.checkEpsilon(e) }
         let model = problem.model, b = problem.budget, d = model.architecture.parameterCount
         try checkBudget(b, layers: model.blockDimensions.count)
+        let draws = SMCEstimator.traceDraws(b, parameters: d), sweeps = sweeps(b)
         // ĉ and the Fisher rank from the smc estimator's uniform draws at this seed (its streams), so both share them.
-        progress("trace normalisation from \(b.traceDraws) uniform draws")
+        progress("trace normalisation from \(draws) uniform draws")
         var smc = try MarkovSMC(model: model, box: problem.box, seed: problem.seed, paths: MarkovSMC.defaultPaths,
-                                 inner: MarkovSMC.defaultInner, traceDraws: b.traceDraws)
+                                 inner: MarkovSMC.defaultInner, traceDraws: draws)
         smc.sharing = problem.sharing
         let trace = try await smc.staged.traceEstimate(threads: request.threads)
         let (c, varLogC) = try trace.scale(request.normalization, dimension: d)
@@ -61,7 +69,7 @@ public enum JointEstimator: NetworkEstimator {
         let stops = Array(Set(sOf)).sorted()
         progress("joint tempering: \(b.inner) samplers of \(b.paths) particles over \(stops.count) scale(s)")
         var joint = try JointSMC(model: model, box: problem.box, seed: problem.seed, particles: b.paths, replicates: b.inner,
-                                 sweeps: b.sweeps)
+                                 sweeps: sweeps)
         joint.sharing = problem.sharing
         let j = try await joint.run(stops: stops, threads: request.threads)
         var points: [EpsilonEstimate] = []
@@ -85,7 +93,7 @@ public enum JointEstimator: NetworkEstimator {
                                                        normalization: request.normalization, seed: problem.seed,
                                                        sharing: problem.sharing, threads: request.threads)
         var report = JointReport(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
-                                             particles: b.paths, replicates: b.inner, sweeps: b.sweeps, traceDraws: b.traceDraws,
+                                             particles: b.paths, replicates: b.inner, sweeps: sweeps, traceDraws: draws,
                                              zeta: request.zeta,
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
                                              acceptance: j.proposals > 0 ? Double(j.accepted) / Double(j.proposals) : 0, rank: rank)

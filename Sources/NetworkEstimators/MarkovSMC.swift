@@ -1,3 +1,4 @@
+import Estimation
 import Fisher
 import Foundation
 import Networks

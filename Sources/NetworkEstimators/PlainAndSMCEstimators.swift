@@ -1,5 +1,7 @@
+import Estimation
 import Foundation
 import SpectraStore
+import ToyModels
 import TwoScaleCore
 
 /// The plain estimator (docs/METHOD.md §13): K uniform paths θ^k ~ U(box), J inner draws of each later
@@ -10,7 +12,8 @@ public enum PlainEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.plain
     public static var storesSpectra: Bool { true }
     /// The bootstrap over paths gives its intervals.
-    public static var settings: [Setting] { [.bootstrap] }
+    public static var commandSettings: [Setting] { [.bootstrap] }
+    public static var toy: ToyMonteCarlo.Method? { .plain }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         switch use {
@@ -54,29 +57,43 @@ public enum PlainEstimator: NetworkEstimator {
 /// Its samples depend on ε, so it runs end to end (no store).
 public enum SMCEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.smc
-    public static var settings: [Setting] { [.traceDraws, .islandSweeps, .outerMoves] }
+    public static var options: [EstimatorOption] {
+        [EstimatorOption(.traceDraws, defaultValue: nil, help: "uniform draws of θ for ĉ (d/2, at least 1 000)"),
+         EstimatorOption(.islandSweeps, defaultValue: MarkovSMC.defaultIslandSweeps, help: "Metropolis–Hastings sweeps per island step"),
+         EstimatorOption(.outerMoves, defaultValue: 0, help: "redraws of the layer before a degenerate one, per particle and step (SMC²; 0: off)")]
+    }
     public static var reportsIntervals: Bool { true }
+    public static var toy: ToyMonteCarlo.Method? { .smc }
+    public static var estimatesStagedToys: Bool { true }
+
+    /// The trace draws for ĉ: as given, else d/2 and at least 1 000 for a network of `parameters` (d).
+    public static func traceDraws(_ budget: EstimatorBudget, parameters d: Int) -> Int {
+        budget.settings[.traceDraws] ?? TraceEstimate.defaultDraws(parameters: d)
+    }
+    static func islandSweeps(_ budget: EstimatorBudget) -> Int { budget.settings[.islandSweeps] ?? MarkovSMC.defaultIslandSweeps }
+    static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings[.outerMoves] ?? 0 }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
     }
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
-        try MarkovSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: budget.traceDraws, layers: layers,
-                                   islandSweeps: budget.islandSweeps, moveProposals: budget.outerMoves)
+        try MarkovSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(budget, parameters: 0), layers: layers,
+                                   islandSweeps: islandSweeps(budget), moveProposals: outerMoves(budget))
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
-        try c.encode(budget.traceDraws, forKey: ResultKey("trace_draws"))
-        try MarkovSMC.encodeIslandKeys(sweeps: budget.islandSweeps, into: &c)
-        if budget.outerMoves > 0 { try c.encode(budget.outerMoves, forKey: ResultKey("outer_moves")) }
+        try c.encode(budget.settings[.traceDraws], forKey: ResultKey("trace_draws"))
+        try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps(budget), into: &c)
+        if outerMoves(budget) > 0 { try c.encode(outerMoves(budget), forKey: ResultKey("outer_moves")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
         let b = problem.budget
         var smc = try MarkovSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
-                                 traceDraws: b.traceDraws, islandSweeps: b.islandSweeps, moveProposals: b.outerMoves)
+                                 traceDraws: traceDraws(b, parameters: problem.model.architecture.parameterCount),
+                                 islandSweeps: islandSweeps(b), moveProposals: outerMoves(b))
         smc.sharing = problem.sharing
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
@@ -87,7 +104,7 @@ public enum SMCEstimator: NetworkEstimator {
         }
         let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                           normalization: request.normalization, paths: b.paths, inner: b.inner,
-                          islandSweeps: b.islandSweeps, outerMoves: b.outerMoves)
+                          islandSweeps: islandSweeps(b), outerMoves: outerMoves(b))
         return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
                                                   tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,

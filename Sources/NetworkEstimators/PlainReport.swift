@@ -1,35 +1,8 @@
+import Estimation
 import Fisher
 import Foundation
 import SpectraStore
 import TwoScaleCore
-
-/// What to measure from a network's Fisher spectra (`ed` and `analyze`): the ε grid and ζ, whether to
-/// add the lower 2sED, the normalisation, the bootstrap, and the Abbas et al. ED's sample sizes and γ.
-public struct MeasurementRequest: Sendable, Equatable {
-    public var eps: [Double]
-    public var zeta: Double
-    public var lower: Bool
-    public var normalization: Normalization
-    /// Percentile-bootstrap resamples over paths for the intervals (0: none).
-    public var bootstrap: Int
-    /// Sample sizes n of the Abbas ED (empty: not computed).
-    public var abbasN: [Double]
-    public var gamma: Double
-    /// Parallel tasks; results do not depend on it.
-    public var threads: Int
-
-    public init(eps: [Double], zeta: Double, lower: Bool = false, normalization: Normalization = .trace, bootstrap: Int = 200,
-                abbasN: [Double] = [], gamma: Double = 1, threads: Int = 1) {
-        self.eps = eps
-        self.zeta = zeta
-        self.lower = lower
-        self.normalization = normalization
-        self.bootstrap = bootstrap
-        self.abbasN = abbasN
-        self.gamma = gamma
-        self.threads = threads
-    }
-}
 
 /// The Fisher rank as a run's report gives it: total rank (largest over the draws) and smallest, the
 /// draws, the per-block ranks, the threshold rule, and the ε → 0 limit ζd + (1 − ζ)·r of the 2sED.
@@ -128,7 +101,7 @@ extension NetworkRunReport {
 /// The 2sED of a network run measured from its stored (or just computed) spectra by the plain
 /// estimator: `ed`'s and `analyze`'s result (docs/METHOD.md §13; the JSON keys are the snake-case
 /// names of the fields, in this order).
-public struct PlainReport: Sendable, Encodable, NetworkRunReport {
+public struct PlainReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateReport {
     /// One ε of the grid (`EpsilonEstimate`) in `ed`'s plain keys: the estimates with their bootstrap intervals
     /// and the bracket, the stage weights' `ess` and `ess_min`.
     public struct PointKeys: Encodable {

@@ -1,3 +1,4 @@
+import Estimation
 import Foundation
 import TwoScaleCore
 

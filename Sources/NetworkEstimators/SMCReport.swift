@@ -1,3 +1,4 @@
+import Estimation
 import Foundation
 import Networks
 import Samplers
@@ -6,7 +7,7 @@ import TwoScaleCore
 
 /// The 2sED of a network by the smc estimator: `ed`'s result with the smc estimator (docs/ESTIMATORS.md). For
 /// smc the nested and joint 2sED are one quantity and one estimate, so `d_zeta_joint` repeats `d_zeta`.
-public struct SMCReport: Sendable, Encodable, NetworkRunReport {
+public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateReport {
     /// One ε of the grid (`EpsilonEstimate`) in `ed`'s smc keys: the estimates and the bracket, the intervals
     /// to read, `se_log_det`, `normalization_share`, the per-stage diagnostics and the upper bound's keys.
     struct PointKeys: Encodable {

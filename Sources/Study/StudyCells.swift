@@ -3,7 +3,7 @@ import Fisher
 import Experiments
 import Foundation
 import Statistics
-import NetworkEstimators
+import Estimation
 import Networks
 import RandomStreams
 import SpectraStore
@@ -134,8 +134,7 @@ public struct StudyCellRunner: Sendable {
         let eps = try epsN(d)
         let estimator = try EstimatorRegistry.estimator(.smc)
         let defaults = estimator.defaultBudget(.ed)
-        let budget = EstimatorBudget(paths: f.paths ?? defaults.paths, inner: f.inner ?? defaults.inner,
-                                     traceDraws: TraceEstimate.defaultDraws(parameters: a.parameterCount))
+        let budget = EstimatorBudget(paths: f.paths ?? defaults.paths, inner: f.inner ?? defaults.inner)
         try estimator.checkBudget(budget, layers: a.parametricLayers.count)
         // The run's settings as `ed` records them, so that the estimate carries ed's report, and with it the
         // interval ed reports (sampled or bracket), which the study's bootstrap redraws from.

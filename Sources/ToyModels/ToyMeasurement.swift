@@ -181,28 +181,28 @@ public struct ToyMeasurement: Sendable, Encodable {
     /// Runs `trials` Monte Carlo estimates of every ε (trial i with seed `seed + i`) and adds them beside
     /// the exact values (`Setting.monteCarlo`).
     /// `traceDraws` nil: the default for the model's dimension (`ToyMonteCarlo` resolves it).
-    public mutating func runMonteCarlo(estimator: EstimatorKind, paths: Int, seed: UInt64, trials: Int, traceDraws: Int?,
+    public mutating func runMonteCarlo(method: ToyMonteCarlo.Method, paths: Int, seed: UInt64, trials: Int, traceDraws: Int?,
                                        bootstrap: Int, threads: Int) async throws {
         let eps = points.map(\.eps)
         var results: [ToyMonteCarlo.Result] = []
         var drawsUsed = traceDraws ?? 0
         for i in 0..<trials {
-            let mc = try ToyMonteCarlo(model: model, estimator: estimator, paths: paths, seed: seed + UInt64(i),
+            let mc = try ToyMonteCarlo(model: model, method: method, paths: paths, seed: seed + UInt64(i),
                                        traceDraws: traceDraws, bootstrap: bootstrap)
             drawsUsed = mc.traceDraws
             results.append(try await mc.run(eps: eps, zeta: zeta, normalization: normalization, threads: threads))
         }
-        try addMonteCarlo(results, estimator: estimator, paths: paths, seed: seed, traceDraws: drawsUsed)
+        try addMonteCarlo(results, method: method, paths: paths, seed: seed, traceDraws: drawsUsed)
     }
 
     /// Adds Monte Carlo trials (the same ε grid) beside the exact values: the first trial's estimate and,
     /// over all trials, how often the 95% interval holds the exact value, the bias and the spread.
-    public mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], estimator: EstimatorKind, paths: Int, seed: UInt64,
+    public mutating func addMonteCarlo(_ trials: [ToyMonteCarlo.Result], method: ToyMonteCarlo.Method, paths: Int, seed: UInt64,
                                        traceDraws: Int) throws {
         guard let first = trials.first, trials.allSatisfy({ $0.points.count == points.count }) else {
             throw TwoScaleError.failure("toy \(Setting.monteCarlo): every trial needs one estimate per ε")
         }
-        let smc = try ToyMonteCarlo.method(estimator).separateTrace  // smc: standard errors, ĉ from its own draws
+        let smc = method.separateTrace  // smc: standard errors, ĉ from its own draws
         for i in points.indices {
             let mc = first.points[i], exact = points[i].dZeta
             var q = MonteCarloPoint(dZetaMc: mc.dZeta, ci95Mc: mc.interval95, errorMc: mc.dZeta - exact,
@@ -222,7 +222,7 @@ public struct ToyMeasurement: Sendable, Encodable {
             }
             points[i].monteCarlo = q
         }
-        monteCarlo = MonteCarloSummary(estimator: estimator, paths: paths, seed: seed, trials: trials.count, mcScale: first.scale,
+        monteCarlo = MonteCarloSummary(estimator: method.kind, paths: paths, seed: seed, trials: trials.count, mcScale: first.scale,
                                        smc: first.diagnostics?.summary, minEss: first.minESS, traceDraws: smc ? traceDraws : nil)
     }
 }

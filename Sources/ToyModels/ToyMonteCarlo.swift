@@ -17,7 +17,9 @@ import TwoScaleCore
 /// of `smc` from `[TOY, 2, i, r]`, trace draw k from `[TOY, 3, k]`.
 public struct ToyMonteCarlo: Sendable {
     public var model: ToyModel
-    public var estimator: EstimatorKind
+    /// The estimator run (`Method.plain`, `Method.smc`; `EstimatorRegistry.toyMethod` finds one by name).
+    public var method: Method
+    public var estimator: EstimatorKind { method.kind }
     public var paths: Int
     public var seed: UInt64
     public var traceDraws: Int
@@ -27,7 +29,7 @@ public struct ToyMonteCarlo: Sendable {
     static let stream: UInt64 = 0x544F_59  // "TOY"
 
     /// `traceDraws` nil: `TraceEstimate.defaultDraws` for the model's dimension (one per two axes, at least 1 000).
-    public init(model: ToyModel, estimator: EstimatorKind, paths: Int, seed: UInt64, traceDraws: Int? = nil,
+    public init(model: ToyModel, method: Method, paths: Int, seed: UInt64, traceDraws: Int? = nil,
                 bootstrap: Int = 200, replicates: Int = 2) throws {
         let traceDraws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.dimension)
         guard paths >= 2, paths <= 10_000_000 else {
@@ -43,9 +45,8 @@ public struct ToyMonteCarlo: Sendable {
         guard !o, work <= 1 << 31 else {
             throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "K·d = \(paths)·\(model.dimension) exceeds 2³¹ draws; use fewer paths")
         }
-        _ = try Self.method(estimator)
         self.model = model
-        self.estimator = estimator
+        self.method = method
         self.paths = paths
         self.seed = seed
         self.traceDraws = traceDraws
@@ -74,30 +75,32 @@ public struct ToyMonteCarlo: Sendable {
     public func run(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
-        return try await Self.method(estimator).run(self, eps, zeta, normalization, threads)
+        return try await method.run(self, eps, zeta, normalization, threads)
     }
 
-    /// One toy estimator: how it runs, and whether it reports a standard error, the normalisation's share
-    /// and its own trace draws (`ToyMeasurement.addMonteCarlo`).
+    /// One toy estimator: its name, how it runs, and whether it reports a standard error, the normalisation's
+    /// share and its own trace draws (`ToyMeasurement.addMonteCarlo`). The estimators of the one registry
+    /// (`EstimatorRegistry`, module Estimation) name theirs (`NetworkEstimator.toy`); this module names none.
     public struct Method: Sendable {
+        public var kind: EstimatorKind
         public var run: @Sendable (ToyMonteCarlo, [Double], Double, Normalization, Int) async throws -> Result
         public var separateTrace: Bool
-    }
 
-    /// The toy estimators by name: the toy models' counterpart of the networks' `EstimatorRegistry` (which
-    /// this module does not see), and the one place here that maps a name to an implementation.
-    public static let methods: [EstimatorKind: Method] = [
-        .plain: Method(run: { try await $0.runPlain(eps: $1, zeta: $2, normalization: $3, threads: $4) }, separateTrace: false),
-        .smc: Method(run: { try await $0.runSMC(eps: $1, zeta: $2, normalization: $3, threads: $4) }, separateTrace: true),
-    ]
-
-    /// The toy estimator of that name.
-    public static func method(_ kind: EstimatorKind) throws -> Method {
-        guard let m = methods[kind] else {
-            let names = methods.keys.map(\.rawValue).sorted().joined(separator: ", ")
-            throw TwoScaleError.invalid("\(Setting.estimator)", kind.rawValue, allowed: "a toy model is estimated by one of " + names)
+        public init(kind: EstimatorKind, separateTrace: Bool,
+                    run: @escaping @Sendable (ToyMonteCarlo, [Double], Double, Normalization, Int) async throws -> Result) {
+            self.kind = kind
+            self.run = run
+            self.separateTrace = separateTrace
         }
-        return m
+
+        /// K uniform draws, the layered estimator with one block, a bootstrap interval.
+        public static let plain = Method(kind: .plain, separateTrace: false) {
+            try await $0.runPlain(eps: $1, zeta: $2, normalization: $3, threads: $4)
+        }
+        /// Every axis an independent unit, each by an annealed SMC sampler; ĉ from its own draws.
+        public static let smc = Method(kind: .smc, separateTrace: true) {
+            try await $0.runSMC(eps: $1, zeta: $2, normalization: $3, threads: $4)
+        }
     }
 
     func checkFinite(_ v: Double, _ what: String) throws {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fisher
 import Foundation
+import Estimation
 import NetworkEstimators
 import SpectraStore
 import TwoScaleCore

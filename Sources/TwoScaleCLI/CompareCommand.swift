@@ -2,6 +2,7 @@ import Experiments
 import ArgumentParser
 import Bounds
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 import SpectraStore
@@ -120,8 +121,7 @@ struct CompareCommand: AsyncParsableCommand {
         }
         let draws = traceDraws(list)
         for a in list {
-            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: draws, islandSweeps: estimation.sweeps,
-                                                   outerMoves: estimation.moves),
+            try chosen.checkBudget(EstimatorBudget(paths: budget.paths, inner: budget.inner, settings: try estimation.settings([.traceDraws: draws])),
                                    layers: a.parametricLayers.count)
         }
         try EstimatorFlags.refuseForeign(estimation.given, kind: estimator, choice: estimation.estimatorGiven != nil ? .given : .byDefault)
@@ -176,11 +176,12 @@ struct CompareCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--fisher-samples", "\(fisherSamples)", allowed: "at most the training-set size (\(train.count))")
         }
         let fisherInputs = train.prefix(fisherSamples).inputs
-        // The sweeps and moves are the defaults unless given, and given only to an estimator that reads them.
+        // The estimator's settings are its defaults unless given, and given only to an estimator that reads them;
+        // the trace draws are the largest network's for every network.
         let settings = ArchitectureComparison.Settings(
             activation: act, sigma2: noise.sigma2 ?? 0.1, noiseSamples: noise.noiseSamples,
-            budget: EstimatorBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(architectures),
-                                    islandSweeps: estimation.sweeps, outerMoves: estimation.moves),
+            budget: EstimatorBudget(paths: budget.paths, inner: budget.inner,
+                                    settings: try estimation.settings([.traceDraws: traceDraws(architectures)])),
             box: lo...hi, seed: seed, eps: epsN, zeta: zeta,
             threads: threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount), training: training,
             estimator: estimator)

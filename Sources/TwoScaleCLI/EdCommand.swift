@@ -2,6 +2,7 @@ import ArgumentParser
 import Cluster
 import Fisher
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 import SpectraStore
@@ -209,10 +210,7 @@ struct EdCommand: AsyncParsableCommand {
         guard let markov = try makeModel(architecture: architecture) as? MarkovFisher else {
             throw TwoScaleError.usage("--estimator \(kind) needs the Markov FIM (--fisher markov)")
         }
-        let budget = EstimatorBudget(paths: paths, inner: inner,
-                                     traceDraws: estimation.traceDraws ?? TraceEstimate.defaultDraws(parameters: architecture.parameterCount),
-                                     islandSweeps: estimation.sweeps, outerMoves: estimation.moves,
-                                     sweeps: sweeps ?? JointEstimator.defaultSweeps)
+        let budget = EstimatorBudget(paths: paths, inner: inner, settings: try estimation.settings([.sweeps: sweeps]))
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
                                        configuration: configuration(architecture: architecture, box: box, inputs: Self.inputCount(markov)))
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 import Samplers

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Fisher
+import Estimation
 import NetworkEstimators
 import Networks
 import SpectraStore
@@ -262,18 +263,52 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(help: "smc: N redraws of the layer before a degenerate one, per particle and step (SMC²; default 0, off).")
     var outerMoves: Int?
 
+    /// The flags of a registered estimator's own options that no command declares (a plug-in's: its
+    /// `EstimatorOption`s, spelled by `FlagSpelling`), as the parser left them: `--flag value` or `--flag=value`.
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var pluginWords: [String] = []
+
     /// The estimator: as given, else the command's default (nil: the run chooses).
     var estimator: EstimatorKind? { estimatorGiven ?? Defaults.estimator }
 
-    /// The estimator-specific settings given (each some estimator's own, `NetworkEstimator.settings`).
-    var given: [Setting] {
-        (traceDraws != nil ? [.traceDraws] : []) + (islandSweeps != nil ? [.islandSweeps] : []) + (outerMoves != nil ? [.outerMoves] : [])
-    }
-    /// Outer-move proposals per particle and step: `--outer-moves`, else 0 (off).
-    var moves: Int { outerMoves ?? 0 }
+    func validate() throws { _ = try pluginSettings() }
 
-    /// Sweeps per particle and island step: `--island-sweeps`, else the default.
-    var sweeps: Int { islandSweeps ?? MarkovSMC.defaultIslandSweeps }
+    /// The plug-in options' values in `pluginWords`; any other word is an error, as the parser's own.
+    func pluginSettings() throws -> [Setting: Int] {
+        let declared = Dictionary(EstimatorRegistry.all.flatMap { e in e.options.map { (FlagSpelling.flag(for: $0.setting), $0.setting) } },
+                                  uniquingKeysWith: { a, _ in a })
+        var out: [Setting: Int] = [:]
+        var i = 0
+        while i < pluginWords.count {
+            let word = pluginWords[i]
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard word.hasPrefix("--"), let setting = declared[parts[0]] else {
+                throw TwoScaleError.usage(word.hasPrefix("-") ? "unknown option '\(parts[0])'" : "unexpected argument '\(word)'")
+            }
+            let value: String
+            if parts.count == 2 { value = parts[1] } else {
+                guard i + 1 < pluginWords.count else { throw TwoScaleError.usage("missing value for '\(word)'") }
+                i += 1
+                value = pluginWords[i]
+            }
+            guard let v = Int(value) else { throw TwoScaleError.invalid(parts[0], value, allowed: "a whole number") }
+            out[setting] = v
+            i += 1
+        }
+        return out
+    }
+
+    /// The estimator's own settings given: `--trace-draws`, `--island-sweeps`, `--outer-moves`, `extra` (a
+    /// command's own flags of that kind), and a plug-in's.
+    func settings(_ extra: [Setting: Int?] = [:]) throws -> EstimatorSettings {
+        var s = EstimatorSettings(try pluginSettings())
+        let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves]
+        for (k, v) in fixed.merging(extra, uniquingKeysWith: { a, _ in a }) { if let v { s[k] = v } }
+        return s
+    }
+
+    /// The estimator-specific settings given, by name (each some estimator's own, `NetworkEstimator.settings`).
+    var given: [Setting] { ((try? settings()) ?? EstimatorSettings()).given }
 
     /// K and J: as given, else `estimator`'s defaults for the command.
     func budget(_ estimator: any NetworkEstimator.Type) -> (paths: Int, inner: Int) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Estimation
 import NetworkEstimators
 import ToyModels
 import Samplers
@@ -53,7 +54,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Also estimate d_ζ by Monte Carlo (d_zeta_mc, ci95_mc) beside the exact d_zeta.")
     var mc = false
 
-    static let defaultEstimator = SMCEstimator.kind
+    static let defaultEstimator = EstimatorRegistry.edDefault
 
     @Option(help: "smc (annealed SMC per axis) or plain (uniform draws of θ).")
     var estimator: EstimatorKind = Self.defaultEstimator
@@ -172,8 +173,9 @@ struct ToyCommand: AsyncParsableCommand {
             if let flag = others.first {
                 throw TwoScaleError.usage("\(flag) does not apply to --family layered (its dimension comes from --units and --unit-size); drop it")
             }
-            if monteCarlo.estimator != SMCEstimator.kind {
-                throw TwoScaleError.usage("--family layered is estimated by \(SMCEstimator.kind) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
+            if !(try EstimatorRegistry.estimator(monteCarlo.estimator)).estimatesStagedToys {
+                let staged = EstimatorRegistry.all.filter { $0.estimatesStagedToys }.map { $0.kind.rawValue }.joined(separator: " or ")
+                throw TwoScaleError.usage("--family layered is estimated by \(staged) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
             }
         }
         if monteCarlo.mc {
@@ -198,7 +200,7 @@ struct ToyCommand: AsyncParsableCommand {
         var result = try ToyMeasurement.measure(model: model, eps: eps, zeta: zeta, normalization: normalize, greedyMax: greedyMax)
         if monteCarlo.mc {
             let o = monteCarlo
-            try await result.runMonteCarlo(estimator: o.estimator, paths: o.paths ?? 100, seed: UInt64(o.seed), trials: o.trials,
+            try await result.runMonteCarlo(method: try EstimatorRegistry.toyMethod(o.estimator), paths: o.paths ?? 100, seed: UInt64(o.seed), trials: o.trials,
                                            traceDraws: o.traceDraws, bootstrap: o.bootstrap ?? 200, threads: o.threadCount)
         }
         try output.emit(result) { ToyReport.text(result) }

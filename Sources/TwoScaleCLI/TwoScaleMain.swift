@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetworkEstimators
 import Cluster
 import Foundation
 import TwoScaleCore
@@ -36,6 +37,7 @@ public struct TwoScaleMain: AsyncParsableCommand {
     /// `TwoScaleError.failure` or any other error raised while running). Errors are printed as one line
     /// on stderr.
     public static func execute(_ rawArguments: [String]) async -> Int32 {
+        ShippedEstimators.install()
         if let unknown = CommandLineWords.unknownCommand(rawArguments) {
             report("twoscale: " + unknown)
             return 2

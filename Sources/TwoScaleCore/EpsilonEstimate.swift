@@ -41,12 +41,26 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public var bound: UpperBound?
     /// joint tempering: each replicate sampler's `log Ẑ` (nats).
     public var replicateLogZ: [Double] = []
+    /// An estimator's own values at this ε that no field above holds (a plug-in's), in its order; the report
+    /// that prints the point writes them under their names.
+    public var extras: [Extra] = []
     /// The certified bracket at this ε, where the run computed one (`attach`).
     public var bracket: CertifiedBracket.Point?
     /// The intervals to read (`ReportedInterval`: the sampled 95% interval where the diagnostics let it
     /// stand, else the bracket), where the estimator chooses them (`chooseIntervals`).
     public var interval: ReportedInterval?
     public var intervalLower: ReportedInterval?
+
+    /// One named value of `extras`.
+    public struct Extra: Sendable, Equatable {
+        public var name: String
+        public var value: Double
+
+        public init(name: String, value: Double) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     public init(eps: Double, zeta: Double, dZeta: Double, dZetaJoint: Double, dZetaLower: Double? = nil,
                 ci95: ClosedRange<Double>? = nil, ci95Joint: ClosedRange<Double>? = nil, ci95Lower: ClosedRange<Double>? = nil,

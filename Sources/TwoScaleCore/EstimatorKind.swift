@@ -4,7 +4,7 @@ import Foundation
 /// and the results' `estimator` key spell it.
 ///
 /// An open set of names, not an enum: what an estimator does is its implementation's, found by name in
-/// a registry (`EstimatorRegistry` in NetworkEstimators for networks, `ToyMonteCarlo.methods` for the toy models),
+/// the one registry (`EstimatorRegistry` in the module Estimation, for networks and toy models alike),
 /// so a new estimator adds a name and an implementation and no code elsewhere tests for a name.
 public struct EstimatorKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public var rawValue: String

@@ -9,6 +9,29 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public let name: String
     init(_ name: String) { self.name = name }
 
+    /// A setting outside the catalogue below, which a plug-in (an estimator's own `EstimatorOption`) names:
+    /// its markers render like the catalogue's, and the command line spells it as its name after two dashes.
+    public static func declare(_ name: String) -> Setting {
+        declared.lock.lock()
+        defer { declared.lock.unlock() }
+        declared.names.insert(name)
+        return Setting(name)
+    }
+
+    private final class Declared: @unchecked Sendable {
+        let lock = NSLock()
+        var names: Set<String> = []
+    }
+
+    private static let declared = Declared()
+
+    static func named(_ name: String) -> Setting? {
+        if let s = byName[name] { return s }
+        declared.lock.lock()
+        defer { declared.lock.unlock() }
+        return declared.names.contains(name) ? Setting(name) : nil
+    }
+
     /// The marker a message carries.
     public var description: String { Self.open + name + Self.close }
 
@@ -23,7 +46,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
             let after = rest[a.upperBound...]
             guard let b = after.range(of: close) else { rest = rest[a.lowerBound...]; break }
             let name = String(after[..<b.lowerBound])
-            out += byName[name].map(spell) ?? String(rest[a.lowerBound..<b.upperBound])
+            out += named(name).map(spell) ?? String(rest[a.lowerBound..<b.upperBound])
             rest = after[b.upperBound...]
         }
         return out + rest

@@ -1,6 +1,7 @@
 import Bounds
 import Experiments
 import Foundation
+import NetworkEstimators
 import Networks
 import RandomStreams
 import Training
@@ -11,6 +12,11 @@ import XCTest
 /// The bound put to the test through `gap` (issue 41, item 2): projected training, the Lipschitz loss
 /// 1 − p_θ(y|x), the adversarial search of sup_{θ∈Θ}|R − R_n| per n and trial, and the tail's d_ζ.
 final class BoundTestCommandTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     static let small = ["gap", "--teacher", "4-3-3", "--student", "4-5-3", "--n", "30,200", "--trials", "2",
                         "--population", "1000", "--random-draws", "2", "--epochs", "2", "--seed", "5", "--json"]
 

@@ -1,4 +1,5 @@
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 @testable import TwoScaleCLI

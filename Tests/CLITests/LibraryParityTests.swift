@@ -3,6 +3,7 @@ import Bounds
 import Fisher
 import Experiments
 import Foundation
+import Estimation
 import NetworkEstimators
 import Networks
 import RandomStreams
@@ -22,6 +23,11 @@ import XCTest
 final class LibraryParityTests: ScratchDirectoryTestCase {
     override class var scratchTag: String { "parity" }
 
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// The library result as the CLI would print it (setting markers spelled as flags), without timings.
     func tree(_ value: some Encodable) throws -> JSONValue {
         withoutTimingKeys(JSONContract.stamped(FlagSpelling.render(
@@ -35,7 +41,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     func testToy() async throws {
         let model = try ToyModel(family: .poisson, dimension: 20, box: (0.05, 0.95))
         var r = try ToyMeasurement.measure(model: model, eps: [1e-3, 0.1], zeta: 2.0 / 3.0, normalization: .trace, greedyMax: 1000)
-        try await r.runMonteCarlo(estimator: .smc, paths: 32, seed: 5, trials: 2, traceDraws: 200, bootstrap: 200, threads: 2)
+        try await r.runMonteCarlo(method: .smc, paths: 32, seed: 5, trials: 2, traceDraws: 200, bootstrap: 200, threads: 2)
         let json = try await cli(["toy", "--family", "poisson", "--dim", "20", "--box", "0.05:0.95", "--eps", "1e-3,0.1",
                                   "--zeta", "0.6666666666666666", "--greedy-max", "1000", "--mc", "--paths", "32", "--seed", "5",
                                   "--trials", "2", "--trace-draws", "200"])
@@ -203,7 +209,7 @@ final class LibraryParityTests: ScratchDirectoryTestCase {
     func testCompareSMC() async throws {
         let (archs, data, training, epsN) = try compareFixture()
         let settings = ArchitectureComparison.Settings(activation: .relu, sigma2: 0.1, noiseSamples: 1,
-                                                       budget: EstimatorBudget(paths: 8, inner: 8, traceDraws: 50), box: -1...1,
+                                                       budget: EstimatorBudget(paths: 8, inner: 8, settings: EstimatorSettings([.traceDraws: 50])), box: -1...1,
                                                        seed: 1, eps: epsN, zeta: 2.0 / 3.0, threads: 2, training: training,
                                                        estimator: .smc)
         let fisher = data.prefix(10).inputs

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkEstimators
 import Networks
 @testable import RandomStreams
 @testable import Experiments
@@ -9,6 +10,11 @@ import XCTest
 
 /// The baselines and trained measures of `compare` against closed forms.
 final class ComparisonMeasureTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// 2-2-1 … as a 2-2-2 network: W_1 = [[1, 2], [3, 4]], W_2 = [[1, 1], [0, 2]].
     /// ‖W‖² = 1 + 4 + 9 + 16 + 1 + 1 + 0 + 4 = 36. Path norm² = Σ_{paths j→i→k} (W_1[i][j]·W_2[k][i])²
     /// = Σ_i (Σ_j W_1[i][j]²)(Σ_k W_2[k][i]²) = 5·(1 + 0) + 25·(1 + 4) = 130.
@@ -112,6 +118,11 @@ final class ComparisonMeasureTests: XCTestCase {
 
 /// `GapTrend` against hand-computed values.
 final class GapTrendTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     func testCFitAndLogLogSlope() {
         func trial(_ n: Int, _ sup01: Double) -> TrialGaps {
             TrialGaps(n: n, trial: 0, finalGap: 0, finalGap01: 0, supGap: 0.5, supGap01: sup01, riskError: 0, riskError01: 0.001,

@@ -1,4 +1,5 @@
 @testable import Fisher
+import Estimation
 import Foundation
 @testable import NetworkEstimators
 import XCTest

@@ -1,4 +1,5 @@
 @testable import Fisher
+import Estimation
 import Foundation
 @testable import NetworkEstimators
 @testable import Networks
@@ -10,6 +11,11 @@ import XCTest
 
 /// `--estimator joint` (joint tempering over the whole network, docs/ESTIMATORS.md §8).
 final class JointEstimatorTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// Against the exact 2sED of the 1-1-2 relu network (3 weights; midpoint quadrature, c = 1) over 20 seeds
     /// at ε = 10⁻³ and 0.1: the 95% interval (from the replicates' spread) holds the exact value in at least
     /// 17 of 20 (16 or fewer at a true 95% has probability 1.6%), the mean error lies within 4 standard errors
@@ -72,8 +78,8 @@ final class JointEstimatorTests: XCTestCase {
         } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("\(Setting.lower)")) }
         XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
         XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
-        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 0), layers: 2))
-        XCTAssertNoThrow(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, sweeps: 1), layers: 2))
+        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 0])), layers: 2))
+        XCTAssertNoThrow(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 1])), layers: 2))
         XCTAssertFalse(JointEstimator.estimatesLower)
         XCTAssertTrue(EstimatorRegistry.kinds.contains(.joint))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkEstimators
 import Networks
 import RandomStreams
 import SpectraStore
@@ -9,6 +10,11 @@ import XCTest
 @testable import Study
 
 final class StudyGridTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     static var repositoryRoot: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
 
     /// The committed grid follows the design: ≥ 30 architectures, MLPs and CNNs, groups within 3%,
@@ -104,6 +110,11 @@ enum StudyTestGrid {
 }
 
 final class StudyRunTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     func tempDir() throws -> String {
         let d = FileManager.default.temporaryDirectory.appendingPathComponent("study-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
@@ -230,6 +241,11 @@ final class StudyRunTests: XCTestCase {
 }
 
 final class StudyAnalysisTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// Cells made by hand: a training loss that falls exactly as d_zeta rises gives oriented τ = +1 with a
     /// degenerate interval for d_zeta (its brackets, redrawn from, do not overlap), and a measure that ranks
     /// the loss the wrong way gives −1, with a difference of 2 whose Holm-corrected p-value is small.
@@ -308,6 +324,11 @@ final class StudyAnalysisTests: XCTestCase {
 }
 
 final class StudyTeacherTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// A teacher task's test side is the population risk with the teacher's exact label probabilities:
     /// the test samples follow the training ones in the same source, and the error of a network there is
     /// 1 − mean_x p*(ŷ(x)|x), computed here by hand.
@@ -351,6 +372,11 @@ final class StudyTeacherTests: XCTestCase {
 /// The pre-registered primary test on cells made by hand: two groups of four architectures, two templates,
 /// two seeds; the decision follows the within-group orders and the brackets' overlap.
 final class StudyPrimaryTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// `loss(a, t, seed)` per architecture; 2sED 10 + spacing·a within each group, brackets ± halfWidth.
     func cells(spacing: Double, halfWidth: Double, loss: (Int, Int, Int) -> Double) throws -> (StudyGrid, StudyCells) {
         var g = StudyTestGrid.make()
@@ -409,6 +435,11 @@ final class StudyPrimaryTests: XCTestCase {
 /// seed-mean losses is a U-statistic, so its expectation is the bivariate normal's (2/π)·arcsin(corr),
 /// corr = ρ / √(ρ² + 1 + σ²/2); the mean over cells has the same expectation.
 final class StudyPrimaryCoverageTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
+
     /// A real effect (ρ = 0.8, τ ≈ 0.40): covered, and found in most studies.
     func testTheIntervalCoversTheKnownTau() throws {
         let (covered, decisions) = try simulate(rho: 0.8)

@@ -11,7 +11,7 @@ final class ToyMonteCarloTests: XCTestCase {
         let eps = [1e-3, 0.1]
         var covered = [0, 0]
         for seed in 1...20 {
-            let r = try await ToyMonteCarlo(model: model, estimator: .smc, paths: 64, seed: UInt64(seed), traceDraws: 200)
+            let r = try await ToyMonteCarlo(model: model, method: .smc, paths: 64, seed: UInt64(seed), traceDraws: 200)
                 .run(eps: eps, zeta: 2.0 / 3, normalization: .trace, threads: 2)
             for (i, e) in eps.enumerated() {
                 let exact = try model.twoScaleDimension(eps: e, zeta: 2.0 / 3, normalization: .trace)
@@ -26,7 +26,7 @@ final class ToyMonteCarloTests: XCTestCase {
     /// the same determinant, so the variance is zero and the value is Σ log1p(s √λ_i).
     func testConstantFamilyIsExactWithoutNormalisation() async throws {
         let model = try ToyModel(family: .constant, lambdas: [4, 0.01, 2.5])
-        let r = try await ToyMonteCarlo(model: model, estimator: .smc, paths: 8, seed: 1)
+        let r = try await ToyMonteCarlo(model: model, method: .smc, paths: 8, seed: 1)
             .run(eps: [0.05, 0.3], zeta: 0.8, normalization: .none, threads: 1)
         for p in r.points {
             let exact = try model.twoScaleDimension(eps: p.eps, zeta: 0.8, normalization: .none)
@@ -39,12 +39,12 @@ final class ToyMonteCarloTests: XCTestCase {
     func testPlainEstimatorIsBiasedInHighDimension() async throws {
         let model = try ToyModel(family: .bernoulli, dimension: 10_000, box: (0.05, 0.95))
         let exact = try model.twoScaleDimension(eps: 1e-3, zeta: 2.0 / 3, normalization: .trace)
-        let r = try await ToyMonteCarlo(model: model, estimator: .plain, paths: 100, seed: 1)
+        let r = try await ToyMonteCarlo(model: model, method: .plain, paths: 100, seed: 1)
             .run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, threads: 2)
         let p = r.points[0]
         XCTAssertLessThan(p.interval95.upperBound, exact - 5, "plain: \(p.ci95) vs exact \(exact)")
         XCTAssertLessThan(try XCTUnwrap(r.minESS), 3)
-        let s = try await ToyMonteCarlo(model: model, estimator: .smc, paths: 100, seed: 1)
+        let s = try await ToyMonteCarlo(model: model, method: .smc, paths: 100, seed: 1)
             .run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, threads: 2)
         XCTAssertTrue(s.points[0].interval95.contains(exact), "smc: \(s.points[0].ci95) vs exact \(exact)")
     }
@@ -52,7 +52,7 @@ final class ToyMonteCarloTests: XCTestCase {
     /// Results do not depend on the thread count.
     func testThreadIndependence() async throws {
         let model = try ToyModel(family: .poisson, dimension: 700, box: (0.05, 1))
-        let mc = try ToyMonteCarlo(model: model, estimator: .smc, paths: 20, seed: 4, traceDraws: 50)
+        let mc = try ToyMonteCarlo(model: model, method: .smc, paths: 20, seed: 4, traceDraws: 50)
         let a = try await mc.run(eps: [1e-3, 0.2], zeta: 0.7, normalization: .trace, threads: 1)
         let b = try await mc.run(eps: [1e-3, 0.2], zeta: 0.7, normalization: .trace, threads: 3)
         XCTAssertEqual(a.points, b.points)

@@ -1,28 +1,84 @@
 import Fisher
 import Foundation
 import SpectraStore
+import ToyModels
 import TwoScaleCore
 
-/// The budget of one estimator run: K, J, the uniform draws for ĉ and the samplers' sweeps. Each estimator
-/// reads what it uses (plain: K and J; smc: all but `sweeps`; joint: K, J, the draws and `sweeps`).
+/// A setting an estimator reads beyond K and J (smc's `Setting.traceDraws`, `.islandSweeps`, `.outerMoves`;
+/// joint's `.sweeps`): a whole number, its default and one line of help. The command line spells it as a
+/// flag; the estimator's `checkBudget` judges its value; a setting given to a run of another estimator is
+/// an error (`EstimatorRegistry.foreignSetting`).
+public struct EstimatorOption: Sendable {
+    public var setting: Setting
+    /// Its value where none is given (nil: the estimator derives it from the model, as the trace draws' d/2).
+    public var defaultValue: Int?
+    /// One line for help texts.
+    public var help: String
+
+    public init(_ setting: Setting, defaultValue: Int?, help: String) {
+        self.setting = setting
+        self.defaultValue = defaultValue
+        self.help = help
+    }
+}
+
+/// The values given to an estimator's own settings (`EstimatorOption`), by setting; a setting not given
+/// takes the estimator's default.
+public struct EstimatorSettings: Sendable, Equatable {
+    private var values: [Setting: Int]
+
+    public init(_ values: [Setting: Int] = [:]) { self.values = values }
+
+    public subscript(_ setting: Setting) -> Int? {
+        get { values[setting] }
+        set { values[setting] = newValue }
+    }
+
+    /// The settings given, in a fixed order (by name).
+    public var given: [Setting] { values.keys.sorted { $0.name < $1.name } }
+
+    /// The value of `option`: as given, else its default, else `fallback` (a default the estimator derives).
+    public func value(_ option: EstimatorOption, fallback: Int = 0) -> Int { values[option.setting] ?? option.defaultValue ?? fallback }
+}
+
+/// The budget of one estimator run: K, J and the estimator's own settings (`EstimatorSettings`).
 public struct EstimatorBudget: Sendable, Equatable {
     public var paths: Int
     public var inner: Int
-    public var traceDraws: Int
-    public var islandSweeps: Int
-    /// smc: proposals of the previous layer per particle and tempering step of a degenerate layer (0: off).
-    public var outerMoves: Int
-    /// joint: Metropolis sweeps over every unit per tempering step.
-    public var sweeps: Int
+    public var settings: EstimatorSettings
 
-    public init(paths: Int, inner: Int, traceDraws: Int = 1000, islandSweeps: Int = MarkovSMC.defaultIslandSweeps,
-                outerMoves: Int = 0, sweeps: Int = JointEstimator.defaultSweeps) {
+    public init(paths: Int, inner: Int, settings: EstimatorSettings = EstimatorSettings()) {
         self.paths = paths
         self.inner = inner
-        self.traceDraws = traceDraws
-        self.islandSweeps = islandSweeps
-        self.outerMoves = outerMoves
-        self.sweeps = sweeps
+        self.settings = settings
+    }
+}
+
+/// What to measure from a network's Fisher spectra (`ed` and `analyze`): the ε grid and ζ, whether to
+/// add the lower 2sED, the normalisation, the bootstrap, and the Abbas et al. ED's sample sizes and γ.
+public struct MeasurementRequest: Sendable, Equatable {
+    public var eps: [Double]
+    public var zeta: Double
+    public var lower: Bool
+    public var normalization: Normalization
+    /// Percentile-bootstrap resamples over paths for the intervals (0: none).
+    public var bootstrap: Int
+    /// Sample sizes n of the Abbas ED (empty: not computed).
+    public var abbasN: [Double]
+    public var gamma: Double
+    /// Parallel tasks; results do not depend on it.
+    public var threads: Int
+
+    public init(eps: [Double], zeta: Double, lower: Bool = false, normalization: Normalization = .trace, bootstrap: Int = 200,
+                abbasN: [Double] = [], gamma: Double = 1, threads: Int = 1) {
+        self.eps = eps
+        self.zeta = zeta
+        self.lower = lower
+        self.normalization = normalization
+        self.bootstrap = bootstrap
+        self.abbasN = abbasN
+        self.gamma = gamma
+        self.threads = threads
     }
 }
 
@@ -53,15 +109,23 @@ public struct EstimatorProblem: Sendable {
     }
 }
 
-/// An estimator of a network's 2sED: the seam every network estimator implements (docs/ARCHITECTURE.md,
-/// "An estimator"). It is found by its name (`EstimatorKind`) in `EstimatorRegistry`, and the commands
-/// (`ed`, `analyze`, `compare`) and `ArchitectureComparison` ask it, never the name, what it needs and does.
+/// An estimator of the 2sED: the seam every estimator implements (docs/ARCHITECTURE.md, "An estimator").
+/// It is found by its name (`EstimatorKind`) in `EstimatorRegistry`, and the commands (`ed`, `analyze`,
+/// `compare`, `toy` with `Setting.monteCarlo`), the experiments and the study ask it, never the name, what it needs and does.
+/// Concrete estimators live outside this module (NetworkEstimators ships plain, smc and joint) and plug in
+/// through `EstimatorRegistry`.
 public protocol NetworkEstimator: Sendable {
     /// Its name, as `Setting.estimator` and the results' `estimator` key spell it.
     static var kind: EstimatorKind { get }
-    /// The settings only this estimator reads (smc: `Setting.traceDraws`, `Setting.islandSweeps`): given to a run of
-    /// another estimator they are an error, not ignored (`EstimatorRegistry.foreignSetting`).
-    static var settings: [Setting] { get }
+    /// The settings only this estimator reads beyond K and J (`EstimatorOption`): given to a run of another
+    /// estimator they are an error, not ignored (`EstimatorRegistry.foreignSetting`).
+    static var options: [EstimatorOption] { get }
+    /// Settings it reads that the commands own (plain: `Setting.bootstrap`), refused with other estimators too.
+    static var commandSettings: [Setting] { get }
+    /// Its run on the separable toy models (`toy` with `Setting.monteCarlo`), where it has one (`ToyMonteCarlo.Method`).
+    static var toy: ToyMonteCarlo.Method? { get }
+    /// Whether it estimates the staged toy models (the layered family of `toy`).
+    static var estimatesStagedToys: Bool { get }
     /// Whether its samples are uniform-path spectra, which a spectra store holds: such an estimator runs
     /// `ed`'s store route (`SpectraRun`: `Setting.store`, `Setting.resume`, `Setting.shard`, MPI ranks, `Setting.abbasSampleSize`, `Setting.fisherRoute
     /// output`) and `analyze`; any other runs end to end through `estimate`.
@@ -83,7 +147,14 @@ public protocol NetworkEstimator: Sendable {
 }
 
 extension NetworkEstimator {
-    public static var settings: [Setting] { [] }
+    public static var options: [EstimatorOption] { [] }
+    public static var commandSettings: [Setting] { [] }
+    /// Every setting only this estimator reads: its options' and the command settings it claims.
+    public static var settings: [Setting] { options.map(\.setting) + commandSettings }
+    public static var toy: ToyMonteCarlo.Method? { nil }
+    public static var estimatesStagedToys: Bool { false }
+    /// The option of `setting` among its own (nil: not one of them).
+    public static func option(_ setting: Setting) -> EstimatorOption? { options.first { $0.setting == setting } }
     public static var storesSpectra: Bool { false }
     public static var reportsIntervals: Bool { false }
     public static var estimatesLower: Bool { true }
@@ -96,15 +167,13 @@ public protocol NetworkEstimateReport: Encodable, Sendable {
     var seconds: Double { get set }
 }
 
-extension PlainReport: NetworkEstimateReport {}
-extension SMCReport: NetworkEstimateReport {}
-
 /// The one result every network estimator returns: per ε the 2sEDs and what a caller compares or warns
 /// about, the certified bracket, the checks behind `ed`'s warnings, and the estimator's own report.
 /// Its JSON is the report's (an estimator without one: `estimator` and `points`).
 public struct NetworkEstimate: Sendable, Encodable {
-    /// One ε of the grid (`EpsilonEstimate`) in the keys of an estimator without a report of its own: `eps`,
-    /// `d_zeta`, `d_zeta_joint`, then where present `d_zeta_lower`, `ci95`, `ci95_lower`.
+    /// One ε of the grid (`EpsilonEstimate`) in the common keys (an estimator without a report of its own, or
+    /// one that keeps them): `eps`, `d_zeta`, `d_zeta_joint`, then where present `d_zeta_lower`, `ci95`,
+    /// `ci95_lower`, and the estimator's `extras` under their names.
     public struct PointKeys: Encodable {
         let p: EpsilonEstimate
 
@@ -118,6 +187,7 @@ public struct NetworkEstimate: Sendable, Encodable {
             try c.encodeIfPresent(p.dZetaLower, forKey: ResultKey("d_zeta_lower"))
             try c.encodeIfPresent(p.ci95, forKey: ResultKey("ci95"))
             try c.encodeIfPresent(p.ci95Lower, forKey: ResultKey("ci95_lower"))
+            for x in p.extras { try c.encode(x.value, forKey: ResultKey(x.name)) }
         }
     }
 
