@@ -34,7 +34,7 @@ LINES = [
     ("fisher", [], "fisher %s" % NET),
     ("ed", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --outer-moves 2" % NET),
     ("ed --estimator plain", [], "ed --estimator plain %s --eps 0.01,0.1 --lower --paths 8 --inner 4 --store $D/s" % NET),
-    ("ed --estimator joint", [], "ed --estimator joint %s --eps 0.01,0.1 --paths 8 --inner 2" % NET),
+    ("ed --estimator tempering", [], "ed --estimator tempering %s --eps 0.01,0.1 --paths 8 --inner 2" % NET),
     ("analyze", ["ed --estimator plain %s --eps 0.1 --paths 8 --inner 4 --store $D/s" % NET],
      "analyze $D/s --eps 0.01,0.1 --lower"),
     ("merge", ["ed --estimator plain %s --eps 0.1 --paths 8 --inner 4 --store $D/a --shard 1/2" % NET,

@@ -27,7 +27,7 @@ lines=(
   "train --arch 8-4-3 --data synthetic:teacher:8-4-3 --samples 50 --epochs 2 --batch 25 --seed 1 --json"
   "ed --arch 8-4-3 --fisher output --samples 10 --paths 10 --eps 1e-3,0.1 --seed 1 --json"
   "gap --teacher 8-4-3 --student 8-4-3 --n 50,100 --trials 2 --epochs 2 --json"
-  "ed --estimator joint --arch 8-4-3-3 --samples 10 --eps 1e-3,0.1 --seed 2 --paths 16 --inner 8 --json"
+  "ed --estimator tempering --arch 8-4-3-3 --samples 10 --eps 1e-3,0.1 --seed 2 --paths 16 --inner 8 --json"
   "toy --family layered --units 4,4,3 --unit-size 50,50,50 --eps 1e-3,0.1 --mc --paths 16 --inner 8 --seed 2 --json"
   "toy --family layered --units 4,4 --unit-size 40,40 --eps 1e-3,0.1 --mc --joint --outer-moves 2 --paths 16 --inner 8 --seed 3 --json"
   "toy --family bernoulli --dim 20 --box 0.1:0.9 --eps 1e-3,0.1 --mc --estimator plain --paths 64 --seed 3 --json"

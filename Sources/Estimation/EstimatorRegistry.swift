@@ -13,6 +13,18 @@ public enum EstimatorRegistry {
     /// `ed`'s estimator when none is given and the run needs no uniform-path spectra.
     public static let edDefault: EstimatorKind = .smc
 
+    /// Former names, still accepted with a note: `joint` was joint tempering's, and is the joint 2sED's in
+    /// `bound` and `gap`.
+    public static let renamed: [EstimatorKind: EstimatorKind] = [EstimatorKind(rawValue: "joint"): .tempering]
+
+    /// The current name of `kind` (itself unless renamed).
+    public static func current(_ kind: EstimatorKind) -> EstimatorKind { renamed[kind] ?? kind }
+
+    /// The note a former name prints (nil for a current one).
+    public static func renameNote(_ kind: EstimatorKind) -> String? {
+        renamed[kind].map { "\(Setting.estimator) \(kind) is now \(Setting.estimator) \($0) (joint tempering); the old name, which clashed with the joint 2sED of bound and gap, will go" }
+    }
+
     private final class Table: @unchecked Sendable {
         let lock = NSLock()
         var shipped: [any NetworkEstimator.Type] = []
@@ -65,6 +77,7 @@ public enum EstimatorRegistry {
 
     /// The estimator of that name.
     public static func estimator(_ kind: EstimatorKind) throws -> any NetworkEstimator.Type {
+        let kind = current(kind)
         guard let e = all.first(where: { $0.kind == kind }) else {
             let known = kinds.isEmpty ? "none is installed (a program calls ShippedEstimators.install() once)"
                 : "give one of " + kinds.map(\.rawValue).joined(separator: ", ")

@@ -28,7 +28,7 @@ struct EdCommand: AsyncParsableCommand {
         static var labels: LabelColumn { .none }
         static var use: EstimatorUse { .ed }
         static var estimator: EstimatorKind? { nil }
-        static var estimatorHelp: String { "smc (default), plain (which --store and its kin select) or joint." }
+        static var estimatorHelp: String { "smc (default), plain (which --store and its kin select) or tempering (joint tempering)." }
     }
 
     @OptionGroup var model: ModelOptions
@@ -43,7 +43,7 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var estimation: EstimatorOptions<Defaults>
 
-    @Option(help: "joint: MH sweeps per tempering step (default 5).")
+    @Option(help: "tempering: MH sweeps per tempering step (default 5).")
     var sweeps: Int?
 
     @Option(help: ArgumentHelp("smc: double K and J until every reported interval is at most W of its estimate wide.", valueName: "W"))
@@ -112,6 +112,7 @@ struct EdCommand: AsyncParsableCommand {
         }
         let plainOnly = Self.plainOnlyFeatures(store: store != nil, shard: shard != nil, resume: resume,
                                                abbas: !request.abbasN.isEmpty, outputFisher: fisherModel.fisher == .output)
+        estimation.noteRename()
         let kind = estimation.estimator ?? EstimatorRegistry.defaultKind(needsStoredSpectra: !plainOnly.isEmpty)
         let estimator = try EstimatorRegistry.estimator(kind)
         try EstimatorFlags.refuseForeign(estimatorFlags, kind: kind, choice: estimation.estimator != nil ? .given

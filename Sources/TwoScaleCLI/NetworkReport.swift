@@ -188,7 +188,7 @@ enum NetworkReport {
     static func text(_ e: NetworkEstimate, architecture: Architecture) -> String {
         if let m = e.report as? SMCReport { return text(m, architecture: architecture) }
         if let m = e.report as? PlainReport { return text(m) }
-        if let m = e.report as? JointReport { return text(m, architecture: architecture) }
+        if let m = e.report as? TemperingReport { return text(m, architecture: architecture) }
         let lower = e.points.contains { $0.dZetaLower != nil }
         var header = ["eps", "d_zeta", "ci95"]
         if lower { header += ["lower", "ci95 lower"] }
@@ -236,10 +236,10 @@ enum NetworkReport {
         return line
     }
 
-    /// The readable report of the joint estimator: per ε the 2sED, its 95% interval (the replicates' spread)
+    /// The readable report of the tempering estimator (joint tempering): per ε the 2sED, its 95% interval (the replicates' spread)
     /// and the certified bracket, and how far apart the replicates came out.
-    static func text(_ m: JointReport, architecture: Architecture) -> String {
-        var head = "2sED of \(architecture) (Markov FIM, joint estimator): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
+    static func text(_ m: TemperingReport, architecture: Architecture) -> String {
+        var head = "2sED of \(architecture) (Markov FIM, tempering estimator: joint tempering): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
         head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
         if let s = m.settings { head += conditionLine(s, normalization: m.normalization, traceDraws: m.traceDraws, bracket: m.bracket?.scale) }

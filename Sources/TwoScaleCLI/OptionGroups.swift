@@ -247,14 +247,14 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     var estimatorGiven: EstimatorKind?
 
     @Option(help: ArgumentHelp("K: plain: paths (default \(PlainEstimator.defaultBudget(Defaults.use).paths)); "
-        + "smc: outer particles (\(SMCEstimator.defaultBudget(Defaults.use).paths)); joint: particles per sampler (\(JointEstimator.defaultBudget(Defaults.use).paths))."))
+        + "smc: outer particles (\(SMCEstimator.defaultBudget(Defaults.use).paths)); tempering: particles per sampler (\(TemperingEstimator.defaultBudget(Defaults.use).paths))."))
     var paths: Int?
 
     @Option(help: ArgumentHelp("J: plain: inner draws per path and layer (\(PlainEstimator.defaultBudget(Defaults.use).inner)); "
-        + "smc: island size ≥ 8 (\(SMCEstimator.defaultBudget(Defaults.use).inner)); joint: samplers (\(JointEstimator.defaultBudget(Defaults.use).inner))."))
+        + "smc: island size ≥ 8 (\(SMCEstimator.defaultBudget(Defaults.use).inner)); tempering: samplers (\(TemperingEstimator.defaultBudget(Defaults.use).inner))."))
     var inner: Int?
 
-    @Option(help: "smc, joint: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
+    @Option(help: "smc, tempering: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
     var traceDraws: Int?
 
     @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.")
@@ -269,7 +269,12 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     var pluginWords: [String] = []
 
     /// The estimator: as given, else the command's default (nil: the run chooses).
-    var estimator: EstimatorKind? { estimatorGiven ?? Defaults.estimator }
+    var estimator: EstimatorKind? { (estimatorGiven ?? Defaults.estimator).map(EstimatorRegistry.current) }
+
+    /// Notes a former estimator name given (`EstimatorRegistry.renamed`).
+    func noteRename() {
+        if let g = estimatorGiven, let note = EstimatorRegistry.renameNote(g) { Console.note(note) }
+    }
 
     func validate() throws { _ = try pluginSettings() }
 

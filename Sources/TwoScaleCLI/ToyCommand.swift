@@ -15,8 +15,9 @@ extension Family: ExpressibleByArgument {
 }
 /// `--estimator NAME`: a name in `EstimatorRegistry` (the parser lists them on an unknown one).
 extension EstimatorKind: ExpressibleByArgument {
+    /// A current name, or a former one (`EstimatorRegistry.renamed`, kept as given so that the command notes it).
     public init?(argument: String) {
-        guard let kind = EstimatorRegistry.kinds.first(where: { $0.rawValue == argument }) else { return nil }
+        guard let kind = (EstimatorRegistry.kinds + EstimatorRegistry.renamed.keys).first(where: { $0.rawValue == argument }) else { return nil }
         self = kind
     }
 

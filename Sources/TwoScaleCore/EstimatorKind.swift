@@ -26,6 +26,7 @@ public struct EstimatorKind: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let plain = EstimatorKind(rawValue: "plain")
     /// Factorised over independent blocks, each by an adaptive SMC sampler annealed in the scale.
     public static let smc = EstimatorKind(rawValue: "smc")
-    /// One annealed sampler over all of θ, every layer moved under the whole determinant (joint tempering).
-    public static let joint = EstimatorKind(rawValue: "joint")
+    /// One annealed sampler over all of θ, every layer moved under the whole determinant (joint tempering;
+    /// its name until 27 Nov 2026 was `joint`, which names the joint 2sED elsewhere: `EstimatorRegistry.renamed`).
+    public static let tempering = EstimatorKind(rawValue: "tempering")
 }

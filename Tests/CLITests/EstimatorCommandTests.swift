@@ -95,14 +95,14 @@ final class EstimatorCommandTests: XCTestCase {
     /// Without --estimator, ed runs smc — the same bytes as asking for it — unless the run needs
     /// uniform-path spectra: then plain, with one note on stderr naming the flags, and the same bytes as
     /// --estimator plain (and no note when the estimator is given).
-    /// `ed --estimator joint`: the same ĉ and Fisher rank as smc at the seed, a 95% interval per ε with the
+    /// `ed --estimator tempering` (joint tempering): the same ĉ and Fisher rank as smc at the seed, a 95% interval per ε with the
     /// bracket beside it, the readable table; `--lower`, `compare`, smc's own flags and a bad budget refused.
-    func testEdJointReportAndRefusals() async throws {
+    func testEdTemperingReportAndRefusals() async throws {
         let net = ["--arch", "4-3-3", "--data", "synthetic:gaussian", "--samples", "20", "--sigma2", "0.1", "--seed", "1", "--eps", "0.01,0.1"]
-        let (s, out, err) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3", "--json"])
+        let (s, out, err) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--json"])
         XCTAssertEqual(s, 0, err)
         let j = try JSONValue.parse(Data(out.utf8), source: "stdout")
-        XCTAssertEqual(j["estimator"], .string("joint"))
+        XCTAssertEqual(j["estimator"], .string("tempering"))
         XCTAssertEqual(j["paths"], .int(16))
         XCTAssertEqual(j["inner"], .int(3))
         XCTAssertEqual(j["sweeps"], .int(5))
@@ -118,31 +118,44 @@ final class EstimatorCommandTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_bracket"]?.arrayValue).count, 2)
             XCTAssertNil(p["d_zeta_lower"])
         }
-        let (st, text, _) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3"])
+        let (st, text, _) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3"])
         XCTAssertEqual(st, 0)
-        XCTAssertTrue(text.contains("joint estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step"), text)
-        // --sweeps is joint's: it reaches the sampler (other numbers), and any other estimator refuses it.
-        let (s2, out2, err2) = await run(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3", "--sweeps", "2", "--json"])
+        XCTAssertTrue(text.contains("tempering estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step"), text)
+        // --sweeps is tempering's: it reaches the sampler (other numbers), and any other estimator refuses it.
+        let (s2, out2, err2) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--sweeps", "2", "--json"])
         XCTAssertEqual(s2, 0, err2)
         let j2 = try JSONValue.parse(Data(out2.utf8), source: "stdout")
         XCTAssertEqual(j2["sweeps"], .int(2))
         XCTAssertNotEqual(j2["points"]?.arrayValue?.first?["d_zeta"], j["points"]?.arrayValue?.first?["d_zeta"])
         XCTAssertEqual(j2["scale"], j["scale"])
-        for (extra, says) in [([String](), "and this run uses smc (the default): drop --sweeps, or add --estimator joint"),
+        for (extra, says) in [([String](), "and this run uses smc (the default): drop --sweeps, or add --estimator tempering"),
                               (["--estimator", "plain"], "and this run uses plain: drop --sweeps")] {
             let (code, o, e) = await run(["ed"] + net + extra + ["--sweeps", "3"])
             XCTAssertEqual(code, 2)
-            XCTAssertTrue(e.contains("--sweeps is a setting of the joint estimator") && e.contains(says), e)
+            XCTAssertTrue(e.contains("--sweeps is a setting of the tempering estimator") && e.contains(says), e)
             XCTAssertTrue(o.isEmpty)
         }
         for (args, says) in [(["--lower"], "--lower"), (["--island-sweeps", "2"], "--island-sweeps"), (["--inner", "1"], "--inner"),
                              (["--paths", "2"], "--paths"), (["--sweeps", "0"], "--sweeps")] {
-            let (code, o, e) = await run(["ed", "--estimator", "joint"] + net + args)
+            let (code, o, e) = await run(["ed", "--estimator", "tempering"] + net + args)
             XCTAssertEqual(code, 2, "\(args)")
             XCTAssertTrue(e.contains(says), "\(args): \(e)")
             XCTAssertTrue(o.isEmpty)
         }
-        let (code, _, e) = await run(["compare", "--archs", "4-3-3,4-2-3", "--data", "synthetic:gaussian", "--estimator", "joint"])
+        // The former name still runs, the same bytes, with a note that says what it is now.
+        let oldOut = OutputCapture(), oldErr = OutputCapture()
+        let sOld = await Console.$capture.withValue(oldOut) {
+            await Console.$errorCapture.withValue(oldErr) {
+                await Console.$quiet.withValue(false) {
+                    await TwoScaleMain.execute(["ed", "--estimator", "joint"] + net + ["--paths", "16", "--inner", "3", "--json"])
+                }
+            }
+        }
+        let (outOld, errOld) = (oldOut.text, oldErr.text)
+        XCTAssertEqual(sOld, 0, errOld)
+        XCTAssertEqual(withoutTimingKeys(try JSONValue.parse(Data(outOld.utf8), source: "stdout")), withoutTimingKeys(j))
+        XCTAssertTrue(errOld.contains("--estimator joint is now --estimator tempering"), errOld)
+        let (code, _, e) = await run(["compare", "--archs", "4-3-3,4-2-3", "--data", "synthetic:gaussian", "--estimator", "tempering"])
         XCTAssertEqual(code, 2)
         XCTAssertTrue(e.contains("lower 2sED"), e)
     }

@@ -10,7 +10,7 @@ import TwoScaleNumerics
 import XCTest
 
 /// `--estimator joint` (joint tempering over the whole network, docs/ESTIMATORS.md §8).
-final class JointEstimatorTests: XCTestCase {
+final class TemperingEstimatorTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         ShippedEstimators.install()
@@ -29,7 +29,7 @@ final class JointEstimatorTests: XCTestCase {
         let request = MeasurementRequest(eps: eps, zeta: zeta, normalization: .none, threads: 2)
         for seed in 1...20 {
             let problem = EstimatorProblem(model: m, box: -1...1, seed: UInt64(seed), budget: EstimatorBudget(paths: 32, inner: 4))
-            let r = try await JointEstimator.estimate(problem, request: request) { _ in }
+            let r = try await TemperingEstimator.estimate(problem, request: request) { _ in }
             for i in eps.indices {
                 let p = r.points[i], ci = try XCTUnwrap(p.ci95)
                 if ci.contains(exact[i]) { held[i] += 1 }
@@ -69,18 +69,19 @@ final class JointEstimatorTests: XCTestCase {
     func testDeterministicAndRefusals() async throws {
         let (m, _) = try tinyReluNetwork()
         let problem = EstimatorProblem(model: m, box: -1...1, seed: 9, budget: EstimatorBudget(paths: 16, inner: 3))
-        let one = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 1)) { _ in }
-        let two = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 3)) { _ in }
+        let one = try await TemperingEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 1)) { _ in }
+        let two = try await TemperingEstimator.estimate(problem, request: MeasurementRequest(eps: [0.01, 0.2], zeta: 0.5, threads: 3)) { _ in }
         XCTAssertEqual(one.points, two.points)
         do {
-            _ = try await JointEstimator.estimate(problem, request: MeasurementRequest(eps: [0.1], zeta: 0.5, lower: true, threads: 1)) { _ in }
+            _ = try await TemperingEstimator.estimate(problem, request: MeasurementRequest(eps: [0.1], zeta: 0.5, lower: true, threads: 1)) { _ in }
             XCTFail("the lower 2sED is refused")
         } catch let e as TwoScaleError { XCTAssertTrue("\(e)".contains("\(Setting.lower)")) }
-        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
-        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
-        XCTAssertThrowsError(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 0])), layers: 2))
-        XCTAssertNoThrow(try JointEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 1])), layers: 2))
-        XCTAssertFalse(JointEstimator.estimatesLower)
-        XCTAssertTrue(EstimatorRegistry.kinds.contains(.joint))
+        XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
+        XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
+        XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 0])), layers: 2))
+        XCTAssertNoThrow(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 1])), layers: 2))
+        XCTAssertFalse(TemperingEstimator.estimatesLower)
+        XCTAssertTrue(EstimatorRegistry.kinds.contains(.tempering))
+        XCTAssertTrue(try EstimatorRegistry.estimator(EstimatorKind(rawValue: "joint")) == TemperingEstimator.self, "the former name")
     }
 }

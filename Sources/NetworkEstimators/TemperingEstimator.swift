@@ -13,8 +13,8 @@ import TwoScaleCore
 /// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`Setting.sweeps`),
 /// which the replicates' spread does not show. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
-public enum JointEstimator: NetworkEstimator {
-    public static let kind = EstimatorKind.joint
+public enum TemperingEstimator: NetworkEstimator {
+    public static let kind = EstimatorKind.tempering
     public static var options: [EstimatorOption] {
         [EstimatorOption(.traceDraws, defaultValue: nil, help: "uniform draws of θ for ĉ (d/2, at least 1 000)"),
          EstimatorOption(.sweeps, defaultValue: defaultSweeps, help: "Metropolis sweeps over every unit per tempering step")]
@@ -31,10 +31,10 @@ public enum JointEstimator: NetworkEstimator {
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         guard (4...100_000).contains(budget.paths) else {
-            throw TwoScaleError.invalid("\(Setting.paths)", "\(budget.paths)", allowed: "joint: particles per replicate sampler, 4 to 10⁵")
+            throw TwoScaleError.invalid("\(Setting.paths)", "\(budget.paths)", allowed: "tempering: particles per replicate sampler, 4 to 10⁵")
         }
         guard (2...1_000).contains(budget.inner) else {
-            throw TwoScaleError.invalid("\(Setting.inner)", "\(budget.inner)", allowed: "joint: replicate samplers, 2 to 1000 (their spread is the interval)")
+            throw TwoScaleError.invalid("\(Setting.inner)", "\(budget.inner)", allowed: "tempering: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
         try JointSMC<MarkovFisher>.checkSweeps(sweeps(budget))
         let draws = SMCEstimator.traceDraws(budget, parameters: 0)
@@ -51,7 +51,7 @@ public enum JointEstimator: NetworkEstimator {
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
         guard !request.lower else {
-            throw TwoScaleError.usage("\(Setting.estimator) joint estimates the 2sED only (joint tempering has no layerwise terms): drop \(Setting.lower), or use \(Setting.estimator) smc")
+            throw TwoScaleError.usage("\(Setting.estimator) tempering estimates the 2sED only (joint tempering has no layerwise terms): drop \(Setting.lower), or use \(Setting.estimator) smc")
         }
         try ScaleParameters.checkZeta(request.zeta)
         for e in request.eps { try ScaleParameters.checkEpsilon(e) }
@@ -79,7 +79,7 @@ public enum JointEstimator: NetworkEstimator {
             var est = j.estimates[t]
             est.variance += cv
             guard est.value.isFinite, est.variance.isFinite else {
-                throw TwoScaleError.failure("joint: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
+                throw TwoScaleError.failure("tempering: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
             var p = EpsilonEstimate(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
             p.replicateLogZ = j.logZ[t]
@@ -92,7 +92,7 @@ public enum JointEstimator: NetworkEstimator {
         let bracket = try await model.certifiedBracket(box: problem.box, eps: request.eps, zeta: request.zeta,
                                                        normalization: request.normalization, seed: problem.seed,
                                                        sharing: problem.sharing, threads: request.threads)
-        var report = JointReport(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
+        var report = TemperingReport(points: points, dimension: d, layers: model.architecture.blockParameterCounts,
                                              particles: b.paths, replicates: b.inner, sweeps: sweeps, traceDraws: draws,
                                              zeta: request.zeta,
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
@@ -104,9 +104,9 @@ public enum JointEstimator: NetworkEstimator {
     }
 }
 
-/// The joint estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
-public struct JointReport: NetworkEstimateReport {
-    /// One ε of the grid (`EpsilonEstimate`) in `ed`'s joint keys: the estimates and the bracket,
+/// The tempering estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
+public struct TemperingReport: NetworkEstimateReport {
+    /// One ε of the grid (`EpsilonEstimate`) in `ed`'s tempering keys: the estimates and the bracket,
     /// `se_log_det`, `normalization_share` and each replicate sampler's `replicate_log_z`.
     struct PointKeys: Encodable {
         let p: EpsilonEstimate
@@ -152,7 +152,7 @@ public struct JointReport: NetworkEstimateReport {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ResultKey.self)
         try c.encode(dimension, forKey: ResultKey("dimension"))
-        try c.encode(JointEstimator.kind, forKey: ResultKey("estimator"))
+        try c.encode(TemperingEstimator.kind, forKey: ResultKey("estimator"))
         try c.encode(points.map(PointKeys.init), forKey: ResultKey("points"))
         try c.encode(seconds, forKey: ResultKey("seconds"))
         try c.encode(layers, forKey: ResultKey("layers"))
