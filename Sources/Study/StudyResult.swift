@@ -27,6 +27,36 @@ public struct StudyResult: Sendable, Encodable {
     /// (union bound), and all of the study's with ≥ 1 − `bracketDelta`.
     public var bracketDeltaPerDataset: Double
     public var bracketDelta: Double
+    /// Per data set, the pairs of architectures whose certified brackets are disjoint: ordered with certainty,
+    /// all of them at once with probability ≥ 1 − `bracketDeltaPerDataset`.
+    public var certainPairs: [CertainPairs]
+}
+
+/// The pairs of one data set's architectures whose 2sED brackets do not overlap, so that the two are ordered
+/// whatever the estimates' error: among equal-size pairs (one size group, the paper's claim) and among all.
+public struct CertainPairs: Sendable, Equatable, Encodable {
+    public var dataset: String
+    public var equalSize: Int
+    public var equalSizePairs: Int
+    public var all: Int
+    public var allPairs: Int
+
+    /// Counts them over `cells` (one per architecture, in `groups`' order: the group of each).
+    public static func count(dataset: String, groups: [String], cells: [FisherCell]) -> CertainPairs {
+        var r = CertainPairs(dataset: dataset, equalSize: 0, equalSizePairs: 0, all: 0, allPairs: 0)
+        for i in cells.indices {
+            for j in cells.indices where j > i {
+                let a = cells[i].bracket, b = cells[j].bracket
+                let disjoint = a.count == 2 && b.count == 2 && (a[1] < b[0] || b[1] < a[0])
+                r.allPairs += 1
+                if disjoint { r.all += 1 }
+                guard i < groups.count, j < groups.count, groups[i] == groups[j] else { continue }
+                r.equalSizePairs += 1
+                if disjoint { r.equalSize += 1 }
+            }
+        }
+        return r
+    }
 }
 
 /// What `study` prints for its plan (`Setting.plan`): the grid's cells, done and to do, without running anything.
@@ -95,13 +125,17 @@ extension StudyResult {
         let cells = try await StudyRunner.run(folder, threads: threads, progress: progress)
         let (rows, partial) = try await StudyAnalysis.analyze(grid: g, cells: cells, replicates: replicates, threads: threads)
         let primary = try StudyPrimary.run(grid: g, cells: cells, replicates: replicates)
-        let archs = try g.architectures.count
+        let groups = try g.architectures.map(\.group)
+        let archs = groups.count
         let total = counts.fisher + counts.training
         return StudyResult(grid: g.name, folder: folder.path, datasets: g.datasets.map(\.name), architectures: archs,
                            models: archs * g.trainingSettings.count, seeds: g.seeds, cells: total,
                            computed: total - counts.fisherDone - counts.trainingDone, bootstrap: replicates,
                            seconds: (clock.now - t0) / .seconds(1), fisher: cells.fisher.flatMap { $0 }, primary: primary, taus: rows, partial: partial,
                            bracketDeltaPerDataset: CertifiedBracket.defaultDelta * Double(archs),
-                           bracketDelta: CertifiedBracket.defaultDelta * Double(archs * g.datasets.count))
+                           bracketDelta: CertifiedBracket.defaultDelta * Double(archs * g.datasets.count),
+                           certainPairs: zip(g.datasets, cells.fisher).map { d, f in
+                               CertainPairs.count(dataset: d.name, groups: groups, cells: f)
+                           })
     }
 }

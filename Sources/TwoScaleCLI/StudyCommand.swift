@@ -88,6 +88,9 @@ struct StudyCommand: AsyncParsableCommand {
         }
         s += "primary test, every data set: \(r.primary.decision.rawValue)\n"
         s += "certified brackets read together: δ ≤ \(Fmt.num(r.bracketDeltaPerDataset)) per data set, \(Fmt.num(r.bracketDelta)) in all (union bound)\n"
+        for c in r.certainPairs {
+            s += "ordered with certainty (disjoint brackets), \(c.dataset): \(c.equalSize) of \(c.equalSizePairs) equal-size pairs, \(c.all) of \(c.allPairs) pairs in all\n"
+        }
         for row in r.taus {
             let f = { (x: Double) in String(format: "%+.3f", x) }
             var line = "  \(row.dataset)  \(row.target)  \(row.measure.padding(toLength: 22, withPad: " ", startingAt: 0))"

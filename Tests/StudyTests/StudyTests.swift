@@ -146,6 +146,12 @@ final class StudyRunTests: XCTestCase {
         XCTAssertEqual(first.architectures, 3)
         XCTAssertEqual(first.bracketDeltaPerDataset, 0.03, accuracy: 1e-15)
         XCTAssertEqual(first.bracketDelta, 0.03, accuracy: 1e-15)
+        // The certain pairs, against a count from the cells themselves.
+        let pairs = try XCTUnwrap(first.certainPairs.first)
+        XCTAssertEqual(pairs.allPairs, 3)
+        let b = first.fisher.map(\.bracket)
+        let disjoint = [(0, 1), (0, 2), (1, 2)].filter { b[$0.0][1] < b[$0.1][0] || b[$0.1][1] < b[$0.0][0] }.count
+        XCTAssertEqual(pairs.all, disjoint)
         // Partial τ given r, and given d and r together, for the 2sED and the lower 2sED, per target.
         XCTAssertEqual(Set(first.partial.map(\.control)), ["generic_rank", "parameters+generic_rank"])
         XCTAssertEqual(first.partial.count, 2 * 2 * StudyTarget.allCases.count)
@@ -244,6 +250,23 @@ final class StudyAnalysisTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         ShippedEstimators.install()
+    }
+
+    /// Pairs with disjoint brackets, by hand: in group A, [0, 1] lies apart from [2, 3] and [2.5, 4], which
+    /// overlap; in group B, [5, 6] and [1, 2]; a bracket that merely touches another ([1, 2] beside [0, 1] or
+    /// [2, 3]) is not disjoint.
+    func testCertainPairsByHand() {
+        func cell(_ lo: Double, _ hi: Double) -> FisherCell {
+            FisherCell(dataset: "d", architecture: "a", parameters: 1, n: 1, eps: 0.1, dZeta: (lo + hi) / 2, ci95: [lo, hi],
+                       bracket: [lo, hi], dZetaLower: lo, bracketLower: [lo, hi], ess: [], paths: 1, abbasED: 0, genericRank: 1,
+                       genericRankProved: false, seconds: 0)
+        }
+        let r = CertainPairs.count(dataset: "d", groups: ["A", "A", "A", "B", "B"],
+                                   cells: [cell(0, 1), cell(2, 3), cell(2.5, 4), cell(5, 6), cell(1, 2)])
+        XCTAssertEqual(r.equalSizePairs, 3 + 1)
+        XCTAssertEqual(r.equalSize, 2 + 1, "A: (0,1) and (0,2); B: (3,4)")
+        XCTAssertEqual(r.allPairs, 10)
+        XCTAssertEqual(r.all, 7, "(0,1) (0,2) (0,3) (1,3) (2,3) (2,4) (3,4); (1,2) overlap, (0,4) and (1,4) touch")
     }
 
     /// Cells made by hand: a training loss that falls exactly as d_zeta rises gives oriented τ = +1 with a
