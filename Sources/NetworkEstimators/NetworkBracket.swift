@@ -19,6 +19,12 @@ extension MarkovFisher {
         return rows.flatMap { r in st.unitIndices(r).map { net.blocks[layer][$0] } }
     }
 
+    /// How many parameters unit u of block m has (`unitParameters`' length: the softmax block is one unit).
+    func unitParameterCount(block m: Int) -> Int {
+        let st = architecture.structure(layer: architecture.parametricLayers[m])
+        return (m == blockDimensions.count - 1 ? st.units : 1) * st.unitIndices(0).count
+    }
+
     /// The certified bracket of the 2sED and the lower 2sED at every ε (`CertifiedBracket`, docs/METHOD.md
     /// §19), for this model (its data and noise draws), with the normalisation c inside: for `trace`, its
     /// interval (`ScaleRange`) from `traceDraws` uniform draws of Tr F (streams "BRKT", 8, k), with the
@@ -31,12 +37,14 @@ extension MarkovFisher {
     public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, normalization: Normalization, seed: UInt64,
                                  draws: Int = CertifiedBracket.defaultDraws, traceDraws: Int = CertifiedBracket.traceDraws,
                                  delta: Double = CertifiedBracket.defaultDelta,
-                                 laterStages: Bool = true, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> CertifiedBracket {
+                                 laterStages: Bool = true, upperDraws: Int? = nil, sharing: any WorkSharing = LocalSharing(),
+                                 threads: Int) async throws -> CertifiedBracket {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
         let ceilings = try blockCeilings(box: box)
         let L = blockDimensions.count
-        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, stages: L, points: eps.count)
+        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, sampledUpper: true, stages: L,
+                                            points: eps.count)
         let c = try await scaleRange(normalization, box: box, ceilings: ceilings, seed: seed, draws: traceDraws, delta: share.scale,
                                      sharing: sharing, threads: threads)
         let n1 = units(block: 0).count
@@ -61,10 +69,13 @@ extension MarkovFisher {
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
+        let firstUnit = try await firstUnitMeanBounds(box: box, scales: upperScales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                      seed: seed, delta: share.upper, draws: upperDraws, sharing: sharing, threads: threads)
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
-            let upper = ceilings.map { $0.upperLogBound(scale: upperScales[ei]) }
+            var upper = ceilings.map { $0.upperLogBound(scale: upperScales[ei]) }
+            if let b = firstUnit?[ei] { upper[0] = Swift.min(upper[0], Double(n1) * b) }
             let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
@@ -80,6 +91,53 @@ extension MarkovFisher {
         }
         return CertifiedBracket(delta: delta, draws: draws, points: points, scale: c)
     }
+
+    /// A bound on `log E_w g_u(w)` of one first-layer unit at each scale (the units are exchangeable: one
+    /// bound serves every unit), holding at every scale with probability ≥ 1 − `delta` each (docs/METHOD.md §19,
+    /// "The first block, sampled"): `g_u ≤ G_u`, the unit's majorant (`unitBound`, its log), so `g_u/G_u` lies
+    /// in [0, 1] and the empirical Bernstein inequality bounds its mean from `draws` uniform draws of the unit's
+    /// weights (streams "BRKT", 9, k): `draws` of them, by default as many as its cost allows (`upperDraws`);
+    /// nil where that is fewer than `minimumUpperDraws`.
+    func firstUnitMeanBounds(box: ClosedRange<Double>, scales: [Double], unitBound: (Double) -> Double, seed: UInt64,
+                             delta: Double, draws: Int? = nil, sharing: any WorkSharing = LocalSharing(),
+                             threads: Int) async throws -> [Double]? {
+        let inputs = unitInputs(firstBlockInputs, block: 0)
+        let p = unitParameterCount(block: 0)
+        let n = draws ?? Self.upperDraws(rows: inputs.patches.rows, parameters: inputs.patches.cols)
+        guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
+        let me = self
+        let logG = scales.map(unitBound)
+        // Per draw, the unit's factor over its majorant at every scale.
+        let ratios: [[Double]] = try await sharing.map(n, threads: threads) { k in
+            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 9, UInt64(k)])
+            let w = (0..<p).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
+            let roots = try me.unitRoots(w, inputs: inputs)
+            return try scales.indices.map { i in
+                let r = Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[i]) - logG[i])
+                guard r <= 1 + 1e-9 else {
+                    throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(Foundation.log(r)) nats above its majorant")
+                }
+                return Swift.min(1, r)
+            }
+        }
+        return try scales.indices.map { i in
+            let u = try EmpiricalBernstein.upperMean(ratios.map { $0[i] }, range: 1, delta: delta)
+            return logG[i] + Foundation.log(Swift.min(1, u))
+        }
+    }
+
+    /// The draws of the first-layer unit behind the sampled upper end: as many as about 10¹⁰ multiply-adds of
+    /// its Fisher block allow (`rows` input patches of `parameters` entries; the Gram route below `parameters`
+    /// rows), at most `maximumUpperDraws`.
+    static func upperDraws(rows: Int, parameters p: Int) -> Int {
+        let r = Double(rows), q = Double(p)
+        let cost = r * q + (rows <= p ? r * r * r : r * q * q + q * q * q)
+        return Swift.min(maximumUpperDraws, Int(1e10 / Swift.max(1, cost)))
+    }
+
+    /// The sampled upper end's draws: at most 2·10⁴, and none below 1 000 (there it could not beat the
+    /// majorant by more than a few nats per unit).
+    static let maximumUpperDraws = 20_000, minimumUpperDraws = 1_000
 
     /// An unbiased estimate of `Z(s)` and of stage 1's `Z_1` at every scale, as logarithms: the generic
     /// particle filter with frozen schedules on this network's layers (`StagedSMC.unbiasedLogZ`).

@@ -84,18 +84,21 @@ public struct CertifiedBracket: Sendable, Equatable {
         self.scale = scale
     }
 
-    /// δ's shares: c's interval takes `scaleShare`·δ when c is estimated (nothing when exact); of the rest,
-    /// Jensen's ends take half (`jensen`, per stage and grid point, over L stages and E points) and Markov's
-    /// on Z and on Z_1 a quarter each (`markov`, per grid point).
-    public static func shares(delta: Double, estimatedScale: Bool, stages L: Int, points E: Int)
-        -> (scale: Double, jensen: Double, markov: Double) {
+    /// δ's shares: c's interval takes `scaleShare`·δ when c is estimated (nothing when exact); a sampled upper
+    /// end (a network's first block, `sampledUpper`) `upperShare`·δ, per grid point over E points (`upper`); of
+    /// the rest, Jensen's ends take half (`jensen`, per stage and grid point, over L stages and E points) and
+    /// Markov's on Z and on Z_1 a quarter each (`markov`, per grid point).
+    public static func shares(delta: Double, estimatedScale: Bool, sampledUpper: Bool = false, stages L: Int, points E: Int)
+        -> (scale: Double, upper: Double, jensen: Double, markov: Double) {
+        let e = Double(Swift.max(1, E))
         let scale = estimatedScale ? delta * scaleShare : 0
-        let rest = estimatedScale ? delta - scale : delta
-        return (scale, rest / 2 / Double(L * Swift.max(1, E)), rest / 4 / Double(Swift.max(1, E)))
+        let upper = sampledUpper ? delta * upperShare : 0
+        let rest = delta - scale - upper
+        return (scale, upper / e, rest / 2 / (Double(L) * e), rest / 4 / e)
     }
 
-    /// The share of δ that an estimated c's interval takes.
-    public static let scaleShare = 0.25
+    /// The shares of δ that an estimated c's interval and a sampled upper end take.
+    public static let scaleShare = 0.25, upperShare = 0.125
 
     /// c's interval (`ScaleRange`) for `normalization`: `none` is c = 1 exactly; `trace` comes from `traces`,
     /// uniform draws of Tr F each in `[0, ceiling]`, with the deterministic bound `meanBound` on their mean
@@ -120,8 +123,8 @@ public struct CertifiedBracket: Sendable, Equatable {
     public static let outerParticles = 8, islandParticles = 32
 
     /// What the ends are, and what they are conditional on (for reports and JSON).
-    public static let upperMethod = "each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms; for an MLP's later stages the smaller of that and a bound on its mean over the previous layer's weights, by Schur's diagonal bound and log-Sobolev concentration), at the upper end of c's interval: deterministic for an exact c, else with probability ≥ 1 − δ/8 (the empirical Bernstein inequality on the bracket's own uniform draws of Tr F, truncated), docs/METHOD.md §19"
-    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z (smc runs) and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights), at the lower end of c's interval (the smaller of the empirical Bernstein upper value with the majorants' trace as range and a deterministic bound on E Tr F); of δ, an estimated c's interval takes δ/4, and of the rest Jensen's ends half, each of Markov's a quarter"
+    public static let upperMethod = "each stage's determinant at its majorant over the box (Gaussian units at act' = max |act'| on all of the input's second moments, the softmax stage at uniform probabilities; hidden states by interval bounds and operator norms; for an MLP's later stages the smaller of that and a bound on its mean over the previous layer's weights, by Schur's diagonal bound and log-Sobolev concentration; for a network's first block the smaller of that and the empirical Bernstein upper value of one unit's mean factor over uniform draws of its own, the majorant as range, with probability ≥ 1 − δ/8), at the upper end of c's interval (with probability ≥ 1 − δ/8 for an estimated c: the empirical Bernstein inequality on the bracket's own uniform draws of Tr F, truncated), docs/METHOD.md §19"
+    public static let lowerMethod = "probability ≥ 1 − δ: the larger of Jensen's log E ≥ E log per stage over uniform draws (each mean by the empirical Bernstein inequality with the majorant as range) and Markov's inequality on unbiased estimates of Z (smc runs) and of stage 1's Z_1 (frozen-schedule SMC samplers and a particle filter with unbiased weights), at the lower end of c's interval (the smaller of the empirical Bernstein upper value with the majorants' trace as range and a deterministic bound on E Tr F); of δ, an estimated c's interval takes δ/4, a network's sampled first-block upper end δ/8, and of the rest Jensen's ends half, each of Markov's a quarter"
     public static let conditionalOn = "the data inputs and the noise draws of this run (the normalisation c is inside: its interval from the trace draws)"
 }
 

@@ -25,6 +25,13 @@ public enum EmpiricalBernstein {
         return lowerMean(mean: mean, variance: variance, count: samples.count, range: range, delta: delta)
     }
 
+    /// The upper bound for `samples` in `[0, range]` (`upperMean(mean:variance:count:range:delta:)`), with the
+    /// same checks.
+    public static func upperMean(_ samples: [Double], range: Double, delta: Double) throws -> Double {
+        let low = try lowerMean(samples.map { range - $0 }, range: range, delta: delta)
+        return range - low
+    }
+
     /// The same bound from the draws' mean and unbiased variance (their count n ≥ 2, every draw in
     /// `[0, range]`, which the caller has checked).
     public static func lowerMean(mean: Double, variance: Double, count: Int, range: Double, delta: Double) -> Double {

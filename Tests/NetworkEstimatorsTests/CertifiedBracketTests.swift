@@ -171,6 +171,18 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertLessThanOrEqual(failures, 100)
         XCTAssertLessThan(slack / 2000, 1.5)
         XCTAssertThrowsError(try EmpiricalBernstein.lowerMean([1, 11], range: 10, delta: 0.05))
+        // (e) The upper bound on a rare value (X = 1 with probability 0.002, 300 draws): it holds in at least
+        // 1 − δ of 2 000 trials, and without its range term (the sample mean and the variance term only) it
+        // fails whenever no draw was 1, in about half of them.
+        var upperFailures = 0, naiveFailures = 0
+        for _ in 0..<2000 {
+            let draws = (0..<300).map { _ in rng.uniform() < 0.002 ? 1.0 : 0 }
+            if try EmpiricalBernstein.upperMean(draws, range: 1, delta: 0.05) < 0.002 { upperFailures += 1 }
+            let mean = draws.reduce(0, +) / 300, v = draws.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 299
+            if mean + (2 * v * Foundation.log(2 / 0.05) / 300).squareRoot() < 0.002 { naiveFailures += 1 }
+        }
+        XCTAssertLessThanOrEqual(upperFailures, 100)
+        XCTAssertGreaterThan(naiveFailures, 800)
     }
 
     /// The two bounds behind c's interval (docs/METHOD.md §19, "c inside"): at every sampled θ, Tr F(θ) is at
@@ -344,13 +356,46 @@ final class CertifiedBracketTests: XCTestCase {
         var held = [0, 0], cHeld = 0
         for seed in 1...200 {
             let b = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, normalization: .trace, seed: UInt64(seed), draws: 50,
-                                                 traceDraws: 1000, threads: 1)
+                                                 traceDraws: 1000, upperDraws: 2000, threads: 1)
             for i in eps.indices where b.points[i].dZeta.contains(exact[i]) { held[i] += 1 }
             if b.scale.range.contains(c) { cHeld += 1 }
         }
         XCTAssertGreaterThanOrEqual(held[0], 198, "ε = 10⁻³")
         XCTAssertGreaterThanOrEqual(held[1], 198, "ε = 0.1")
         XCTAssertEqual(cHeld, 200)
+    }
+
+    /// The sampled upper end of the first block (docs/METHOD.md §19, "The first block, sampled") against the
+    /// exact mean of the 1-1-2 relu network's first-layer factor (midpoint quadrature over its one weight):
+    /// over 200 seeds of 2 000 draws each at δ = 0.01 it holds in at least 198 at two scales, and it lies below
+    /// the unit's majorant every time (half the samples are active at any weight, all of them at the
+    /// majorant). The bracket takes the smaller of the two, so its upper end still holds against quadrature.
+    func testSampledFirstBlockUpperHolds() async throws {
+        let (m, data) = try tinyRelu()
+        let x0 = m.unitInputs(data, block: 0)
+        let scales = [3.0, 40]
+        let ceilings = try m.blockCeilings(box: -1...1)
+        let exact = try scales.map { s in
+            LogSpace.logMeanExp(try (0..<2000).map { a in
+                LogSpace.logDetSqrt(roots: try m.unitRoots([-1 + (Double(a) + 0.5) * 2 / 2000], inputs: x0), scale: s)
+            })
+        }
+        var held = [0, 0], below = [0, 0]
+        for seed in 1...200 {
+            let bounds = try await m.firstUnitMeanBounds(box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                         seed: UInt64(seed), delta: 0.01, draws: 2000, threads: 1)
+            let b = try XCTUnwrap(bounds)
+            for i in scales.indices {
+                if b[i] >= exact[i] - 1e-12 { held[i] += 1 }
+                if b[i] < ceilings[0].unitLogBound(scale: scales[i]) - 0.05 { below[i] += 1 }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(held[0], 198, "s = 3")
+        XCTAssertGreaterThanOrEqual(held[1], 198, "s = 40")
+        XCTAssertEqual(below, [200, 200], "below the majorant")
+        let few = try await m.firstUnitMeanBounds(box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                  seed: 1, delta: 0.01, draws: 10, threads: 1)
+        XCTAssertNil(few, "too few draws: no sampled end")
     }
 
     /// The Markov end's estimate is unbiased for Z (frozen schedules, outer particles from the stage-1
@@ -382,7 +427,8 @@ final class CertifiedBracketTests: XCTestCase {
 
     /// The bracket's lower end is random (its draws and frozen samplers); over 200 seeds at δ = 0.01 it must
     /// hold the exact 2sED of the 1-1-2 relu network (quadrature, c = 1) in at least 99% of them, and so
-    /// must the lower 2sED's; the upper end, deterministic, is the same for every seed.
+    /// must the lower 2sED's; the upper end, now the first block's sampled bound where that is smaller, varies
+    /// with the seed and never exceeds the majorants' end (which no draws leave in place).
     func testBracketCoverageOver200Seeds() async throws {
         let (m, data) = try tinyRelu()
         let e = 1e-3, zeta = 2.0 / 3, l = Foundation.log(1 / e)
@@ -391,13 +437,17 @@ final class CertifiedBracketTests: XCTestCase {
         var held = 0, heldLower = 0
         var uppers = Set<Double>()
         for seed in 1...200 {
-            let p = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: UInt64(seed), draws: 60, threads: 1).points[0]
+            let p = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: UInt64(seed), draws: 60, upperDraws: 2000, threads: 1).points[0]
             if p.dZeta.contains(exact) { held += 1 }
             if p.dZetaLower.contains(exactLower) { heldLower += 1 }
             uppers.insert(p.dZeta.upperBound)
         }
         XCTAssertGreaterThanOrEqual(held, 198)
         XCTAssertGreaterThanOrEqual(heldLower, 198)
-        XCTAssertEqual(uppers.count, 1)
+        let majorant = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: 1, draws: 60,
+                                                    upperDraws: 0, threads: 1).points[0].dZeta.upperBound
+        XCTAssertGreaterThan(uppers.count, 20, "one per count of draws with the weight's sign")
+        XCTAssertLessThanOrEqual(uppers.max() ?? .infinity, majorant)
+        XCTAssertLessThan(uppers.max() ?? .infinity, majorant - 1e-3, "the sampled end is the smaller")
     }
 }
