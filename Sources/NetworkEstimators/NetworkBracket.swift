@@ -43,13 +43,17 @@ extension MarkovFisher {
         for e in eps { try ScaleParameters.checkEpsilon(e) }
         let ceilings = try blockCeilings(box: box)
         let L = blockDimensions.count
-        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, sampledUpper: true, stages: L,
+        // The first block's sampled upper end takes its share of δ only where its draws are made (decided by
+        // the unit's cost, before any draw).
+        let first = unitInputs(firstBlockInputs, block: 0)
+        let nUpper = upperDraws ?? Self.upperDraws(rows: first.patches.rows, parameters: first.patches.cols)
+        let sampled = nUpper >= Self.minimumUpperDraws
+        let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, sampledUpper: sampled, stages: L,
                                             points: eps.count)
         let c = try await scaleRange(normalization, box: box, ceilings: ceilings, seed: seed, draws: traceDraws, delta: share.scale,
                                      sharing: sharing, threads: threads)
         let n1 = units(block: 0).count
         let me = self
-        let first = unitInputs(firstBlockInputs, block: 0)
         // Per draw: the roots of every first-layer unit, then of every later block (streams "BRKT", 0, k: the
         // Markov end's samplers use "BRKT", 1… of their own).
         let roots: [[[Double]]] = try await sharing.map(draws, threads: threads) { k in
@@ -69,8 +73,8 @@ extension MarkovFisher {
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
-        let firstUnit = try await firstUnitMeanBounds(box: box, scales: upperScales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
-                                                      seed: seed, delta: share.upper, draws: upperDraws, sharing: sharing, threads: threads)
+        let firstUnit = sampled ? try await firstUnitMeanBounds(box: box, scales: upperScales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                                seed: seed, delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]

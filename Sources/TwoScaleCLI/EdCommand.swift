@@ -28,7 +28,7 @@ struct EdCommand: AsyncParsableCommand {
         static var labels: LabelColumn { .none }
         static var use: EstimatorUse { .ed }
         static var estimator: EstimatorKind? { nil }
-        static var estimatorHelp: String { "smc (default), plain (which --store and its kin select) or tempering (joint tempering)." }
+        static var estimatorHelp: String { "smc (default), plain (which --store and its kin select), tempering." }
     }
 
     @OptionGroup var model: ModelOptions
