@@ -5,20 +5,17 @@ import ToyModels
 import TwoScaleCore
 
 /// A setting an estimator reads beyond K and J (smc's `Setting.traceDraws`, `.islandSweeps`, `.outerMoves`;
-/// joint's `.sweeps`): a whole number, its default and one line of help. The command line spells it as a
-/// flag; the estimator's `checkBudget` judges its value; a setting given to a run of another estimator is
-/// an error (`EstimatorRegistry.foreignSetting`).
+/// tempering's `.sweeps`): a whole number and its default. The command line spells it as a flag; the
+/// estimator's `checkBudget` judges its value; a setting given to a run of another estimator is an error
+/// (`EstimatorRegistry.foreignSetting`).
 public struct EstimatorOption: Sendable {
     public var setting: Setting
     /// Its value where none is given (nil: the estimator derives it from the model, as the trace draws' d/2).
     public var defaultValue: Int?
-    /// One line for help texts.
-    public var help: String
 
-    public init(_ setting: Setting, defaultValue: Int?, help: String) {
+    public init(_ setting: Setting, defaultValue: Int?) {
         self.setting = setting
         self.defaultValue = defaultValue
-        self.help = help
     }
 }
 
@@ -112,7 +109,7 @@ public struct EstimatorProblem: Sendable {
 /// An estimator of the 2sED: the seam every estimator implements (docs/ARCHITECTURE.md, "An estimator").
 /// It is found by its name (`EstimatorKind`) in `EstimatorRegistry`, and the commands (`ed`, `analyze`,
 /// `compare`, `toy` with `Setting.monteCarlo`), the experiments and the study ask it, never the name, what it needs and does.
-/// Concrete estimators live outside this module (NetworkEstimators ships plain, smc and joint) and plug in
+/// Concrete estimators live outside this module (NetworkEstimators ships plain, smc and tempering) and plug in
 /// through `EstimatorRegistry`.
 public protocol NetworkEstimator: Sendable {
     /// Its name, as `Setting.estimator` and the results' `estimator` key spell it.
@@ -153,8 +150,6 @@ extension NetworkEstimator {
     public static var settings: [Setting] { options.map(\.setting) + commandSettings }
     public static var toy: ToyMonteCarlo.Method? { nil }
     public static var estimatesStagedToys: Bool { false }
-    /// The option of `setting` among its own (nil: not one of them).
-    public static func option(_ setting: Setting) -> EstimatorOption? { options.first { $0.setting == setting } }
     public static var storesSpectra: Bool { false }
     public static var reportsIntervals: Bool { false }
     public static var estimatesLower: Bool { true }

@@ -73,8 +73,9 @@ extension MarkovFisher {
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
-        let firstUnit = sampled ? try await firstUnitMeanBounds(box: box, scales: upperScales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
-                                                                seed: seed, delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
+        let firstUnit = sampled ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales,
+                                                                unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
+                                                                delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
@@ -100,15 +101,13 @@ extension MarkovFisher {
     /// bound serves every unit), holding at every scale with probability ≥ 1 − `delta` each (docs/METHOD.md §19,
     /// "The first block, sampled"): `g_u ≤ G_u`, the unit's majorant (`unitBound`, its log), so `g_u/G_u` lies
     /// in [0, 1] and the empirical Bernstein inequality bounds its mean from `draws` uniform draws of the unit's
-    /// weights (streams "BRKT", 9, k): `draws` of them, by default as many as its cost allows (`upperDraws`);
-    /// nil where that is fewer than `minimumUpperDraws`.
-    func firstUnitMeanBounds(box: ClosedRange<Double>, scales: [Double], unitBound: (Double) -> Double, seed: UInt64,
-                             delta: Double, draws: Int? = nil, sharing: any WorkSharing = LocalSharing(),
+    /// weights on the first block's `inputs` (streams "BRKT", 9, k; a ratio above 1 is a defect and an error
+    /// there); nil where `draws` is fewer than `minimumUpperDraws`.
+    func firstUnitMeanBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], unitBound: (Double) -> Double,
+                             seed: UInt64, delta: Double, draws n: Int, sharing: any WorkSharing = LocalSharing(),
                              threads: Int) async throws -> [Double]? {
-        let inputs = unitInputs(firstBlockInputs, block: 0)
-        let p = unitParameterCount(block: 0)
-        let n = draws ?? Self.upperDraws(rows: inputs.patches.rows, parameters: inputs.patches.cols)
         guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
+        let p = unitParameterCount(block: 0)
         let me = self
         let logG = scales.map(unitBound)
         // Per draw, the unit's factor over its majorant at every scale.
@@ -116,13 +115,7 @@ extension MarkovFisher {
             var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 9, UInt64(k)])
             let w = (0..<p).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
             let roots = try me.unitRoots(w, inputs: inputs)
-            return try scales.indices.map { i in
-                let r = Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[i]) - logG[i])
-                guard r <= 1 + 1e-9 else {
-                    throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(Foundation.log(r)) nats above its majorant")
-                }
-                return Swift.min(1, r)
-            }
+            return scales.indices.map { Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[$0]) - logG[$0]) }
         }
         return try scales.indices.map { i in
             let u = try EmpiricalBernstein.upperMean(ratios.map { $0[i] }, range: 1, delta: delta)

@@ -57,21 +57,22 @@ public enum PlainEstimator: NetworkEstimator {
 /// Its samples depend on ε, so it runs end to end (no store).
 public enum SMCEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.smc
-    public static var options: [EstimatorOption] {
-        [EstimatorOption(.traceDraws, defaultValue: nil, help: "uniform draws of θ for ĉ (d/2, at least 1 000)"),
-         EstimatorOption(.islandSweeps, defaultValue: MarkovSMC.defaultIslandSweeps, help: "Metropolis–Hastings sweeps per island step"),
-         EstimatorOption(.outerMoves, defaultValue: 0, help: "redraws of the layer before a degenerate one, per particle and step (SMC²; 0: off)")]
-    }
+    /// Uniform draws of θ for ĉ (by default d/2, at least 1 000: `traceDraws`), Metropolis–Hastings sweeps per
+    /// island step, and redraws of the layer before a degenerate one per particle and step (SMC²; 0: off).
+    public static let traceDrawsOption = EstimatorOption(.traceDraws, defaultValue: nil)
+    static let islandSweepsOption = EstimatorOption(.islandSweeps, defaultValue: MarkovSMC.defaultIslandSweeps)
+    static let outerMovesOption = EstimatorOption(.outerMoves, defaultValue: 0)
+    public static var options: [EstimatorOption] { [traceDrawsOption, islandSweepsOption, outerMovesOption] }
     public static var reportsIntervals: Bool { true }
     public static var toy: ToyMonteCarlo.Method? { .smc }
     public static var estimatesStagedToys: Bool { true }
 
     /// The trace draws for ĉ: as given, else d/2 and at least 1 000 for a network of `parameters` (d).
     public static func traceDraws(_ budget: EstimatorBudget, parameters d: Int) -> Int {
-        budget.settings[.traceDraws] ?? TraceEstimate.defaultDraws(parameters: d)
+        budget.settings.value(traceDrawsOption, fallback: TraceEstimate.defaultDraws(parameters: d))
     }
-    static func islandSweeps(_ budget: EstimatorBudget) -> Int { budget.settings[.islandSweeps] ?? MarkovSMC.defaultIslandSweeps }
-    static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings[.outerMoves] ?? 0 }
+    static func islandSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(islandSweepsOption) }
+    static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(outerMovesOption) }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)

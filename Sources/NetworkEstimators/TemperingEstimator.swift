@@ -15,10 +15,9 @@ import TwoScaleCore
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum TemperingEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.tempering
-    public static var options: [EstimatorOption] {
-        [EstimatorOption(.traceDraws, defaultValue: nil, help: "uniform draws of θ for ĉ (d/2, at least 1 000)"),
-         EstimatorOption(.sweeps, defaultValue: defaultSweeps, help: "Metropolis sweeps over every unit per tempering step")]
-    }
+    /// smc's trace draws for ĉ (the two share them), and Metropolis sweeps over every unit per tempering step.
+    static let sweepsOption = EstimatorOption(.sweeps, defaultValue: defaultSweeps)
+    public static var options: [EstimatorOption] { [SMCEstimator.traceDrawsOption, sweepsOption] }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { false }
 
@@ -27,7 +26,7 @@ public enum TemperingEstimator: NetworkEstimator {
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
-    static func sweeps(_ budget: EstimatorBudget) -> Int { budget.settings[.sweeps] ?? defaultSweeps }
+    static func sweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(sweepsOption) }
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         guard (4...100_000).contains(budget.paths) else {

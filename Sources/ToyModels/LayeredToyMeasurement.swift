@@ -250,13 +250,7 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         let first = results[0]
         // The reported intervals of trial r at point i.
         func reported(_ r: Int, _ i: Int) -> (ReportedInterval, ReportedInterval?) {
-            let p = results[r].points[i], b = brackets[r].points[i]
-            let ess = p.ess.map { $0 / Double(paths) }
-            let nested = ReportedInterval.choose(sampled: p.interval95, essFraction: ess, logWeightVariance: p.logVariance, bracket: b.dZeta)
-            let low = p.ci95Lower.map {
-                ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: p.logVariance, bracket: b.dZetaLower)
-            }
-            return (nested, low)
+            results[r].points[i].reportedIntervals(bracket: brackets[r].points[i], paths: paths)
         }
         for i in points.indices {
             let mc = first.points[i], exact = points[i]

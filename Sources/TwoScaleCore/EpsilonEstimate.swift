@@ -112,15 +112,19 @@ public struct EpsilonEstimate: Sendable, Equatable {
         return check.isEmpty ? nil : check
     }
 
-    /// Chooses `interval` (and with the lower 2sED, `intervalLower`) from the sampled intervals, the stage
-    /// diagnostics at K outer particles and the attached bracket (nothing without a bracket or an interval).
-    public mutating func chooseIntervals(paths: Int) {
-        guard let b = bracket, let ci95 else { return }
+    /// The intervals to read for the 2sED and, with the lower 2sED, for it (`ReportedInterval.choose`): from the
+    /// sampled intervals, the stage diagnostics at K = `paths` outer particles and the bracket `b`.
+    public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
-        interval = ReportedInterval.choose(sampled: ci95, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZeta)
-        intervalLower = ci95Lower.map {
-            ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZetaLower)
-        }
+        return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZeta),
+                ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZetaLower) })
+    }
+
+    /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a
+    /// bracket or a sampled interval).
+    public mutating func chooseIntervals(paths: Int) {
+        guard let b = bracket, ci95 != nil else { return }
+        (interval, intervalLower) = reportedIntervals(bracket: b, paths: paths)
     }
 
     /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`, `d_zeta_lower`

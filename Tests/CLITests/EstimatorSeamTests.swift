@@ -14,7 +14,8 @@ enum ConstantTestEstimator: NetworkEstimator {
     static let kind = EstimatorKind(rawValue: "test-constant")
     static var reportsIntervals: Bool { true }
     static let offset = Setting.declare("test-offset")
-    static var options: [EstimatorOption] { [EstimatorOption(offset, defaultValue: 0, help: "added to every d_ζ")] }
+    /// Added to every d_ζ.
+    static var options: [EstimatorOption] { [EstimatorOption(offset, defaultValue: 0)] }
 
     static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (3, 5) }
 

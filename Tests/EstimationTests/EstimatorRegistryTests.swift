@@ -8,7 +8,7 @@ import XCTest
 private enum FirstStub: NetworkEstimator {
     static let kind = EstimatorKind(rawValue: "stub-first")
     static let depth = Setting.declare("stub-depth")
-    static var options: [EstimatorOption] { [EstimatorOption(depth, defaultValue: 3, help: "a stub's own setting")] }
+    static var options: [EstimatorOption] { [EstimatorOption(depth, defaultValue: 3)] }
     static var toy: ToyMonteCarlo.Method? { .smc }
     static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (2, 2) }
     static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -81,15 +81,14 @@ final class EstimatorRegistryTests: XCTestCase {
     /// settings are listed in a fixed order.
     func testSettingsTakeTheGivenValueThenTheDefault() throws {
         var s = EstimatorSettings()
-        let option = try XCTUnwrap(FirstStub.option(FirstStub.depth))
+        let option = FirstStub.options[0]
         XCTAssertEqual(s.value(option), 3)
-        XCTAssertEqual(s.value(EstimatorOption(.traceDraws, defaultValue: nil, help: ""), fallback: 1_000), 1_000)
+        XCTAssertEqual(s.value(EstimatorOption(.traceDraws, defaultValue: nil), fallback: 1_000), 1_000)
         s[FirstStub.depth] = 7
         s[.traceDraws] = 50
         XCTAssertEqual(s.value(option), 7)
         XCTAssertEqual(s.given.map(\.name), [FirstStub.depth.name, Setting.traceDraws.name].sorted())
         XCTAssertEqual(EstimatorBudget(paths: 2, inner: 3, settings: s).settings[FirstStub.depth], 7)
-        XCTAssertNil(FirstStub.option(.sweeps))
         // A declared setting renders as its own name, a marker of no setting stays as it is.
         XCTAssertEqual(Setting.plain("raise \(FirstStub.depth)"), "raise stub-depth")
     }

@@ -382,7 +382,7 @@ final class CertifiedBracketTests: XCTestCase {
         }
         var held = [0, 0], below = [0, 0]
         for seed in 1...200 {
-            let bounds = try await m.firstUnitMeanBounds(box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+            let bounds = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
                                                          seed: UInt64(seed), delta: 0.01, draws: 2000, threads: 1)
             let b = try XCTUnwrap(bounds)
             for i in scales.indices {
@@ -393,7 +393,7 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(held[0], 198, "s = 3")
         XCTAssertGreaterThanOrEqual(held[1], 198, "s = 40")
         XCTAssertEqual(below, [200, 200], "below the majorant")
-        let few = try await m.firstUnitMeanBounds(box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+        let few = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
                                                   seed: 1, delta: 0.01, draws: 10, threads: 1)
         XCTAssertNil(few, "too few draws: no sampled end")
     }
