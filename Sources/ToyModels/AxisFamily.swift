@@ -54,9 +54,9 @@ public enum AxisFamilies {
     /// The family of that name, or nil.
     public static func named(_ name: String) -> (any AxisFamily)? { all.first { $0.name == name } }
 
-    /// Adds a family under its name (a name already taken, `constant` and `layered` included, is refused).
+    /// Adds a family under its name (a name any toy family has, `constant` and the staged ones included, is refused).
     public static func register(_ family: any AxisFamily) throws {
-        guard named(family.name) == nil, !["constant", "layered"].contains(family.name) else {
+        guard named(family.name) == nil, family.name != "constant", StagedToyFamilies.named(family.name) == nil else {
             throw TwoScaleError.failure("a toy family named \(family.name) is already registered")
         }
         added.lock.lock()

@@ -26,7 +26,7 @@ import TwoScaleCore
 /// Where the smc estimator samples the earlier stages and weights its draws by stage m, the outer weights
 /// `Z_m` vary by `≈ d_m γ/2` nats per unit of κ̄ while κ̄ varies by `√(p̃(1 − p̃)/D_{m−1})`: the coupling γ
 /// sets the outer-weight degeneracy, whose limit `ESS/K` per stage is exact (`exactStages`).
-public struct LayeredToy: CertifiedStagedModel {
+public struct LayeredToy: ExactStagedToy {
     /// The coordinates set so far, stage by stage.
     public struct State: Sendable {
         public var stages: [[Double]]
@@ -184,10 +184,8 @@ public struct LayeredToy: CertifiedStagedModel {
         return total
     }
 
-    /// The normalisation constant c.
-    public func scale(_ normalization: Normalization) throws -> Double {
-        try normalization.constant(dimension: parameterCount, meanTrace: meanTrace)
-    }
+    /// b and γ, as results list them.
+    public var parameters: [(name: String, value: Double)] { [("threshold", threshold), ("coupling", coupling)] }
 
     /// `p̃(a)`: the probability that a coordinate with density ∝ 1 + a w on the box is active (stage 1 at
     /// scale s: a = s; a later stage: a = s √h(κ̄) of the stages before).
@@ -272,5 +270,26 @@ public struct LayeredToy: CertifiedStagedModel {
         return (TwoScale.dimension(logMeanDet: e.logZ1 + e.logMean.reduce(0, +), dimension: d, zeta: zeta, eps: eps),
                 TwoScale.dimension(logMeanDet: e.logZ1 + e.meanLog.reduce(0, +), dimension: d, zeta: zeta, eps: eps),
                 e.outerESSFraction, [e.logZ1] + e.logMean)
+    }
+}
+
+/// The layered family (`Setting.family` `layered`): units and coordinates per stage (either list alone sets the
+/// number of stages, the other defaults to 10 units of 1 000 coordinates), b (the box's midpoint) and γ (0.12).
+public struct LayeredToyFamily: StagedToyFamily {
+    public init() {}
+    public var name: String { "layered" }
+    public var settings: [Setting] { [.units, .unitSize, .threshold, .coupling] }
+
+    public func model(_ given: [Setting: [Double]], box: (Double, Double)) throws -> any ExactStagedToy {
+        let n = given[.units] ?? [Double](repeating: 10, count: given[.unitSize]?.count ?? 2)
+        let p = given[.unitSize] ?? [Double](repeating: 1000, count: n.count)
+        for (setting, list) in [(Setting.units, n), (.unitSize, p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 > 1e7 }) {
+            throw TwoScaleError.invalid("\(setting)", list.map { "\($0)" }.joined(separator: ","), allowed: "give whole numbers from 1 to 10⁷, one per stage")
+        }
+        for s in [Setting.threshold, .coupling] {
+            if let v = given[s], v.count != 1 { throw TwoScaleError.invalid("\(s)", v.map { "\($0)" }.joined(separator: ","), allowed: "give one number") }
+        }
+        return try LayeredToy(units: n.map { Int($0) }, unitSize: p.map { Int($0) }, box: box, threshold: given[.threshold]?.first,
+                              coupling: given[.coupling]?.first ?? LayeredToy.defaultCoupling)
     }
 }

@@ -24,28 +24,40 @@ extension EstimatorKind: ExpressibleByArgument {
     public static var allValueStrings: [String] { EstimatorRegistry.kinds.map(\.rawValue) }
 }
 
-/// `toy --family`: a separable family of `ToyModel` (`Family`), or the staged `LayeredToy`.
+/// `toy --family`: a separable family of `ToyModel` (`Family`), or a staged one (`StagedToyFamilies`). Equal when
+/// their names are.
 enum ToyFamily: Equatable, ExpressibleByArgument {
     case separable(Family)
-    case layered
+    case staged(any StagedToyFamily)
 
     static let constant = ToyFamily.separable(.constant)
 
     init?(argument: String) {
-        if argument == "layered" { self = .layered; return }
+        if let f = StagedToyFamilies.named(argument) { self = .staged(f); return }
         guard let f = Family(name: argument) else { return nil }
         self = .separable(f)
     }
 
-    static var allValueStrings: [String] { Family.names + ["layered"] }
+    static var allValueStrings: [String] { Family.names + StagedToyFamilies.all.map(\.name) }
 
-    var defaultValueDescription: String {
-        if case .separable(let f) = self { return f.name }
-        return "layered"
+    var name: String {
+        switch self {
+        case .separable(let f): return f.name
+        case .staged(let f): return f.name
+        }
     }
+
+    var defaultValueDescription: String { name }
+
+    static func == (a: ToyFamily, b: ToyFamily) -> Bool { a.name == b.name }
 
     var axis: Family? {
         if case .separable(let f) = self { return f }
+        return nil
+    }
+
+    var staged: (any StagedToyFamily)? {
+        if case .staged(let f) = self { return f }
         return nil
     }
 }
@@ -63,10 +75,10 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "K: plain: draws of θ; smc: particles per axis (default 100); layered: outer particles (64).")
     var paths: Int?
 
-    @Option(help: "--family layered: J, island particles per stage-2 unit (default 32, as ed).")
+    @Option(help: "Staged families (layered): J, island particles per stage-2 unit (default 32, as ed).")
     var inner: Int?
 
-    @Option(help: "--family layered: Metropolis–Hastings sweeps per island step (default 4, as ed).")
+    @Option(help: "Staged families (layered): Metropolis–Hastings sweeps per island step (default 4, as ed).")
     var islandSweeps: Int?
 
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
@@ -122,13 +134,13 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: "--family layered: b, the level above which a coordinate is active (default: the box's midpoint).")
     var threshold: Double?
 
-    @Flag(help: "--family layered with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
+    @Flag(help: "Staged families with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
     @Option(help: "--joint: Metropolis sweeps over every unit per tempering step (default 5, as ed's joint).")
     var sweeps: Int?
 
-    @Option(help: "--family layered --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
+    @Option(help: "Staged families with --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
     var outerMoves: Int = 0
 
     @Option(help: "--family layered: γ in h = e^(γκ), κ the earlier stages' share of active coordinates (default 0.12).")
@@ -155,28 +167,38 @@ struct ToyCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    /// A registered staged family's own settings (`stagedSettings` reads them).
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var familyWords: [String] = []
+
     func validate() throws {
+        _ = try stagedSettings()
         if let d = dim, d < 1 { throw TwoScaleError.invalid("--dim", "\(d)", allowed: "the dimension must be ≥ 1") }
         if greedyMax < 0 { throw TwoScaleError.invalid("--greedy-max", "\(greedyMax)", allowed: "give a count ≥ 0") }
     }
 
-    /// The layered toy's flags given with another family, and the others' with layered.
+    /// A staged family's settings given to another family, the staged estimators' flags given to a separable
+    /// family, and a separable family's flags given to a staged one: each an error, not ignored.
     func checkFamilyFlags() throws {
-        let layeredOnly = [(units != nil, "--units"), (unitSize != nil, "--unit-size"), (threshold != nil, "--threshold"),
-                           (coupling != nil, "--coupling"), (monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
-                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
-        if family != .layered, let flag = layeredOnly.first {
-            throw TwoScaleError.usage("\(flag) is a setting of --family layered; drop it, or use --family layered")
+        let staged = StagedToyFamilies.all.map(\.name).joined(separator: " or ")
+        for (setting, _) in try stagedSettings() where family.staged?.settings.contains(setting) != true {
+            let owner = StagedToyFamilies.owners[setting]?.name ?? staged
+            throw TwoScaleError.usage("\(FlagSpelling.flag(for: setting)) is a setting of --family \(owner); drop it, or use --family \(owner)")
         }
-        if family == .layered {
+        let stagedOnly = [(monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
+                          (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
+        if family.staged == nil, let flag = stagedOnly.first {
+            throw TwoScaleError.usage("\(flag) is a setting of --family \(staged); drop it, or use --family \(staged)")
+        }
+        if family.staged != nil {
             let others = [(lambdas != nil, "--lambdas"), (dim != nil, "--dim"), (greedyMax != 1_000_000, "--greedy-max"),
                           (monteCarlo.bootstrap != nil, "--bootstrap")].filter(\.0).map(\.1)
             if let flag = others.first {
-                throw TwoScaleError.usage("\(flag) does not apply to --family layered (its dimension comes from --units and --unit-size); drop it")
+                throw TwoScaleError.usage("\(flag) does not apply to --family \(family.name) (its dimension comes from its stages); drop it")
             }
             if !(try EstimatorRegistry.estimator(monteCarlo.estimator)).estimatesStagedToys {
-                let staged = EstimatorRegistry.all.filter { $0.estimatesStagedToys }.map { $0.kind.rawValue }.joined(separator: " or ")
-                throw TwoScaleError.usage("--family layered is estimated by \(staged) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
+                let estimators = EstimatorRegistry.all.filter { $0.estimatesStagedToys }.map { $0.kind.rawValue }.joined(separator: " or ")
+                throw TwoScaleError.usage("--family \(family.name) is estimated by \(estimators) only (the estimator it exists to test); drop --estimator \(monteCarlo.estimator)")
             }
         }
         if monteCarlo.mc {
@@ -186,9 +208,43 @@ struct ToyCommand: AsyncParsableCommand {
         }
     }
 
+    /// The staged families' settings given: the shipped family's flags, then a registered family's own
+    /// (`familyWords`: `--name v` or `--name=v`, a list of numbers each); any other word is an error, as the parser's own.
+    func stagedSettings() throws -> [(Setting, [Double])] {
+        var out: [(Setting, [Double])] = []
+        if let u = units { out.append((.units, try Grid.parseList(u, flag: "--units"))) }
+        if let p = unitSize { out.append((.unitSize, try Grid.parseList(p, flag: "--unit-size"))) }
+        if let b = threshold { out.append((.threshold, [b])) }
+        if let g = coupling { out.append((.coupling, [g])) }
+        let own: Set<Setting> = [.units, .unitSize, .threshold, .coupling]
+        let declared = Dictionary(StagedToyFamilies.owners.keys.filter { !own.contains($0) }.map { (FlagSpelling.flag(for: $0), $0) },
+                                  uniquingKeysWith: { a, _ in a })
+        var i = 0
+        while i < familyWords.count {
+            let word = familyWords[i]
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard word.hasPrefix("--"), let setting = declared[parts[0]] else {
+                throw TwoScaleError.usage(word.hasPrefix("-") ? "unknown option '\(parts[0])'" : "unexpected argument '\(word)'")
+            }
+            let value: String
+            if parts.count == 2 { value = parts[1] } else {
+                guard i + 1 < familyWords.count else { throw TwoScaleError.usage("missing value for '\(word)'") }
+                i += 1
+                value = familyWords[i]
+            }
+            out.append((setting, try Grid.parseList(value, flag: parts[0])))
+            i += 1
+        }
+        return out
+    }
+
     func run() async throws {
         try checkFamilyFlags()
-        if family == .layered { return try await runLayered() }
+        if let staged = family.staged {
+            let model = try staged.model(Dictionary(try stagedSettings(), uniquingKeysWith: { _, b in b }),
+                                         box: try Grid.parseInterval(box, flag: "--box"))
+            return try await runStaged(family: staged.name, model: model)
+        }
         guard let axisFamily = family.axis else { return }
         let lam: [Double] = try lambdas.map { try Grid.parseList($0, flag: "--lambdas") } ?? []
         if family == .constant && lambdas == nil {
@@ -207,41 +263,31 @@ struct ToyCommand: AsyncParsableCommand {
         try output.emit(result) { ToyReport.text(result) }
     }
 
-    /// `--family layered`: exact values, and with `--mc` the smc estimator beside them.
-    func runLayered() async throws {
-        // Either list alone sets the number of stages; the other defaults per stage (10 units of 1 000).
-        let givenSizes = try unitSize.map { try Grid.parseList($0, flag: "--unit-size") }
-        let n = try units.map { try Grid.parseList($0, flag: "--units") } ?? [Double](repeating: 10, count: givenSizes?.count ?? 2)
-        let p = givenSizes ?? [Double](repeating: 1000, count: n.count)
-        for (flag, list) in [("--units", n), ("--unit-size", p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 > 1e7 }) {
-            throw TwoScaleError.invalid(flag, list.map { "\($0)" }.joined(separator: ","), allowed: "give whole numbers from 1 to 10⁷, one per stage")
-        }
-        let model = try LayeredToy(units: n.map { Int($0) }, unitSize: p.map { Int($0) },
-                                   box: try Grid.parseInterval(box, flag: "--box"), threshold: threshold,
-                                   coupling: coupling ?? LayeredToy.defaultCoupling)
-        var result = try LayeredToyMeasurement.measure(model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
+    /// A staged family: exact values, and with `--mc` the smc estimator beside them.
+    func runStaged<Model: ExactStagedToy>(family: String, model: Model) async throws {
+        var result = try StagedToyMeasurement.measure(family: family, model: model, eps: try scale.eps(), zeta: try scale.checkedZeta(),
                                                        normalization: normalize)
         if joint && !monteCarlo.mc { throw TwoScaleError.usage("--joint runs beside the smc estimator: add --mc") }
         if sweeps != nil && !joint { throw TwoScaleError.usage("--sweeps is a setting of joint tempering: add --joint") }
-        if let s = sweeps { try JointSMC<LayeredToy>.checkSweeps(s) }
+        if let s = sweeps { try JointSMC<Model>.checkSweeps(s) }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         if monteCarlo.mc {
             let o = monteCarlo
-            let paths = o.paths ?? StagedSMC<LayeredToy>.defaultPaths, inner = o.inner ?? StagedSMC<LayeredToy>.defaultInner
+            let paths = o.paths ?? StagedSMC<Model>.defaultPaths, inner = o.inner ?? StagedSMC<Model>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
-            let sweeps = o.islandSweeps ?? StagedSMC<LayeredToy>.defaultIslandSweeps
-            try StagedSMC<LayeredToy>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
+            let sweeps = o.islandSweeps ?? StagedSMC<Model>.defaultIslandSweeps
+            try StagedSMC<Model>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                                   moveProposals: outerMoves)
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
             try await progress.observing {
                 try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
                                                islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
-                                               jointSweeps: self.sweeps ?? JointSMC<LayeredToy>.defaultSweeps, threads: o.threadCount) {
+                                               jointSweeps: self.sweeps ?? JointSMC<Model>.defaultSweeps, threads: o.threadCount) {
                     progress.phase($0)
                 }
             }
         }
-        try output.emit(result) { LayeredToyReport.text(result) }
+        try output.emit(result) { StagedToyReport.text(result) }
     }
 }
 
@@ -289,13 +335,15 @@ enum ToyReport {
     }
 }
 
-/// How `toy --family layered` words a `LayeredToyMeasurement`.
-enum LayeredToyReport {
-    static func text(_ r: LayeredToyMeasurement) -> String {
+/// How `toy` words a staged family's `StagedToyMeasurement`.
+enum StagedToyReport {
+    static func text<Model>(_ r: StagedToyMeasurement<Model>) -> String {
         let m = r.model
-        var text = "layered toy: stages \(m.stageUnits.map { "\($0.count)×\($0.dimension)" }.joined(separator: ", ")) (d = \(m.parameterCount)), "
-            + "box [\(Fmt.num(m.lo)), \(Fmt.num(m.hi))], threshold \(Fmt.num(m.threshold)), coupling \(Fmt.num(m.coupling)), "
-            + "ζ = \(Fmt.num(r.zeta)), normalisation \(r.normalization.rawValue) (c = \(Fmt.num(r.scale)))\n\n"
+        let parts = ["stages \(m.stageUnits.map { "\($0.count)×\($0.dimension)" }.joined(separator: ", ")) (d = \(m.parameterCount))",
+                     "box [\(Fmt.num(m.box.lowerBound)), \(Fmt.num(m.box.upperBound))]"]
+            + m.parameters.map { "\($0.name) \(Fmt.num($0.value))" }
+            + ["ζ = \(Fmt.num(r.zeta))", "normalisation \(r.normalization.rawValue) (c = \(Fmt.num(r.scale)))"]
+        var text = "\(r.family) toy: " + parts.joined(separator: ", ") + "\n\n"
         text += Fmt.table(["eps", "d_zeta", "d_zeta_lower", "outer ESS/K (K → ∞)"],
                           r.points.map { [Fmt.num($0.eps), Fmt.num($0.dZeta), Fmt.num($0.dZetaLower), $0.stageOuterEssFraction.map { Fmt.num($0) }.joined(separator: ", ")] })
         if let mc = r.monteCarlo {
@@ -326,7 +374,7 @@ enum LayeredToyReport {
     }
 
     /// Joint tempering's table, where `--joint` asked for it.
-    static func jointText(_ r: LayeredToyMeasurement) -> String {
+    static func jointText<Model>(_ r: StagedToyMeasurement<Model>) -> String {
         guard let mc = r.monteCarlo, r.points.contains(where: { $0.monteCarlo?.dZetaJointMc != nil }) else { return "" }
         var columns = ["eps", "joint d_zeta", "95% interval", "error"]
         if mc.trials > 1 { columns += ["covered", "bias", "sd"] }

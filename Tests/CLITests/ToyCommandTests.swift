@@ -176,7 +176,7 @@ import TwoScaleCore
         let b = try #require(one["points"]?.arrayValue?.first?["d_zeta_mc"]?.doubleValue)
         #expect(a != b)
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
-        var r = try LayeredToyMeasurement.measure(model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
+        var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
         try await r.runMonteCarlo(paths: 8, inner: 8, seed: 1, trials: 1, traceDraws: nil, islandSweeps: 1, threads: 2)
         #expect(r.points[0].monteCarlo?.dZetaMc == b)
     }

@@ -180,7 +180,7 @@ final class LayeredToyTests: XCTestCase {
     func testSmcEstimatorAgainstExactValues() async throws {
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
         let eps = [1e-3, 0.1]
-        var r = try LayeredToyMeasurement.measure(model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
         try await r.runMonteCarlo(paths: 64, inner: 32, seed: 1, trials: 20, traceDraws: nil, islandSweeps: 4, threads: 2)
         for p in r.points {
             let q = try XCTUnwrap(p.monteCarlo)
@@ -206,7 +206,7 @@ final class LayeredToyTests: XCTestCase {
     func testReportedIntervalIsTheBracketWhereSamplingFails() async throws {
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 10)
         let eps = [1e-3, 0.1]
-        var r = try LayeredToyMeasurement.measure(model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
         XCTAssertLessThan(r.points.map(\.outerEssFraction).max() ?? 1, 0.05, "a degenerate case")
         try await r.runMonteCarlo(paths: 64, inner: 32, seed: 301, trials: 20, traceDraws: nil, islandSweeps: 4, threads: 2)
         let qs = try r.points.map { try XCTUnwrap($0.monteCarlo) }
@@ -228,7 +228,7 @@ final class LayeredToyTests: XCTestCase {
     func testSeveralLaterStagesReportTheBracket() async throws {
         let m = try LayeredToy(units: [2, 2, 2, 2], unitSize: [3, 3, 3, 3], coupling: 3)
         let eps = [1e-3, 0.1]
-        var r = try LayeredToyMeasurement.measure(model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
         try await r.runMonteCarlo(paths: 64, inner: 32, seed: 1, trials: 20, traceDraws: nil, islandSweeps: 4, threads: 2)
         let qs = try r.points.map { try XCTUnwrap($0.monteCarlo) }
         XCTAssertLessThan(qs.map { $0.covered ?? 20 }.min() ?? 20, 18, "the sampled intervals miss here")
@@ -353,9 +353,9 @@ final class LayeredToyTests: XCTestCase {
     /// after the other on one thread: every trial has its own seed and streams.
     func testTrialsSideBySideMatchOneAfterTheOther() async throws {
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 10)
-        var runs: [LayeredToyMeasurement] = [], results: [Data] = []
+        var runs: [StagedToyMeasurement<LayeredToy>] = [], results: [Data] = []
         for threads in [1, 2, 3] {
-            var r = try LayeredToyMeasurement.measure(model: m, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
+            var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
             try await r.runMonteCarlo(paths: 16, inner: 8, seed: 7, trials: 5, traceDraws: nil, islandSweeps: 4, joint: true, threads: threads)
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
@@ -365,7 +365,7 @@ final class LayeredToyTests: XCTestCase {
         XCTAssertEqual(results[0], results[1])
         XCTAssertEqual(results[0], results[2])
         // The first trial's own numbers are those of a one-trial run at the same seed.
-        var one = try LayeredToyMeasurement.measure(model: m, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
+        var one = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
         try await one.runMonteCarlo(paths: 16, inner: 8, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, threads: 2)
         for (p, q) in zip(one.points, runs[1].points) {
             XCTAssertEqual(p.monteCarlo?.dZetaMc, q.monteCarlo?.dZetaMc)
@@ -380,7 +380,7 @@ final class LayeredToyTests: XCTestCase {
     func testJointTemperingAgainstExactValues() async throws {
         let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
         let eps = [1e-3, 0.1]
-        var r = try LayeredToyMeasurement.measure(model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
         try await r.runMonteCarlo(paths: 64, inner: 32, seed: 101, trials: 20, traceDraws: nil, islandSweeps: 4, joint: true, threads: 2)
         for p in r.points {
             let q = try XCTUnwrap(p.monteCarlo)
@@ -420,7 +420,7 @@ final class LayeredToyTests: XCTestCase {
     /// ESS (coupling 0), the estimates are the plain ones to the bit.
     func testOuterMovesAgainstExactValues() async throws {
         let m = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 6)
-        var plain = try LayeredToyMeasurement.measure(model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
+        var plain = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
         var moved = plain
         try await plain.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4, threads: 2)
         try await moved.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4,
@@ -443,7 +443,7 @@ final class LayeredToyTests: XCTestCase {
         let eps = [1e-3, 0.1]
         // No degeneracy, no moves: bit-identical to the plain run.
         let flat = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 0)
-        var r0 = try LayeredToyMeasurement.measure(model: flat, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r0 = try StagedToyMeasurement.measure(family: "layered", model: flat, eps: eps, zeta: 2.0 / 3, normalization: .trace)
         var r1 = r0
         try await r0.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, threads: 2)
         try await r1.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, moveProposals: 8, threads: 2)

@@ -2,10 +2,10 @@ import Foundation
 import Samplers
 import TwoScaleCore
 
-/// The layered toy family (`toy`): the exact 2sED and lower 2sED of a `LayeredToy` at each ε, the limit outer
-/// ESS fraction, and with `Setting.monteCarlo` the smc estimator (`StagedSMC`, the code that measures networks) beside
-/// them over one or more trials.
-public struct LayeredToyMeasurement: Sendable, Encodable {
+/// A staged toy family (`toy`): the exact 2sED and lower 2sED of an `ExactStagedToy` (the layered toy, or any
+/// `StagedToyFamilies` finds) at each ε, the limit outer ESS fraction, and with `Setting.monteCarlo` the smc
+/// estimator (`StagedSMC`, the code that measures networks) beside them over one or more trials.
+public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
     public struct Point: Sendable, Encodable {
         public var eps: Double
         public var dZeta: Double
@@ -152,7 +152,9 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         }
     }
 
-    public var model: LayeredToy
+    /// The family's name (the results' `family` key).
+    public var family: String
+    public var model: Model
     public var zeta: Double
     public var normalization: Normalization
     /// The exact normalisation constant c.
@@ -161,17 +163,17 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
     public var monteCarlo: MonteCarloSummary?
 
     enum CodingKeys: String, CodingKey {
-        case family, dimension, stageUnits, box, threshold, coupling, zeta, normalization, scale, meanTrace, points, monteCarlo
+        case family, dimension, stageUnits, box, zeta, normalization, scale, meanTrace, points, monteCarlo
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode("layered", forKey: .family)
+        try c.encode(family, forKey: .family)
         try c.encode(model.parameterCount, forKey: .dimension)
         try c.encode(model.stageUnits.map { ["count": $0.count, "dimension": $0.dimension] }, forKey: .stageUnits)
-        try c.encode([model.lo, model.hi], forKey: .box)
-        try c.encode(model.threshold, forKey: .threshold)
-        try c.encode(model.coupling, forKey: .coupling)
+        try c.encode([model.box.lowerBound, model.box.upperBound], forKey: .box)
+        var own = encoder.container(keyedBy: ResultKey.self)
+        for (name, value) in model.parameters { try own.encode(value, forKey: ResultKey(name)) }
         try c.encode(zeta, forKey: .zeta)
         try c.encode(normalization, forKey: .normalization)
         try c.encode(scale, forKey: .scale)
@@ -181,26 +183,26 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
     }
 
     /// The exact values at every ε.
-    public static func measure(model: LayeredToy, eps: [Double], zeta: Double, normalization: Normalization) throws -> Self {
+    public static func measure(family: String, model: Model, eps: [Double], zeta: Double, normalization: Normalization) throws -> Self {
         let points = try eps.map { e -> Point in
             let x = try model.exact(eps: e, zeta: zeta, normalization: normalization)
             return Point(eps: e, dZeta: x.dZeta, dZetaLower: x.dZetaLower, stageOuterEssFraction: x.stageOuterESSFraction,
                          stageLogZ: x.stageLogZ, monteCarlo: nil)
         }
-        return LayeredToyMeasurement(model: model, zeta: zeta, normalization: normalization,
+        return StagedToyMeasurement(family: family, model: model, zeta: zeta, normalization: normalization,
                                      scale: try model.scale(normalization), points: points, monteCarlo: nil)
     }
 
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
-                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = JointSMC<LayeredToy>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
         let model = self.model, zeta = self.zeta, normalization = self.normalization
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
-            -> (StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?) {
-            let smc = try StagedSMC<LayeredToy>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+            -> (StagedSMC<Model>.Result, CertifiedBracket, [EpsilonEstimate]?) {
+            let smc = try StagedSMC<Model>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, moveProposals: moveProposals)
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket as on networks: c's interval from trace draws of its own.
@@ -223,13 +225,13 @@ public struct LayeredToyMeasurement: Sendable, Encodable {
         }
         // Trials are independent (each its own seed): with several, up to `threads` run side by side on one
         // thread each; every number is the same as one after the other.
-        var byTrial = [(StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?)?](repeating: nil, count: trials)
+        var byTrial = [(StagedSMC<Model>.Result, CertifiedBracket, [EpsilonEstimate]?)?](repeating: nil, count: trials)
         if trials == 1 {
             byTrial[0] = try await trial(0, threads: threads, say: progress)
         } else {
             let lanes = Swift.max(1, Swift.min(threads, trials))
             let perTrial = lanes == 1 ? threads : 1
-            try await withThrowingTaskGroup(of: (Int, (StagedSMC<LayeredToy>.Result, CertifiedBracket, [EpsilonEstimate]?)).self) { group in
+            try await withThrowingTaskGroup(of: (Int, (StagedSMC<Model>.Result, CertifiedBracket, [EpsilonEstimate]?)).self) { group in
                 var next = 0, done = 0
                 func start() {
                     let i = next
