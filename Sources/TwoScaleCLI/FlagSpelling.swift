@@ -84,6 +84,31 @@ enum FlagSpelling {
     /// The flag of a setting (its name after `--` if the table lacks it, which FlagSpellingTests forbids).
     static func flag(for setting: Setting) -> String { flags[setting] ?? "--" + setting.name }
 
+    /// The plug-in settings in the words a command's hidden catch-all collected (`--flag value` or
+    /// `--flag=value`), each with its value as given and the flag it was given as; a word that is none of
+    /// `settings`' flags is an error, as the parser's own.
+    static func pluginValues(_ words: [String], settings: [Setting]) throws -> [(setting: Setting, flag: String, value: String)] {
+        let declared = Dictionary(settings.map { (flag(for: $0), $0) }, uniquingKeysWith: { a, _ in a })
+        var out: [(setting: Setting, flag: String, value: String)] = []
+        var i = 0
+        while i < words.count {
+            let word = words[i]
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard word.hasPrefix("--"), let setting = declared[parts[0]] else {
+                throw TwoScaleError.usage(word.hasPrefix("-") ? "unknown option '\(parts[0])'" : "unexpected argument '\(word)'")
+            }
+            if parts.count == 2 {
+                out.append((setting, parts[0], parts[1]))
+            } else {
+                guard i + 1 < words.count else { throw TwoScaleError.usage("missing value for '\(word)'") }
+                i += 1
+                out.append((setting, parts[0], words[i]))
+            }
+            i += 1
+        }
+        return out
+    }
+
     /// `text` with every setting marker spelled as its flag.
     static func render(_ text: String) -> String { Setting.render(text, flag(for:)) }
 

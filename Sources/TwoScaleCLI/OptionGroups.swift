@@ -280,25 +280,10 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
 
     /// The plug-in options' values in `pluginWords`; any other word is an error, as the parser's own.
     func pluginSettings() throws -> [Setting: Int] {
-        let declared = Dictionary(EstimatorRegistry.all.flatMap { e in e.options.map { (FlagSpelling.flag(for: $0.setting), $0.setting) } },
-                                  uniquingKeysWith: { a, _ in a })
         var out: [Setting: Int] = [:]
-        var i = 0
-        while i < pluginWords.count {
-            let word = pluginWords[i]
-            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
-            guard word.hasPrefix("--"), let setting = declared[parts[0]] else {
-                throw TwoScaleError.usage(word.hasPrefix("-") ? "unknown option '\(parts[0])'" : "unexpected argument '\(word)'")
-            }
-            let value: String
-            if parts.count == 2 { value = parts[1] } else {
-                guard i + 1 < pluginWords.count else { throw TwoScaleError.usage("missing value for '\(word)'") }
-                i += 1
-                value = pluginWords[i]
-            }
-            guard let v = Int(value) else { throw TwoScaleError.invalid(parts[0], value, allowed: "a whole number") }
-            out[setting] = v
-            i += 1
+        for w in try FlagSpelling.pluginValues(pluginWords, settings: EstimatorRegistry.all.flatMap { $0.options.map(\.setting) }) {
+            guard let v = Int(w.value) else { throw TwoScaleError.invalid(w.flag, w.value, allowed: "a whole number") }
+            out[w.setting] = v
         }
         return out
     }

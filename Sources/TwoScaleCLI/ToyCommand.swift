@@ -217,23 +217,8 @@ struct ToyCommand: AsyncParsableCommand {
         if let b = threshold { out.append((.threshold, [b])) }
         if let g = coupling { out.append((.coupling, [g])) }
         let own: Set<Setting> = [.units, .unitSize, .threshold, .coupling]
-        let declared = Dictionary(StagedToyFamilies.owners.keys.filter { !own.contains($0) }.map { (FlagSpelling.flag(for: $0), $0) },
-                                  uniquingKeysWith: { a, _ in a })
-        var i = 0
-        while i < familyWords.count {
-            let word = familyWords[i]
-            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
-            guard word.hasPrefix("--"), let setting = declared[parts[0]] else {
-                throw TwoScaleError.usage(word.hasPrefix("-") ? "unknown option '\(parts[0])'" : "unexpected argument '\(word)'")
-            }
-            let value: String
-            if parts.count == 2 { value = parts[1] } else {
-                guard i + 1 < familyWords.count else { throw TwoScaleError.usage("missing value for '\(word)'") }
-                i += 1
-                value = familyWords[i]
-            }
-            out.append((setting, try Grid.parseList(value, flag: parts[0])))
-            i += 1
+        for w in try FlagSpelling.pluginValues(familyWords, settings: StagedToyFamilies.owners.keys.filter { !own.contains($0) }) {
+            out.append((w.setting, try Grid.parseList(w.value, flag: w.flag)))
         }
         return out
     }
