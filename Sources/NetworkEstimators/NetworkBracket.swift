@@ -79,8 +79,7 @@ extension MarkovFisher {
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
-            var upper = ceilings.map { $0.upperLogBound(scale: upperScales[ei]) }
-            if let b = firstUnit?[ei] { upper[0] = Swift.min(upper[0], Double(n1) * b) }
+            let upper = Self.upperTerms(ceilings, scale: upperScales[ei], firstBlockMean: firstUnit.map { Double(n1) * $0[ei] })
             let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
@@ -95,6 +94,21 @@ extension MarkovFisher {
                                           stageOneMarkov: Swift.max(0, markov.logZ1[s]! + level))
         }
         return CertifiedBracket(delta: delta, draws: draws, points: points, scale: c)
+    }
+
+    /// The upper end's stage terms at scale s (docs/METHOD.md §19, "The first block, sampled"): the first block
+    /// at its majorant with every later block at the smaller of its majorant and its mean over the previous
+    /// layer's weights (`upperLogBound`), or, where `firstBlockMean` (a bound on `log Z_1`) is given and the sum
+    /// is smaller, the first block at that bound with the second block at its majorant. The first block's
+    /// mean and the second block's mean are both over θ_1 and may not be multiplied: `E[G_1 M_2] ≤ E G_1 · E M_2`
+    /// would need them uncorrelated, and a relu unit's many active samples raise both.
+    static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?) -> [Double] {
+        let supremum = ceilings.map { $0.upperLogBound(scale: s) }
+        guard let first = firstBlockMean, !ceilings.isEmpty else { return supremum }
+        var sampled = supremum
+        sampled[0] = first
+        if ceilings.count > 1 { sampled[1] = ceilings[1].logBound(scale: s) }
+        return sampled.reduce(0, +) < supremum.reduce(0, +) ? sampled : supremum
     }
 
     /// A bound on `log E_w g_u(w)` of one first-layer unit at each scale (the units are exchangeable: one

@@ -14,9 +14,9 @@ public struct StudyFolder: Sendable {
 
     /// What a cell's numbers mean, raised whenever a cell's computation changes their meaning, so that a
     /// folder never mixes the two: 2 since the certified bracket holds for the true c (its interval inside),
-    /// 3 since its first block's upper end is sampled where that is smaller; a folder without `method.txt` is
-    /// method 1.
-    public static let cellMethod = 3
+    /// 3 since its first block's upper end is sampled where that is smaller, 4 since that end is paired with the
+    /// second block's supremum (not its mean); a folder without `method.txt` is method 1.
+    public static let cellMethod = 4
 
     /// Opens (or starts) `path` for `grid`.
     public init(path: String, grid: StudyGrid) throws {

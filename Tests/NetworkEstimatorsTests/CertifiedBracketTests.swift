@@ -398,6 +398,28 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertNil(few, "too few draws: no sampled end")
     }
 
+    /// The first block's sampled mean and the second block's mean over the first layer's weights are never
+    /// taken together (both average over θ_1, and their product bounds `E[G_1 M_2]` only if they are
+    /// uncorrelated): with the sampled mean the second block is at its majorant, the later blocks at their
+    /// own smaller bound; without it, or where that sum is larger, every block is as `upperLogBound` has it.
+    func testSampledFirstBlockIsPairedWithTheSecondBlocksMajorant() throws {
+        let m = try model("6-4-4-3", .relu, data: R.gaussianData(20, 6, seed: 5))
+        let ceilings = try m.blockCeilings(box: -1...1)
+        for s in [0.5, 5, 50] {
+            let supremum = ceilings.map { $0.upperLogBound(scale: s) }
+            XCTAssertNotNil(ceilings[1].mean, "the second block has a bound in the mean")
+            XCTAssertLessThan(supremum[1], ceilings[1].logBound(scale: s), "and it is the smaller at s = \(s)")
+            XCTAssertEqual(MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: nil), supremum)
+            let paired = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 0)
+            XCTAssertEqual(paired, [0, ceilings[1].logBound(scale: s)] + supremum[2...], "s = \(s)")
+            // A first-block mean that saves less than the second block's mean does: the majorant's terms.
+            let saving = ceilings[1].logBound(scale: s) - supremum[1]
+            let close = supremum[0] - saving / 2
+            XCTAssertEqual(MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: close), supremum, "s = \(s)")
+            XCTAssertEqual(MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: supremum[0] + 1), supremum)
+        }
+    }
+
     /// The Markov end's estimate is unbiased for Z (frozen schedules, outer particles from the stage-1
     /// populations, islands with a shared frozen schedule): over 400 seeds the mean of `Ẑ` (natural scale)
     /// matches the quadrature of the 1-1-2 relu network within 4 standard errors, at two scales, and so does
