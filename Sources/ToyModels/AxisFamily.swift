@@ -2,7 +2,7 @@ import Foundation
 import TwoScaleCore
 
 /// A per-axis Fisher information family `λ(t)` of a separable toy model: the seam a new family plugs
-/// into. A family is one type (one file) and one line in `AxisFamilies.builtIn`, or a `register` call
+/// into. A family is one type (one file) and one entry in the shipped list of `AxisFamilies`, or a `register` call
 /// from a program or a test; `toy` and `bound` then find it by its name (`Setting.family`).
 ///
 /// The exact 2sED needs `⟨√λ⟩` and `⟨λ⟩` over the box (GSL quadrature, `ToyModel`), so a family says
@@ -35,39 +35,22 @@ extension AxisFamily {
 
 /// The axis families by name: the shipped ones, then those a program registers.
 public enum AxisFamilies {
-    /// The families shipped, in the order help texts list them.
-    static let builtIn: [any AxisFamily] = [BernoulliFamily(), PoissonFamily(), ExponentialFamily()]
+    /// The families shipped, in the order help texts list them, then those registered.
+    private static let registry = NamedRegistry<any AxisFamily>(shipped: [BernoulliFamily(), PoissonFamily(), ExponentialFamily()],
+                                                                  name: { $0.name })
 
-    private final class Added: @unchecked Sendable {
-        let lock = NSLock()
-        var list: [any AxisFamily] = []
-    }
-
-    private static let added = Added()
-
-    public static var all: [any AxisFamily] {
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        return builtIn + added.list
-    }
+    public static var all: [any AxisFamily] { registry.all }
 
     /// The family of that name, or nil.
-    public static func named(_ name: String) -> (any AxisFamily)? { all.first { $0.name == name } }
+    public static func named(_ name: String) -> (any AxisFamily)? { registry.named(name) }
 
     /// Adds a family under its name (a name any toy family has, `constant` and the staged ones included, is refused).
     public static func register(_ family: any AxisFamily) throws {
-        guard named(family.name) == nil, family.name != "constant", StagedToyFamilies.named(family.name) == nil else {
+        guard registry.add(family, refusedIf: { $0 == "constant" || StagedToyFamilies.named($0) != nil }) else {
             throw TwoScaleError.failure("a toy family named \(family.name) is already registered")
         }
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        added.list.append(family)
     }
 
     /// Removes a family added by `register` (the shipped ones stay).
-    public static func unregister(_ name: String) {
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        added.list.removeAll { $0.name == name }
-    }
+    public static func unregister(_ name: String) { registry.remove(named: name) }
 }

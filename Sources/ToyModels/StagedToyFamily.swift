@@ -26,7 +26,7 @@ extension ExactStagedToy {
 }
 
 /// A family of staged exact toys, the seam a new one plugs into: one type (one file) and a line in
-/// `StagedToyFamilies.builtIn`, or a `register` call from a program or a test. `toy` finds it by its name
+/// the shipped list of `StagedToyFamilies`, or a `register` call from a program or a test. `toy` finds it by its name
 /// (`Setting.family`), takes its settings, and runs the exact values and the staged estimators on it.
 public protocol StagedToyFamily: Sendable {
     /// Its name, as `Setting.family` and the results' `family` key spell it.
@@ -39,24 +39,13 @@ public protocol StagedToyFamily: Sendable {
 
 /// The staged toy families by name: the shipped ones, then those a program registers.
 public enum StagedToyFamilies {
-    /// The families shipped, in the order help texts list them.
-    static let builtIn: [any StagedToyFamily] = [LayeredToyFamily()]
+    /// The families shipped, in the order help texts list them, then those registered.
+    private static let registry = NamedRegistry<any StagedToyFamily>(shipped: [LayeredToyFamily()], name: { $0.name })
 
-    private final class Added: @unchecked Sendable {
-        let lock = NSLock()
-        var list: [any StagedToyFamily] = []
-    }
-
-    private static let added = Added()
-
-    public static var all: [any StagedToyFamily] {
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        return builtIn + added.list
-    }
+    public static var all: [any StagedToyFamily] { registry.all }
 
     /// The family of that name, or nil.
-    public static func named(_ name: String) -> (any StagedToyFamily)? { all.first { $0.name == name } }
+    public static func named(_ name: String) -> (any StagedToyFamily)? { registry.named(name) }
 
     /// Every setting some staged family owns, with the first family that owns it.
     public static var owners: [Setting: any StagedToyFamily] {
@@ -67,18 +56,11 @@ public enum StagedToyFamilies {
 
     /// Adds a family under its name (a name any toy family has, `constant` included, is refused).
     public static func register(_ family: any StagedToyFamily) throws {
-        guard named(family.name) == nil, Family(name: family.name) == nil else {
+        guard registry.add(family, refusedIf: { Family(name: $0) != nil }) else {
             throw TwoScaleError.failure("a toy family named \(family.name) is already registered")
         }
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        added.list.append(family)
     }
 
     /// Removes a family added by `register` (the shipped ones stay).
-    public static func unregister(_ name: String) {
-        added.lock.lock()
-        defer { added.lock.unlock() }
-        added.list.removeAll { $0.name == name }
-    }
+    public static func unregister(_ name: String) { registry.remove(named: name) }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the Fisher matrix is scaled before measuring (docs/METHOD.md §3).
 ///
 /// * `trace` (default): `F̂ = c·F` with `c = d / E_θ[Tr F(θ)]`, so that `E_θ Tr F̂ = d`;
@@ -41,6 +43,3 @@ public enum ScaleParameters {
     /// `t = ε^(ζ−1)`, the factor in `det(I + t F̂^{1/2})`.
     public static func t(eps: Double, zeta: Double) -> Double { pow(eps, zeta - 1) }
 }
-
-import Foundation
-import TwoScaleCore

@@ -1,5 +1,4 @@
 import Foundation
-import TwoScaleCore
 
 /// The two-scale effective dimension (docs/METHOD.md §4) from spectra.
 ///
