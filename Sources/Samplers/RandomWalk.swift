@@ -66,6 +66,7 @@ enum RandomWalk {
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
         used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
+        let start = x
         var y = [Double](repeating: 0, count: p)
         for sweep in 0..<sweeps {
             if let f = frozen { h = f.steps[sweep] }
@@ -96,6 +97,29 @@ enum RandomWalk {
             diag.evaluated += evaluated
             h = adapted(h, acceptance: Double(acc) / Double(n))
         }
+        if let d = decorrelation(from: start, to: x, particles: n, dimension: p) {
+            diag.minDecorrelation = Swift.min(diag.minDecorrelation ?? d, d)
+        }
+    }
+
+    /// How far a move took the particles: their mean squared displacement summed over coordinates, over
+    /// twice their variance before the move summed the same way. Independent draws from the population's law
+    /// have `E|x' − x|² = 2 Σ_j var_j`, so it is about 1 where the move forgot where it started and small where
+    /// the particles stayed near their starts; nil where the particles did not vary.
+    static func decorrelation(from start: [Double], to end: [Double], particles n: Int, dimension p: Int) -> Double? {
+        var moved = 0.0, spread = 0.0
+        for j in 0..<p {
+            var m = 0.0
+            for i in 0..<n { m += start[i * p + j] }
+            m /= Double(n)
+            for i in 0..<n {
+                let d = start[i * p + j] - m, e = end[i * p + j] - start[i * p + j]
+                spread += d * d
+                moved += e * e
+            }
+        }
+        guard spread > 0 else { return nil }
+        return moved / (2 * spread)
     }
 
     /// The least-squares slope of `ell` on `h` over the particles (0 when h does not vary or the slope

@@ -17,6 +17,9 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
     public var evaluated: Int = 0
     /// Smallest ESS fraction (ESS / particles) seen at a recorded stop.
     public var minStopESS: Double = 1
+    /// Smallest decorrelation of a move (`RandomWalk.decorrelation`: 1 where the particles end as far from
+    /// where they started as independent draws would); nil before any move.
+    public var minDecorrelation: Double? = nil
 
     public init() {}
 
@@ -33,6 +36,7 @@ public struct SMCDiagnostics: Sendable, Equatable, Codable {
         accepted += o.accepted
         evaluated += o.evaluated
         minStopESS = Swift.min(minStopESS, o.minStopESS)
+        if let d = o.minDecorrelation { minDecorrelation = Swift.min(minDecorrelation ?? d, d) }
     }
 }
 
@@ -48,10 +52,12 @@ extension SMCDiagnostics {
         /// screen (below 1 with it).
         @NullIfNil public var evaluated: Double?
         public var minStopEssFraction: Double
+        /// The smallest decorrelation of a move (null without moves).
+        @NullIfNil public var minDecorrelation: Double?
     }
 
     public var summary: Summary {
         Summary(samplers: samplers, meanSteps: meanSteps, maxSteps: maxSteps, acceptance: acceptanceRate,
-                evaluated: evaluatedFraction, minStopEssFraction: minStopESS)
+                evaluated: evaluatedFraction, minStopEssFraction: minStopESS, minDecorrelation: minDecorrelation)
     }
 }

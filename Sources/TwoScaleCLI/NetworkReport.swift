@@ -229,10 +229,12 @@ enum NetworkReport {
         return head + Fmt.table(header, rows) + (abbas.isEmpty ? "" : "\n" + abbas)
     }
 
-    /// Samplers, steps, the acceptance rate and the share of proposals whose spectrum was computed.
+    /// Samplers, steps, the acceptance rate, the share of proposals whose spectrum was computed and the
+    /// smallest decorrelation of a move.
     static func samplerLine(_ d: SMCDiagnostics) -> String {
         var line = "\(d.samplers) samplers, \(Fmt.num(d.meanSteps, 3)) steps on average (max \(d.maxSteps)), acceptance \(Fmt.num(d.acceptanceRate, 3))"
         if let e = d.evaluatedFraction, e < 1 { line += ", \(Fmt.num(e, 3)) of proposals evaluated" }
+        if let m = d.minDecorrelation { line += ", decorrelation ≥ \(Fmt.num(m, 2))" }
         return line
     }
 
