@@ -26,14 +26,14 @@ enum RandomWalk {
         Swift.min(width, Swift.max(1e-3 * width, sd))
     }
 
-    /// The particles' per-coordinate spread (two passes), clamped: the proposals' scale per coordinate.
-    static func spread(_ x: [Double], particles n: Int, dimension p: Int, width: Double) -> [Double] {
+    /// The particles' per-coordinate variance (two passes).
+    static func variances(_ x: [Double], particles n: Int, dimension p: Int) -> [Double] {
         (0..<p).map { j in
             var m = 0.0, q = 0.0
             for i in 0..<n { m += x[i * p + j] }
             m /= Double(n)
             for i in 0..<n { let d = x[i * p + j] - m; q += d * d }
-            return clamped((q / Double(n)).squareRoot(), width: width)
+            return q / Double(n)
         }
     }
 
@@ -62,7 +62,9 @@ enum RandomWalk {
                      diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
-        let sd = frozen?.spread ?? spread(x, particles: n, dimension: p, width: width)
+        // The proposals' scale per coordinate: the particles' spread, clamped.
+        let variance = variances(x, particles: n, dimension: p)
+        let sd = frozen?.spread ?? variance.map { clamped($0.squareRoot(), width: width) }
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
         used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
@@ -97,28 +99,20 @@ enum RandomWalk {
             diag.evaluated += evaluated
             h = adapted(h, acceptance: Double(acc) / Double(n))
         }
-        if let d = decorrelation(from: start, to: x, particles: n, dimension: p) {
+        if let d = decorrelation(from: start, to: x, variances: variance, particles: n, dimension: p) {
             diag.minDecorrelation = Swift.min(diag.minDecorrelation ?? d, d)
         }
     }
 
     /// How far a move took the particles: their mean squared displacement summed over coordinates, over
-    /// twice their variance before the move summed the same way. Independent draws from the population's law
-    /// have `E|x' − x|² = 2 Σ_j var_j`, so it is about 1 where the move forgot where it started and small where
-    /// the particles stayed near their starts; nil where the particles did not vary.
-    static func decorrelation(from start: [Double], to end: [Double], particles n: Int, dimension p: Int) -> Double? {
-        var moved = 0.0, spread = 0.0
-        for j in 0..<p {
-            var m = 0.0
-            for i in 0..<n { m += start[i * p + j] }
-            m /= Double(n)
-            for i in 0..<n {
-                let d = start[i * p + j] - m, e = end[i * p + j] - start[i * p + j]
-                spread += d * d
-                moved += e * e
-            }
-        }
+    /// twice their variance before the move (`variances` of `start`) summed the same way. Independent draws from
+    /// the population's law have `E|x' − x|² = 2 Σ_j var_j`, so it is about 1 where the move forgot where it
+    /// started and small where the particles stayed near their starts; nil where the particles did not vary.
+    static func decorrelation(from start: [Double], to end: [Double], variances: [Double], particles n: Int, dimension p: Int) -> Double? {
+        let spread = Double(n) * variances.reduce(0, +)
         guard spread > 0 else { return nil }
+        var moved = 0.0
+        for k in 0..<(n * p) { let e = end[k] - start[k]; moved += e * e }
         return moved / (2 * spread)
     }
 

@@ -21,12 +21,14 @@ final class NamedRegistry<Item: Sendable>: @unchecked Sendable {
 
     func named(_ n: String) -> Item? { all.first { name($0) == n } }
 
-    /// Adds `item` unless `refused(name)` (checked under the lock with the names already present).
+    /// Adds `item` unless its name is present or `taken` elsewhere (asked before this registry's lock is held,
+    /// so two registries that ask each other never wait on each other).
     func add(_ item: Item, refusedIf taken: (String) -> Bool) -> Bool {
+        let n = name(item)
+        guard !taken(n) else { return false }
         lock.lock()
         defer { lock.unlock() }
-        let n = name(item)
-        guard !(shipped + added).contains(where: { name($0) == n }), !taken(n) else { return false }
+        guard !(shipped + added).contains(where: { name($0) == n }) else { return false }
         added.append(item)
         return true
     }
