@@ -38,7 +38,9 @@ extension StagedSMC {
                                          threads: threads, progress: progress)
                 }
             }
-            points.append(try sum.point(eps: e, zeta: zeta, dimension: d, lower: lower, logVarianceOfC: varLogC))
+            var point = try sum.point(eps: e, zeta: zeta, dimension: d, lower: lower, logVarianceOfC: varLogC)
+            point.stageOneDecorrelation = first.estimate.diagnostics.minDecorrelation
+            points.append(point)
         }
         return Result(points: points, scale: c, trace: trace, stage1: first.estimate.diagnostics, islands: islandsDiag)
     }

@@ -30,6 +30,9 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// smc, per stage m ≥ 2: the sample variance of `log Ẑ_m^k` over the outer particles (nats²), the input of
     /// the lognormal model in the stage term's variance (`LogEstimate.logMean`).
     public var logVariance: [Double] = []
+    /// smc: the smallest decorrelation of stage 1's moves (`SMCDiagnostics.minDecorrelation`; nil without a
+    /// move), one of the diagnostics the reported interval reads (`ReportedInterval.minimumDecorrelation`).
+    public var stageOneDecorrelation: Double? = nil
     /// smc, per stage m ≥ 2: the shortfall a log-mean of K weights with that spread has under the lognormal
     /// model (`LogNormalSpread.shortfall`, nats), a bias the interval does not include (`TailShortfall`).
     public var tailShortfall: [Double] = []
@@ -116,8 +119,11 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// sampled intervals, the stage diagnostics at K = `paths` outer particles and the bracket `b`.
     public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
-        return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZeta),
-                ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, bracket: b.dZetaLower) })
+        let mixed = stageOneDecorrelation
+        return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
+                                        bracket: b.dZeta),
+                ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
+                                                        bracket: b.dZetaLower) })
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a

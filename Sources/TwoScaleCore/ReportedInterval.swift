@@ -10,7 +10,10 @@ import Foundation
 ///   not yet reached lifts the first, not the second). Island noise counts through both. With two or more
 ///   later stages each stage's particles descend from the previous stage's resampled few, their errors are
 ///   correlated, and no sampled interval has held at the rate it claims (docs/ESTIMATORS.md §5, "Several
-///   later stages"). The interval is the sampler's, cut to the bracket (both hold ⇒ their intersection holds).
+///   later stages"). And the first stage's moves must have decorrelated its particles: a random walk that
+///   leaves them near their starts makes the stage's term low by more than the replicates' spread shows, so
+///   its smallest decorrelation must be at least `minimumDecorrelation`. The interval is the sampler's, cut
+///   to the bracket (both hold ⇒ their intersection holds).
 /// * `bracket`: otherwise, or where the sampled interval misses the bracket altogether. It holds by
 ///   construction, with probability ≥ 1 − δ for its lower end, conditional on what the bracket is.
 public struct ReportedInterval: Sendable, Equatable, Encodable {
@@ -30,23 +33,29 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     public static let minimumESSFraction = 0.1
     /// The lognormal limit ESS fraction `e^{−s²}` below which a sampled interval is not reported.
     public static let minimumLimitESSFraction = 0.02
+    /// The first stage's smallest decorrelation of a move (`SMCDiagnostics.minDecorrelation`) below which a
+    /// sampled interval is not reported.
+    public static let minimumDecorrelation = 0.85
 
     /// Whether the diagnostics of a run let its sampled interval stand: a model of at most two stages (at
     /// most one entry per array), whose later stage's outer ESS (`essFraction`, a share of K) is at least
     /// `minimumESSFraction` and whose `e^{−s²}` (`logWeightVariance`: s², the sample variance of the outer
-    /// log-weights) is at least `minimumLimitESSFraction`. A one-stage model (no entries) always does.
-    public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double]) -> Bool {
+    /// log-weights) is at least `minimumLimitESSFraction`, and whose first stage's moves decorrelated its
+    /// particles to at least `minimumDecorrelation` (nil: no move was made, or none was measured). A one-stage
+    /// model (no entries) passes the first two.
+    public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double], decorrelation: Double? = nil) -> Bool {
         essFraction.count <= 1 && logWeightVariance.count <= 1
             && essFraction.allSatisfy { $0 >= minimumESSFraction }
             && logWeightVariance.allSatisfy { Foundation.exp(-$0) >= minimumLimitESSFraction }
+            && (decorrelation ?? 1) >= minimumDecorrelation
     }
 
     /// The interval to report from a sampled 95% interval, the run's diagnostics and its certified bracket
     /// (nil: none computed, and then the sampled interval stands as it is).
     public static func choose(sampled: ClosedRange<Double>, essFraction: [Double], logWeightVariance: [Double],
-                              bracket: ClosedRange<Double>?) -> ReportedInterval {
+                              decorrelation: Double? = nil, bracket: ClosedRange<Double>?) -> ReportedInterval {
         guard let bracket else { return ReportedInterval(range: sampled, source: .sampled) }
-        guard samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance),
+        guard samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance, decorrelation: decorrelation),
               sampled.overlaps(bracket) else {
             return ReportedInterval(range: bracket, source: .bracket)
         }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ToyModels
 import TwoScaleCore
+import TwoScaleFormats
 
 @Suite struct ToyCommandTests {
     @Test func workedExampleThroughTheCLI() async throws {
@@ -131,6 +132,24 @@ import TwoScaleCore
         }
         let text = await runCLICapturingErrors(["toy", "--family", "layered", "--unit-size", "1,2,1", "--eps", "0.1"])
         #expect(text.status == 0 && text.out.contains("stages 10×1, 10×2, 10×1"))
+    }
+
+    /// The stage-1 decorrelation check, end to end: two stages whose first-stage units have 50 coordinates,
+    /// where 20 random-walk sweeps per step leave the particles near their starts (the lab's shortfall of
+    /// about 0.1 nats per unit), report the bracket whatever the outer ESS; units of 3 coordinates decorrelate
+    /// and, with the same outer weights' rule, report the sampled interval.
+    @Test func stageOneThatDoesNotDecorrelateReportsTheBracket() async throws {
+        func run(_ size: String) async throws -> (decorrelation: Double, sources: [JSONValue?]) {
+            let j = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", size, "--coupling", "0",
+                                       "--eps", "1e-3,0.1", "--mc", "--paths", "16", "--inner", "8", "--json"])
+            let d = try #require(j["monte_carlo"]?["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
+            return (d, try #require(j["points"]?.arrayValue).map { $0["interval_mc_source"] })
+        }
+        let wide = try await run("50,3"), narrow = try await run("3,3")
+        #expect(wide.decorrelation < ReportedInterval.minimumDecorrelation, "\(wide.decorrelation)")
+        #expect(wide.sources == [.string("bracket"), .string("bracket")])
+        #expect(narrow.decorrelation >= ReportedInterval.minimumDecorrelation, "\(narrow.decorrelation)")
+        #expect(narrow.sources == [.string("sampled"), .string("sampled")])
     }
 
     /// `--sweeps` reaches joint tempering (other numbers, recorded as `monte_carlo.joint_sweeps`) and is

@@ -7,10 +7,10 @@ final class ReportedIntervalTests: XCTestCase {
     let bracket = 10.0...20.0
     let good = (ess: [0.5], logVar: [0.3])
 
-    func choose(_ sampled: ClosedRange<Double>, ess: [Double]? = nil, logVar: [Double]? = nil,
+    func choose(_ sampled: ClosedRange<Double>, ess: [Double]? = nil, logVar: [Double]? = nil, decorrelation: Double? = nil,
                 bracket: ClosedRange<Double>?? = .none) -> ReportedInterval {
         ReportedInterval.choose(sampled: sampled, essFraction: ess ?? good.ess, logWeightVariance: logVar ?? good.logVar,
-                                bracket: bracket ?? self.bracket)
+                                decorrelation: decorrelation, bracket: bracket ?? self.bracket)
     }
 
     func testSampledInsideTheBracketStands() {
@@ -36,6 +36,14 @@ final class ReportedIntervalTests: XCTestCase {
         let edge = -log(ReportedInterval.minimumLimitESSFraction)
         XCTAssertEqual(choose(12...14, logVar: [edge * 1.01]).source, .bracket)
         XCTAssertEqual(choose(12...14, logVar: [edge * 0.99]).source, .sampled)
+        // Stage 1's smallest decorrelation: below the threshold the bracket, at it or unmeasured the sampled
+        // interval; it counts for a one-stage model too.
+        let mixed = ReportedInterval.minimumDecorrelation
+        XCTAssertEqual(choose(12...14, decorrelation: mixed * 0.99).source, .bracket)
+        XCTAssertEqual(choose(12...14, decorrelation: mixed).source, .sampled)
+        XCTAssertEqual(choose(12...14, decorrelation: nil).source, .sampled)
+        XCTAssertEqual(choose(12...14, ess: [], logVar: [], decorrelation: 0.2).source, .bracket)
+        XCTAssertEqual(choose(5...6, decorrelation: 0.2, bracket: .some(nil)).source, .sampled, "no bracket: nothing to fall back to")
     }
 
     /// Two or more later stages: the bracket, however even the weights (the stages' errors are correlated
