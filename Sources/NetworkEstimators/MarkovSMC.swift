@@ -31,8 +31,9 @@ public struct MarkovSMC: Sendable {
 
     /// The default budget (`ed`'s, with the smc estimator): K = 64 outer particles, J = 32 island particles.
     public static let defaultPaths = Staged.defaultPaths, defaultInner = Staged.defaultInner
-    /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `stageOneSweeps` sweeps per step.
-    public static let stageOneParticles = Staged.stageOneParticles, stageOneSweeps = Staged.stageOneSweeps
+    /// Stage 1: K·`stageOneParticles` particles per first-layer neuron, `defaultStageOneSweeps` sweeps per step.
+    public static let stageOneParticles = Staged.stageOneParticles, defaultStageOneSweeps = Staged.defaultStageOneSweeps,
+                      maximumStageOneSweeps = Staged.maximumStageOneSweeps
     /// The islands' schedule (`StagedSMC`).
     public static let islandESSFraction = Staged.islandESSFraction, defaultIslandSweeps = Staged.defaultIslandSweeps
 
@@ -40,17 +41,19 @@ public struct MarkovSMC: Sendable {
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
                 traceDraws: Int, replicates: Int = 2, islandSweeps: Int = MarkovSMC.defaultIslandSweeps,
-                moveProposals: Int = 0) throws {
+                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, moveProposals: Int = 0) throws {
         try Network.checkBox(box)
         staged = try Staged(model: model, box: box, seed: seed, paths: paths, inner: inner, traceDraws: traceDraws,
-                            replicates: replicates, islandSweeps: islandSweeps, moveProposals: moveProposals)
+                            replicates: replicates, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps,
+                            moveProposals: moveProposals)
     }
 
     /// The budget the samplers can run with (`StagedSMC.checkBudget`).
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = MarkovSMC.defaultIslandSweeps, moveProposals: Int = 0) throws {
+                                   islandSweeps: Int = MarkovSMC.defaultIslandSweeps, stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps,
+                                   moveProposals: Int = 0) throws {
         try Staged.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: layers, replicates: replicates,
-                               islandSweeps: islandSweeps, moveProposals: moveProposals)
+                               islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps, moveProposals: moveProposals)
     }
 
     /// The staged estimator's result (points, ĉ, stage-1 and island diagnostics) and what only a network has.

@@ -62,7 +62,8 @@ public enum SMCEstimator: NetworkEstimator {
     public static let traceDrawsOption = EstimatorOption(.traceDraws, defaultValue: nil)
     static let islandSweepsOption = EstimatorOption(.islandSweeps, defaultValue: MarkovSMC.defaultIslandSweeps)
     static let outerMovesOption = EstimatorOption(.outerMoves, defaultValue: 0)
-    public static var options: [EstimatorOption] { [traceDrawsOption, islandSweepsOption, outerMovesOption] }
+    static let stageOneSweepsOption = EstimatorOption(.stageOneSweeps, defaultValue: MarkovSMC.defaultStageOneSweeps)
+    public static var options: [EstimatorOption] { [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption] }
     public static var reportsIntervals: Bool { true }
     public static var toy: ToyMonteCarlo.Method? { .smc }
     public static var estimatesStagedToys: Bool { true }
@@ -73,6 +74,7 @@ public enum SMCEstimator: NetworkEstimator {
     }
     static func islandSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(islandSweepsOption) }
     static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(outerMovesOption) }
+    static func stageOneSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(stageOneSweepsOption) }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
@@ -80,13 +82,16 @@ public enum SMCEstimator: NetworkEstimator {
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         try MarkovSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(budget, parameters: 0), layers: layers,
-                                   islandSweeps: islandSweeps(budget), moveProposals: outerMoves(budget))
+                                   islandSweeps: islandSweeps(budget), stageOneSweeps: stageOneSweeps(budget),
+                                   moveProposals: outerMoves(budget))
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         try c.encode(budget.settings[.traceDraws], forKey: ResultKey("trace_draws"))
         try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps(budget), into: &c)
         if outerMoves(budget) > 0 { try c.encode(outerMoves(budget), forKey: ResultKey("outer_moves")) }
+        let sweeps = stageOneSweeps(budget)
+        if sweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(sweeps, forKey: ResultKey("stage1_sweeps")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -94,7 +99,7 @@ public enum SMCEstimator: NetworkEstimator {
         let b = problem.budget
         var smc = try MarkovSMC(model: problem.model, box: problem.box, seed: problem.seed, paths: b.paths, inner: b.inner,
                                  traceDraws: traceDraws(b, parameters: problem.model.architecture.parameterCount),
-                                 islandSweeps: islandSweeps(b), moveProposals: outerMoves(b))
+                                 islandSweeps: islandSweeps(b), stageOneSweeps: stageOneSweeps(b), moveProposals: outerMoves(b))
         smc.sharing = problem.sharing
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
@@ -105,7 +110,7 @@ public enum SMCEstimator: NetworkEstimator {
         }
         let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                           normalization: request.normalization, paths: b.paths, inner: b.inner,
-                          islandSweeps: islandSweeps(b), outerMoves: outerMoves(b))
+                          islandSweeps: islandSweeps(b), outerMoves: outerMoves(b), stageOneSweeps: stageOneSweeps(b))
         return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
                                                   tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,

@@ -67,6 +67,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public var islandSweeps: Int
     /// `Setting.outerMoves`: redraws of the previous layer per particle and tempering step (0: off, not written).
     public var outerMoves: Int
+    /// MH sweeps per stage-1 step (written only where not the default, `stage1_sweeps`).
+    public var stageOneSweeps: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -113,6 +115,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         try encodeDesign(&c)
         try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
+        if stageOneSweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(stageOneSweeps, forKey: ResultKey("stage1_sweeps")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -127,7 +130,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
 
     public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, paths: Int, inner: Int,
-                islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0) {
+                islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0,
+                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps) {
         points = r.points
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.ess[m] }.min() ?? 0 }
@@ -137,6 +141,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         self.inner = architecture.blockParameterCounts.count > 1 ? inner : 0
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
         self.outerMoves = outerMoves
+        self.stageOneSweeps = stageOneSweeps
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

@@ -36,6 +36,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public var replicates: Int
     /// MH sweeps per island resample–move step.
     public var islandSweeps: Int
+    /// MH sweeps per stage-1 resample–move step (`defaultStageOneSweeps`).
+    public var stageOneSweeps: Int
     /// Metropolis–Hastings proposals of θ_{m−1} per particle and tempering step of a stage whose outer
     /// weights degenerate (`moveEarlier`, docs/METHOD.md §22); 0 (the default) leaves earlier stages unmoved.
     public var moveProposals: Int
@@ -47,9 +49,11 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// The default budget: K = 64 outer particles, J = 32 island particles.
     public static var defaultPaths: Int { 64 }
     public static var defaultInner: Int { 32 }
-    /// Stage 1: K·`stageOneParticles` particles per first-stage unit, `stageOneSweeps` sweeps per step.
+    /// Stage 1: K·`stageOneParticles` particles per first-stage unit, `defaultStageOneSweeps` sweeps per step.
     public static var stageOneParticles: Int { 2 }
-    public static var stageOneSweeps: Int { 20 }
+    public static var defaultStageOneSweeps: Int { 20 }
+    /// The most stage-1 sweeps per step a run takes.
+    public static var maximumStageOneSweeps: Int { 1_000 }
     /// The islands' schedule: resample and move when the ESS would fall below 0.8 P, then
     /// `defaultIslandSweeps` MH sweeps (docs/ESTIMATORS.md §3).
     public static var islandESSFraction: Double { 0.8 }
@@ -61,9 +65,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public static var populationVarianceFactor: Double { 2 }
 
     public init(model: Model, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4, moveProposals: Int = 0) throws {
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4, stageOneSweeps: Int = 20, moveProposals: Int = 0) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.stageUnits.count,
-                             replicates: replicates, islandSweeps: islandSweeps, moveProposals: moveProposals)
+                             replicates: replicates, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps, moveProposals: moveProposals)
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
             throw TwoScaleError.invalid("\(Setting.box)", "\(box.lowerBound):\(box.upperBound)", allowed: "the box lo:hi needs finite lo < hi")
         }
@@ -75,14 +79,15 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         self.traceDraws = traceDraws
         self.replicates = replicates
         self.islandSweeps = islandSweeps
+        self.stageOneSweeps = stageOneSweeps
         self.moveProposals = moveProposals
     }
 
     /// The budget the samplers can run with, for a model of `layers` stages: K from 2R to 10⁶, J (islands,
     /// only with later stages) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates), island sweeps
-    /// from 1 to 1 000, outer-move proposals (`moveProposals`) from 0 to 1 000.
+    /// and stage-1 sweeps from 1 to 1 000, outer-move proposals (`moveProposals`) from 0 to 1 000.
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = 4, moveProposals: Int = 0) throws {
+                                   islandSweeps: Int = 4, stageOneSweeps: Int = 20, moveProposals: Int = 0) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
@@ -92,6 +97,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         }
         guard islandSweeps >= 1, islandSweeps <= 1_000 else {
             throw TwoScaleError.invalid("\(Setting.islandSweeps)", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
+        }
+        guard stageOneSweeps >= 1, stageOneSweeps <= maximumStageOneSweeps else {
+            throw TwoScaleError.invalid("\(Setting.stageOneSweeps)", "\(stageOneSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per stage-1 step")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
@@ -129,7 +137,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public func stageOneSettings(units n: Int) throws -> SMCSettings {
         let total = Self.stageOneParticles * paths * n
         return try SMCSettings(particles: Swift.max(1, total / (Self.stageOneTasks(units: n) * replicates)),
-                               replicates: replicates, essFraction: 0.8, moves: Self.stageOneSweeps)
+                               replicates: replicates, essFraction: 0.8, moves: stageOneSweeps)
     }
 
     /// Independent runs (tasks) of the first stage's pooled sampler: one per unit up to 4.

@@ -30,6 +30,7 @@ enum FlagSpelling {
         .holdout: "--holdout",
         .inner: "--inner",
         .islandSweeps: "--island-sweeps",
+        .stageOneSweeps: "--stage1-sweeps",
         .adversarialIterations: "--adversarial-iterations",
         .joint: "--joint",
         .json: "--json",

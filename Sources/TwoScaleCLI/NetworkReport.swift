@@ -288,7 +288,8 @@ enum NetworkReport {
             + "or more hidden layers or the outer ESS (below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
             + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit) says the sampled interval cannot be believed, "
             + "or stage 1's moves left its particles near their starts (decorrelation below \(Fmt.num(ReportedInterval.minimumDecorrelation)))"
-            + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation ? ": here \(Fmt.num($0, 2))" : "" } ?? "")
+            + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation
+                ? ": here \(Fmt.num($0, 2)); more --stage1-sweeps raise it (about one per input: slower)" : "" } ?? "")
             + " (docs/ESTIMATORS.md §5)\n"
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
             + movesLine(m.points)

@@ -257,11 +257,18 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(help: "smc, tempering: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
     var traceDraws: Int?
 
-    @Option(help: "smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.")
+    @Option(help: ArgumentHelp("smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.",
+                               valueName: "n"))
     var islandSweeps: Int?
 
-    @Option(help: "smc: N redraws of the layer before a degenerate one, per particle and step (SMC²; default 0, off).")
+    @Option(help: ArgumentHelp("smc: N redraws of the layer before a degenerate one, per particle and step (SMC²; default 0, off).",
+                               valueName: "N"))
     var outerMoves: Int?
+
+    @Option(name: .customLong("stage1-sweeps"),
+            help: ArgumentHelp("smc: Metropolis–Hastings sweeps per first-layer step (default 20); wide inputs need about one per input.",
+                               valueName: "n"))
+    var stageOneSweeps: Int?
 
     /// The flags of a registered estimator's own options that no command declares (a plug-in's: its
     /// `EstimatorOption`s, spelled by `FlagSpelling`), as the parser left them: `--flag value` or `--flag=value`.
@@ -292,7 +299,8 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     /// command's own flags of that kind), and a plug-in's.
     func settings(_ extra: [Setting: Int?] = [:]) throws -> EstimatorSettings {
         var s = EstimatorSettings(try pluginSettings())
-        let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves]
+        let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves,
+                                      .stageOneSweeps: stageOneSweeps]
         for (k, v) in fixed.merging(extra, uniquingKeysWith: { a, _ in a }) { if let v { s[k] = v } }
         return s
     }

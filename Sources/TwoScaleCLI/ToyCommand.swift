@@ -81,6 +81,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "Staged families (layered): Metropolis–Hastings sweeps per island step (default 4, as ed).")
     var islandSweeps: Int?
 
+    @Option(name: .customLong("stage1-sweeps"), help: "Staged families (layered): sweeps per stage-1 step (default 20, as ed).")
+    var stageOneSweeps: Int?
+
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: UInt64 = 1
 
@@ -186,6 +189,7 @@ struct ToyCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("\(FlagSpelling.flag(for: setting)) is a setting of --family \(owner); drop it, or use --family \(owner)")
         }
         let stagedOnly = [(monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
+                          (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"),
                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
         if family.staged == nil, let flag = stagedOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family \(staged); drop it, or use --family \(staged)")
@@ -261,12 +265,13 @@ struct ToyCommand: AsyncParsableCommand {
             let paths = o.paths ?? StagedSMC<Model>.defaultPaths, inner = o.inner ?? StagedSMC<Model>.defaultInner
             let draws = o.traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
             let sweeps = o.islandSweeps ?? StagedSMC<Model>.defaultIslandSweeps
+            let firstSweeps = o.stageOneSweeps ?? StagedSMC<Model>.defaultStageOneSweeps
             try StagedSMC<Model>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
-                                                  moveProposals: outerMoves)
+                                             stageOneSweeps: firstSweeps, moveProposals: outerMoves)
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
             try await progress.observing {
                 try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                               islandSweeps: sweeps, moveProposals: outerMoves, joint: joint,
+                                               islandSweeps: sweeps, stageOneSweeps: firstSweeps, moveProposals: outerMoves, joint: joint,
                                                jointSweeps: self.sweeps ?? JointSMC<Model>.defaultSweeps, threads: o.threadCount) {
                     progress.phase($0)
                 }

@@ -194,6 +194,18 @@ final class EstimatorCommandTests: XCTestCase {
         }
         XCTAssertEqual(z4.first, z9.first)
         XCTAssertNotEqual(z4.last, z9.last)
+        // --stage1-sweeps: the default (20) is not written and gives the same bytes; another count is recorded,
+        // changes stage 1's term and moves its particles further (a larger smallest decorrelation).
+        XCTAssertNil(implicit["stage1_sweeps"])
+        let (twenty, _) = try await result(base + ["--stage1-sweeps", "20"])
+        XCTAssertEqual(try implicit.serialized(), try twenty.serialized())
+        let (sixty, _) = try await result(base + ["--stage1-sweeps", "60"])
+        XCTAssertEqual(sixty["stage1_sweeps"], .int(60))
+        guard case let .array(p60)? = sixty["points"], case let .array(z60)? = p60.first?["stage_log_z"] else { return XCTFail("no stage_log_z") }
+        XCTAssertNotEqual(z4.first, z60.first)
+        let d20 = try XCTUnwrap(implicit["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
+        let d60 = try XCTUnwrap(sixty["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
+        XCTAssertGreaterThan(d60, d20)
         // The islands' kernel is recorded (the random walk; no leapfrog steps).
         XCTAssertEqual(implicit["island_kernel"], .string("random-walk"))
         XCTAssertEqual(implicit["island_leapfrog"], .int(0))
@@ -256,6 +268,8 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--trace-draws", "1"], 2, "--trace-draws"), (ed + ["--resume"], 2, "--resume"),
             (ed + ["--shard", "1/2"], 2, "--shard"), (ed + ["--box=-1e200:1e200"], 1, "--box"),
             (ed + ["--island-sweeps", "0"], 2, "--island-sweeps"), (ed + ["--island-sweeps", "1001"], 2, "--island-sweeps"),
+            (ed + ["--stage1-sweeps", "0"], 2, "--stage1-sweeps"), (ed + ["--stage1-sweeps", "1001"], 2, "--stage1-sweeps"),
+            (ed + ["--estimator", "plain", "--stage1-sweeps", "30"], 2, "--stage1-sweeps is a setting of the smc estimator"),
             (ed + ["--outer-moves", "-1"], 2, "--outer-moves"), (ed + ["--outer-moves", "1001"], 2, "--outer-moves"),
             // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
             (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),

@@ -52,6 +52,26 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssertTrue(text.contains("not reached within K ≤ 128") && text.contains("raise --max-paths"), text)
     }
 
+    /// Where the bracket is reported only because stage 1's moves did not decorrelate (24 inputs per
+    /// first-layer unit at the default 20 sweeps, an outer ESS the rule accepts), the next round doubles
+    /// stage 1's sweeps, K and J unchanged, until the sampled interval stands.
+    func testStageOneSweepsDoubleWhereOnlyTheirDecorrelationFails() async throws {
+        let wide = ["ed", "--arch", "24-3-2", "--samples", "20", "--eps", "0.1", "--paths", "16", "--inner", "8", "--seed", "1"]
+        let j = try await runJSON(wide + ["--target-width", "0.05", "--json"])
+        let t = try XCTUnwrap(j["precision_target"])
+        XCTAssertEqual(t["outcome"]?.stringValue, "reached")
+        let rounds = try XCTUnwrap(t["rounds"]?.arrayValue)
+        XCTAssertGreaterThanOrEqual(rounds.count, 2)
+        for (r, round) in rounds.enumerated() {
+            XCTAssertEqual(round["paths"]?.doubleValue, 16)
+            XCTAssertEqual(round["stage1_sweeps"]?.doubleValue, Double(20 << r))
+            XCTAssertEqual(round["source"]?.stringValue, r < rounds.count - 1 ? "bracket" : "sampled")
+        }
+        XCTAssertEqual(j["stage1_sweeps"]?.doubleValue, rounds.last?["stage1_sweeps"]?.doubleValue)
+        let mixed = try XCTUnwrap(j["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
+        XCTAssertGreaterThanOrEqual(mixed, ReportedInterval.minimumDecorrelation)
+    }
+
     func testMisuseIsRefused() async throws {
         for (args, message) in [(["--max-paths", "100"], "--max-paths caps --target-width"),
                                 (["--target-width", "0"], "--target-width: '0.0' is not allowed"),

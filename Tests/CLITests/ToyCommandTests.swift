@@ -146,6 +146,14 @@ import TwoScaleFormats
             return (d, try #require(j["points"]?.arrayValue).map { $0["interval_mc_source"] })
         }
         let wide = try await run("50,3"), narrow = try await run("3,3")
+        // More stage-1 sweeps move the wide units' particles further; the count is recorded where not the default.
+        let more = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", "50,3", "--coupling", "0",
+                                      "--eps", "1e-3,0.1", "--mc", "--paths", "16", "--inner", "8", "--stage1-sweeps", "60", "--json"])
+        #expect(more["monte_carlo"]?["stage1_sweeps"] == .int(60))
+        let further = try #require(more["monte_carlo"]?["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
+        #expect(further > wide.decorrelation, "\(further) against \(wide.decorrelation)")
+        let refused = await runCLICapturingErrors(["toy", "--family", "bernoulli", "--dim", "3", "--eps", "0.1", "--mc", "--stage1-sweeps", "30"])
+        #expect(refused.status == 2 && refused.err.contains("--stage1-sweeps is a setting of --family layered"), "\(refused.err)")
         #expect(wide.decorrelation < ReportedInterval.minimumDecorrelation, "\(wide.decorrelation)")
         #expect(wide.sources == [.string("bracket"), .string("bracket")])
         #expect(narrow.decorrelation >= ReportedInterval.minimumDecorrelation, "\(narrow.decorrelation)")
