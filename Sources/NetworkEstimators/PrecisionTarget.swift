@@ -58,8 +58,10 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// outer weights' diagnostics let the sampled interval stand, stage 1's smallest decorrelation does not.
     public static func limitedByStageOne(_ e: NetworkEstimate, eps: Double) -> Bool {
         guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
-              let d = p.stageOneDecorrelation, d < ReportedInterval.minimumDecorrelation, p.ci95 != nil, p.bracket != nil else { return false }
-        return ReportedInterval.samplingHolds(essFraction: p.ess.map { $0 / Double(m.paths) }, logWeightVariance: p.logVariance)
+              p.ci95 != nil, p.bracket != nil else { return false }
+        let ess = p.ess.map { $0 / Double(m.paths) }
+        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance)
+            && !ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, decorrelation: p.stageOneDecorrelation)
     }
 
     /// Runs `estimator` on `problem` (its budget the first round's) until the target is met.

@@ -65,7 +65,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public static var populationVarianceFactor: Double { 2 }
 
     public init(model: Model, box: ClosedRange<Double>, seed: UInt64, paths: Int, inner: Int,
-                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4, stageOneSweeps: Int = 20, moveProposals: Int = 0) throws {
+                traceDraws: Int, replicates: Int = 2, islandSweeps: Int = 4, stageOneSweeps: Int = Self.defaultStageOneSweeps,
+                moveProposals: Int = 0) throws {
         try Self.checkBudget(paths: paths, inner: inner, traceDraws: traceDraws, layers: model.stageUnits.count,
                              replicates: replicates, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps, moveProposals: moveProposals)
         guard box.lowerBound.isFinite, box.upperBound.isFinite, box.lowerBound < box.upperBound else {
@@ -87,7 +88,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// only with later stages) from 4R to 10⁶, trace draws from 2 to 10⁷ (R replicates), island sweeps
     /// and stage-1 sweeps from 1 to 1 000, outer-move proposals (`moveProposals`) from 0 to 1 000.
     public static func checkBudget(paths: Int, inner: Int, traceDraws: Int, layers: Int, replicates: Int = 2,
-                                   islandSweeps: Int = 4, stageOneSweeps: Int = 20, moveProposals: Int = 0) throws {
+                                   islandSweeps: Int = 4, stageOneSweeps: Int = Self.defaultStageOneSweeps, moveProposals: Int = 0) throws {
         guard paths >= 2 * replicates, paths <= 1_000_000 else {
             throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the smc estimator needs K from \(2 * replicates) to 10⁶ (K outer particles; 2K particles per first-layer neuron)")
         }
@@ -99,7 +100,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
             throw TwoScaleError.invalid("\(Setting.islandSweeps)", "\(islandSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per island step")
         }
         guard stageOneSweeps >= 1, stageOneSweeps <= maximumStageOneSweeps else {
-            throw TwoScaleError.invalid("\(Setting.stageOneSweeps)", "\(stageOneSweeps)", allowed: "give from 1 to 1000 Metropolis–Hastings sweeps per stage-1 step")
+            throw TwoScaleError.invalid("\(Setting.stageOneSweeps)", "\(stageOneSweeps)", allowed: "give from 1 to \(maximumStageOneSweeps) Metropolis–Hastings sweeps per stage-1 step")
         }
         guard traceDraws >= 2, traceDraws <= 10_000_000 else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
