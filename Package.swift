@@ -26,8 +26,10 @@ let package = Package(
         // the bounded-concurrency helper. No file I/O.
         .target(name: "TwoScaleCore", dependencies: ["RandomStreams"], exclude: ["README.md"]),
         .target(name: "Samplers", dependencies: ["RandomStreams", "TwoScaleCore"], exclude: ["README.md"]),
+        // OpenBLAS's work buffers, kept per thread (defines the library's blas_memory_alloc/free in front of it).
+        .target(name: "CBLASBuffers", exclude: ["README.md"]),
         // Bridges to C numerics: GSL (quadrature, roots, errors), BLAS, LAPACK eigensolvers.
-        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "TwoScaleCore"], exclude: ["README.md"]),
+        .target(name: "TwoScaleNumerics", dependencies: ["CGSL", "CBLASBuffers", "TwoScaleCore"], exclude: ["README.md"]),
         // File and text formats: atomic writes, gzip, CSV, IDX, NPY/NPZ, zip, safetensors, value grids.
         .target(name: "TwoScaleFormats", dependencies: ["CZlib", "TwoScaleCore", "TwoScaleNumerics"], exclude: ["README.md"]),
         // Exact toy models: diagonal Fisher matrices on boxes, exact 2sED, box-covering counts.
@@ -75,7 +77,10 @@ let package = Package(
             "Estimation", "NetworkEstimators", "Bounds", "Training", "Experiments", "Study", "Reporting", "Cluster", "Benchmarks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
-        .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"]),
+        // Exports CBLASBuffers' two functions, so that OpenBLAS's calls reach them before its own.
+        .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=blas_memory_alloc",
+                                                         "-Xlinker", "--export-dynamic-symbol=blas_memory_free"])]),
 
         // Dense finite-difference references and quadratures shared by the Networks, Fisher and estimator tests.
         .target(name: "TestSupport", dependencies: ["Networks", "Fisher", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics"],
@@ -95,7 +100,7 @@ let package = Package(
         .testTarget(name: "NetworkEstimatorsTests", dependencies: ["Estimation", "NetworkEstimators", "Fisher", "Networks", "RandomStreams", "Samplers", "TwoScaleCore",
                                                              "TwoScaleNumerics", "TestSupport"]),
         .testTarget(name: "SamplersTests", dependencies: ["Samplers", "RandomStreams", "TwoScaleCore"]),
-        .testTarget(name: "NumericsTests", dependencies: ["TwoScaleNumerics", "RandomStreams"]),
+        .testTarget(name: "NumericsTests", dependencies: ["TwoScaleNumerics", "CBLASBuffers", "RandomStreams"]),
         .testTarget(name: "SpectraStoreTests", dependencies: ["SpectraStore", "Fisher", "Networks", "RandomStreams", "TwoScaleCore",
                                                            "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),

@@ -8,6 +8,7 @@ import SpectraStore
 import ToyModels
 import TwoScaleCore
 import TwoScaleFormats
+import TwoScaleNumerics
 
 /// The reference workloads of `twoscale bench`, timed against their targets (docs/PERFORMANCE.md).
 /// Wall time covers everything after argument parsing: data, Fisher spectra, estimators. Seed 1, no store.
@@ -173,10 +174,14 @@ public enum ReferenceWorkloads {
 /// The workloads run by one `bench`.
 public struct BenchmarkSuite: Sendable, Encodable {
     public var threads: Int
+    /// Where OpenBLAS took its work buffers: `per-thread` (the executable's CBLASBuffers) or `shared` (the
+    /// library's table under its mutex).
+    public var blasBuffers: String
     public var benchmarks: [BenchmarkResult]
 
     public init(threads: Int, benchmarks: [BenchmarkResult]) {
         self.threads = threads
+        self.blasBuffers = BLASBuffers.perThread ? "per-thread" : "shared"
         self.benchmarks = benchmarks
     }
 }

@@ -8,6 +8,7 @@
 #include <gsl/gsl_roots.h>
 #include <gsl/gsl_cblas.h>
 #include <gsl/gsl_sf_log.h>
+#include <malloc.h>
 
 // LAPACK: symmetric eigenvalues (divide and conquer), column-major, Fortran calling convention.
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
@@ -23,6 +24,11 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 // OpenBLAS threading control: twoscale parallelises Monte Carlo itself, one BLAS thread per task.
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
+// glibc malloc: serve blocks below 32 MiB from the arenas and keep up to `trim` free bytes at an arena's top
+// mapped, instead of unmapping and faulting them in again on every reuse (Allocator.keepFreedMemory).
+static inline int twoscale_keep_freed_memory(int trim) {
+    return mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024) && mallopt(M_TRIM_THRESHOLD, trim);
+}
 // GSL exports its solver types as mutable globals; read them through a function (Swift 6 concurrency).
 static inline const gsl_root_fsolver_type *twoscale_root_brent(void) { return gsl_root_fsolver_brent; }
 #endif

@@ -100,6 +100,27 @@ public struct SMCUnitEstimate: Sendable, Codable {
     /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
     public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) { LogEstimate.combine(l) }
 
+    /// Single-replicate runs of one sampler (`AnnealedSMC.run` over `r..<r+1`, in replicate order) joined
+    /// into what one run over all of them returns, to the bit: a lone replicate's slope is its own
+    /// numerator (its weight is exactly 1), and the diagnostics merge in the same order.
+    public static func joined(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
+        precondition(!parts.isEmpty && parts.allSatisfy { $0.logZ.count == parts[0].logZ.count && $0.logZ.allSatisfy { $0.count == 1 } })
+        let stops = parts[0].logZ.count
+        var out = SMCUnitEstimate(logZ: [[Double]](repeating: [], count: stops), slope: [],
+                                  populations: [[SMCPopulation]](repeating: [], count: parts[0].populations.count),
+                                  diagnostics: SMCDiagnostics())
+        for p in parts {
+            for t in 0..<stops { out.logZ[t] += p.logZ[t] }
+            for t in out.populations.indices { out.populations[t] += p.populations[t] }
+            out.diagnostics.merge(p.diagnostics)
+        }
+        out.slope = (0..<stops).map { t in
+            let w = LogSpace.normalizedWeights(logWeights: out.logZ[t])
+            return zip(w, parts).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
+        }
+        return out
+    }
+
     /// The replicates of several runs of one and the same unit (independent streams) as one estimate.
     ///
     /// Units that are exchangeable (the neurons of one Gaussian layer given its inputs: the same Fisher
@@ -152,15 +173,18 @@ public struct SMCUnitEstimate: Sendable, Codable {
 /// the natural scale). Each replicate has its own random stream, so results do not depend on threads.
 public enum AnnealedSMC {
     /// Runs `settings.replicates` independent samplers of `unit` through the ascending `stops` (s > 0).
-    /// `stream` identifies the unit (the replicate index is appended).
+    /// `stream` identifies the unit (the replicate index is appended). With `replicates`, only those of
+    /// them (`SMCUnitEstimate.joined` puts single ones run apart back together, to the bit).
     public static func run(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, seed: UInt64, stream: [UInt64],
-                           keepPopulations: Bool = false) throws -> SMCUnitEstimate {
+                           keepPopulations: Bool = false, replicates chosen: Range<Int>? = nil) throws -> SMCUnitEstimate {
         precondition(!stops.isEmpty && zip(stops, stops.dropFirst()).allSatisfy { $0 < $1 } && stops[0] >= 0)
+        let range = chosen ?? 0..<settings.replicates
+        precondition(!range.isEmpty && range.lowerBound >= 0 && range.upperBound <= settings.replicates)
         var logZ = [[Double]](repeating: [], count: stops.count)
         var slopeNum = [[Double]](repeating: [], count: stops.count)
         var pops = [[SMCPopulation]](repeating: [], count: keepPopulations ? stops.count : 0)
         var diag = SMCDiagnostics()
-        for r in 0..<settings.replicates {
+        for r in range {
             var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r)])
             let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations)
             for t in stops.indices {

@@ -64,10 +64,13 @@ extension StagedSMC {
         let stage = try model.stage(model.emptyState(), 0, box: box)
         let unit = stage.unit
         let keep = model.stageUnits.count > 1
-        let runs: [SMCUnitEstimate] = try await sharing.map(tasks, threads: threads) { k in
+        // Each task's replicates have streams of their own, so they run side by side and are joined per task.
+        let r = settings.replicates
+        let parts: [SMCUnitEstimate] = try await sharing.map(tasks * r, threads: threads) { i in
             try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: me.seed,
-                                stream: [Self.stream, 1, UInt64(k)], keepPopulations: keep)
+                                stream: [Self.stream, 1, UInt64(i / r)], keepPopulations: keep, replicates: (i % r)..<(i % r + 1))
         }
+        let runs = (0..<tasks).map { k in SMCUnitEstimate.joined(Array(parts[(k * r)..<((k + 1) * r)])) }
         return (SMCUnitEstimate.pooled(runs), stage, settings)
     }
 

@@ -3,6 +3,7 @@ import NetworkEstimators
 import Cluster
 import Foundation
 import TwoScaleCore
+import TwoScaleNumerics
 
 /// The `twoscale` root command.
 public struct TwoScaleMain: AsyncParsableCommand {
@@ -104,6 +105,7 @@ public struct TwoScaleMain: AsyncParsableCommand {
 
     /// Entry point for the executable.
     public static func runMain() async -> Never {
+        Allocator.keepFreedMemory()
         let status = await $launch.withValue(Launch.current) { await execute(Array(CommandLine.arguments.dropFirst())) }
         Foundation.exit(status)
     }

@@ -1,0 +1,31 @@
+import CBLASBuffers
+import CGSL
+
+/// The process's allocator, set once by the executable before any work starts.
+///
+/// glibc's malloc maps blocks of 128 KiB and more on their own (a threshold it raises as such blocks are
+/// freed) and hands the free top of an arena back to the kernel once it passes a trim threshold. twoscale's
+/// Monte Carlo items allocate and free scratch matrices of the same sizes over and over, so with the defaults
+/// each item faulted its scratch in afresh, and every unmapping holds the kernel's lock on the address space
+/// that the page faults of all the other threads wait for: time that grows with the thread count and does
+/// not parallelise (docs/PERFORMANCE.md, "The serial part of smc"). Blocks below 32 MiB (glibc's largest
+/// threshold) now come from the arenas, and up to `trimBytes` of free memory stays mapped at each arena's top.
+public enum Allocator {
+    /// Free bytes an arena keeps at its top before returning them to the kernel.
+    public static let trimBytes: Int32 = 256 << 20
+
+    /// Sets the thresholds; returns false where glibc refused them (results never depend on it).
+    @discardableResult
+    public static func keepFreedMemory() -> Bool {
+        twoscale_keep_freed_memory(trimBytes) != 0
+    }
+}
+
+/// OpenBLAS's work buffers (the CBLASBuffers target): kept per thread where the executable exports them.
+public enum BLASBuffers {
+    /// Whether this process's OpenBLAS takes its buffers per thread (the `twoscale` executable), or from the
+    /// library's own table under its mutex (a test bundle, say). Results are the same either way.
+    public static var perThread: Bool { twoscale_blas_buffers_active() != 0 }
+    /// How many buffers the calling thread keeps.
+    public static var keptOnThisThread: Int { Int(twoscale_blas_buffers_kept()) }
+}
