@@ -75,6 +75,10 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var coveredInterval: Int?
         public var coveredIntervalLower: Int?
         public var bracketFallbacks: Int?
+        /// Over the trials, the median width of the reported interval relative to the exact value,
+        /// `(hi − lo) / exact` (2sED and lower 2sED).
+        public var medianIntervalWidth: Double?
+        public var medianIntervalLowerWidth: Double?
         /// With `Setting.joint`: joint tempering's 2sED and interval (first trial), and its coverage over trials.
         public var dZetaJointMc: Double?
         public var ci95JointMc: ClosedRange<Double>?
@@ -87,7 +91,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
                  stageLogVarMc, stageLogZMc, stageErrorMc, trials, covered, coveredLower, mcBias, mcSd, meanHalfWidth, mcBiasLower,
                  maxStageEssFraction, dZetaBracket, dZetaLowerBracket, bracketCovered, bracketCoveredLower,
-                 coveredInterval, coveredIntervalLower, bracketFallbacks, dZetaJointMc, ci95JointMc, errorJointMc,
+                 coveredInterval, coveredIntervalLower, bracketFallbacks, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, stageMoves
         }
 
@@ -123,6 +127,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encodeIfPresent(coveredInterval, forKey: .coveredInterval)
             try c.encodeIfPresent(coveredIntervalLower, forKey: .coveredIntervalLower)
             try c.encodeIfPresent(bracketFallbacks, forKey: .bracketFallbacks)
+            try c.encodeIfPresent(medianIntervalWidth, forKey: .medianIntervalWidth)
+            try c.encodeIfPresent(medianIntervalLowerWidth, forKey: .medianIntervalLowerWidth)
             try c.encodeIfPresent(dZetaJointMc, forKey: .dZetaJointMc)
             try c.encodeIfPresent(ci95JointMc, forKey: .ci95JointMc)
             try c.encodeIfPresent(errorJointMc, forKey: .errorJointMc)
@@ -294,6 +300,13 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.coveredInterval = chosen.filter { $0.0.range.contains(exact.dZeta) }.count
                 q.coveredIntervalLower = chosen.filter { $0.1?.range.contains(exact.dZetaLower) ?? false }.count
                 q.bracketFallbacks = chosen.filter { $0.0.source == .bracket }.count
+                func medianWidth(_ ranges: [ClosedRange<Double>], _ exact: Double) -> Double? {
+                    let w = ranges.map { ($0.upperBound - $0.lowerBound) / exact }.sorted()
+                    guard !w.isEmpty, exact > 0 else { return nil }
+                    return w.count % 2 == 1 ? w[w.count / 2] : (w[w.count / 2 - 1] + w[w.count / 2]) / 2
+                }
+                q.medianIntervalWidth = medianWidth(chosen.map(\.0.range), exact.dZeta)
+                q.medianIntervalLowerWidth = medianWidth(chosen.compactMap { $0.1?.range }, exact.dZetaLower)
                 q.maxStageEssFraction = results.compactMap { $0.points[i].ess.last }.max().map { $0 / Double(paths) }
             }
             if let j = joints.first?[i] {
