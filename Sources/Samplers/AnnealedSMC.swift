@@ -100,11 +100,9 @@ public struct SMCUnitEstimate: Sendable, Codable {
     /// `log mean_r e^{l_r}` and the relative variance of the mean, `var_r(e^{l_r}) / (R · mean²)`.
     public static func combine(_ l: [Double]) -> (logZ: Double, relVar: Double) { LogEstimate.combine(l) }
 
-    /// Single-replicate runs of one sampler (`AnnealedSMC.run` over `r..<r+1`, in replicate order) joined
-    /// into what one run over all of them returns, to the bit: a lone replicate's slope is its own
-    /// numerator (its weight is exactly 1), and the diagnostics merge in the same order.
-    public static func joined(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
-        precondition(!parts.isEmpty && parts.allSatisfy { $0.logZ.count == parts[0].logZ.count && $0.logZ.allSatisfy { $0.count == 1 } })
+    /// The parts' replicates, populations and diagnostics, in order (the slope left to the caller).
+    private static func concatenated(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
+        precondition(!parts.isEmpty && parts.allSatisfy { $0.logZ.count == parts[0].logZ.count })
         let stops = parts[0].logZ.count
         var out = SMCUnitEstimate(logZ: [[Double]](repeating: [], count: stops), slope: [],
                                   populations: [[SMCPopulation]](repeating: [], count: parts[0].populations.count),
@@ -114,7 +112,16 @@ public struct SMCUnitEstimate: Sendable, Codable {
             for t in out.populations.indices { out.populations[t] += p.populations[t] }
             out.diagnostics.merge(p.diagnostics)
         }
-        out.slope = (0..<stops).map { t in
+        return out
+    }
+
+    /// Single-replicate runs of one sampler (`AnnealedSMC.run` over `r..<r+1`, in replicate order) joined
+    /// into what one run over all of them returns, to the bit: a lone replicate's slope is its own
+    /// numerator (its weight is exactly 1), and the diagnostics merge in the same order.
+    public static func joined(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
+        precondition(parts.allSatisfy { $0.logZ.allSatisfy { $0.count == 1 } })
+        var out = concatenated(parts)
+        out.slope = out.logZ.indices.map { t in
             let w = LogSpace.normalizedWeights(logWeights: out.logZ[t])
             return zip(w, parts).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
         }
@@ -130,16 +137,8 @@ public struct SMCUnitEstimate: Sendable, Codable {
     /// the bias of the log n-fold: a log-mean of R replicates is low by about half its relative variance.
     /// The slope is the Ẑ-weighted mean over all replicates; populations and diagnostics are concatenated.
     public static func pooled(_ parts: [SMCUnitEstimate]) -> SMCUnitEstimate {
-        precondition(!parts.isEmpty && parts.allSatisfy { $0.logZ.count == parts[0].logZ.count })
-        let stops = parts[0].logZ.count
-        var out = SMCUnitEstimate(logZ: [[Double]](repeating: [], count: stops), slope: [],
-                                  populations: [[SMCPopulation]](repeating: [], count: parts[0].populations.count),
-                                  diagnostics: SMCDiagnostics())
-        for p in parts {
-            for t in 0..<stops { out.logZ[t] += p.logZ[t] }
-            for t in out.populations.indices { out.populations[t] += p.populations[t] }
-            out.diagnostics.merge(p.diagnostics)
-        }
+        var out = concatenated(parts)
+        let stops = out.logZ.count
         // Each part's slope is already its replicates' Ẑ-weighted mean; weight the parts by Σ_r Ẑ_r.
         out.slope = (0..<stops).map { t in
             let w = LogSpace.normalizedWeights(logWeights: parts.map { LogSpace.logMeanExp($0.logZ[t]) + Foundation.log(Double($0.logZ[t].count)) })

@@ -24,23 +24,24 @@ import Testing
     }
 
     @Test func buffersAreReusedOnTheirThreadAndKeptApartAcrossThreads() throws {
-        let (a, b, c, kept) = Self.onNewThread { () -> (UInt, UInt, UInt, Int) in
+        let (a, b, c, kept, d, keptThere) = Self.onNewThread { () -> (UInt, UInt, UInt, Int, UInt, Int) in
             let a = blas_memory_alloc(1), b = blas_memory_alloc(1)
             blas_memory_free(b)
             blas_memory_free(a)
             let c = blas_memory_alloc(1)
             blas_memory_free(c)
-            return (UInt(bitPattern: a), UInt(bitPattern: b), UInt(bitPattern: c), BLASBuffers.keptOnThisThread)
+            let kept = BLASBuffers.keptOnThisThread
+            // Another thread, while this one lives and keeps its buffers: none of them.
+            let (d, keptThere) = Self.onNewThread { () -> (UInt, Int) in
+                let d = blas_memory_alloc(1)
+                blas_memory_free(d)
+                return (UInt(bitPattern: d), BLASBuffers.keptOnThisThread)
+            }
+            return (UInt(bitPattern: a), UInt(bitPattern: b), UInt(bitPattern: c), kept, d, keptThere)
         }
         #expect(a != 0 && b != 0 && a != b, "nested buffers on one thread must differ")
         #expect(c == a || c == b, "a returned buffer must be handed out again on its thread")
         #expect(kept == 2)
-        // Another thread, while the first thread's buffers stay kept: none of them.
-        let (d, keptThere) = Self.onNewThread { () -> (UInt, Int) in
-            let d = blas_memory_alloc(1)
-            blas_memory_free(d)
-            return (UInt(bitPattern: d), BLASBuffers.keptOnThisThread)
-        }
         #expect(d != 0 && d != a && d != b)
         #expect(keptThere == 1)
     }
@@ -52,6 +53,21 @@ import Testing
             return BLASBuffers.keptOnThisThread
         }
         #expect(kept == 4)
+    }
+
+    /// OpenBLAS's table of buffers is finite (it ends the process when it runs out): each thread's kept
+    /// buffers must go back to it when the thread ends, as worker threads come and go.
+    @Test func threadsThatEndGiveTheirBuffersBack() {
+        var firsts = Set<UInt>()
+        for _ in 0..<400 {
+            firsts.insert(Self.onNewThread { () -> UInt in
+                let p = blas_memory_alloc(1)
+                blas_memory_free(p)
+                return UInt(bitPattern: p)
+            })
+        }
+        // Given back, the library hands the same few buffers out again.
+        #expect(firsts.count <= 8)
     }
 
     @Test func eigenvaluesAreTheSameWhereverTheBuffersComeFrom() throws {
