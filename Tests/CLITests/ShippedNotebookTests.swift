@@ -1,4 +1,5 @@
 import Foundation
+import NetworkEstimators
 import Reporting
 @testable import TwoScaleCLI
 import XCTest
@@ -10,6 +11,12 @@ final class ShippedNotebookTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let folder = root.appendingPathComponent("notebooks-txt")
+
+    /// The estimators `--estimator` names (the executable installs them at start), so the test holds alone.
+    override func setUp() {
+        super.setUp()
+        ShippedEstimators.install()
+    }
 
     func testDefaultListNamesShippedNotebooks() throws {
         let list = try String(contentsOf: Self.folder.appendingPathComponent("DEFAULT"), encoding: .utf8)
