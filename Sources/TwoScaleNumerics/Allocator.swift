@@ -6,10 +6,9 @@ import CGSL
 /// glibc's malloc maps blocks of 128 KiB and more on their own (a threshold it raises as such blocks are
 /// freed) and hands the free top of an arena back to the kernel once it passes a trim threshold. twoscale's
 /// Monte Carlo items allocate and free scratch matrices of the same sizes over and over, so with the defaults
-/// each item faulted its scratch in afresh, and every unmapping holds the kernel's lock on the address space
-/// that the page faults of all the other threads wait for: time that grows with the thread count and does
-/// not parallelise (docs/PERFORMANCE.md, "The serial part of smc"). Blocks below 32 MiB (glibc's largest
-/// threshold) now come from the arenas, and up to `trimBytes` of free memory stays mapped at each arena's top.
+/// each item faulted its scratch in afresh (system time, most of it on the main thread's arena). Blocks below
+/// 32 MiB (glibc's largest threshold) now come from the arenas, and up to `trimBytes` of free memory stays
+/// mapped at each arena's top (docs/PERFORMANCE.md, "Threads on a 16-core machine").
 public enum Allocator {
     /// Free bytes an arena keeps at its top before returning them to the kernel.
     public static let trimBytes: Int32 = 256 << 20
@@ -23,8 +22,9 @@ public enum Allocator {
 
 /// OpenBLAS's work buffers (the CBLASBuffers target): kept per thread where the executable exports them.
 public enum BLASBuffers {
-    /// Whether this process's OpenBLAS takes its buffers per thread (the `twoscale` executable), or from the
-    /// library's own table under its mutex (a test bundle, say). Results are the same either way.
+    /// Whether this process's OpenBLAS takes its buffers per thread (an executable that exports CBLASBuffers'
+    /// two functions: `twoscale`, and the test bundle), or from the library's own table under its mutex.
+    /// Results are the same either way.
     public static var perThread: Bool { twoscale_blas_buffers_active() != 0 }
     /// How many buffers the calling thread keeps.
     public static var keptOnThisThread: Int { Int(twoscale_blas_buffers_kept()) }

@@ -6,8 +6,8 @@
 void *blas_memory_alloc(int procpos);
 void blas_memory_free(void *buffer);
 
-// 1 where this process's OpenBLAS takes its buffers from blas_buffers.c (the executable exports the two
-// symbols), 0 where the library keeps its own (a test bundle, say).
+// 1 where this process's OpenBLAS takes its buffers from blas_buffers.c (its executable exports the two
+// symbols), 0 where the library keeps its own.
 int twoscale_blas_buffers_active(void);
 // How many buffers the calling thread keeps.
 int twoscale_blas_buffers_kept(void);
