@@ -301,9 +301,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.coveredIntervalLower = chosen.filter { $0.1?.range.contains(exact.dZetaLower) ?? false }.count
                 q.bracketFallbacks = chosen.filter { $0.0.source == .bracket }.count
                 func medianWidth(_ ranges: [ClosedRange<Double>], _ exact: Double) -> Double? {
-                    let w = ranges.map { ($0.upperBound - $0.lowerBound) / exact }.sorted()
-                    guard !w.isEmpty, exact > 0 else { return nil }
-                    return w.count % 2 == 1 ? w[w.count / 2] : (w[w.count / 2 - 1] + w[w.count / 2]) / 2
+                    guard !ranges.isEmpty, exact > 0 else { return nil }
+                    return Quantiles.quantile(ranges.map { ($0.upperBound - $0.lowerBound) / exact }.sorted(), 0.5)
                 }
                 q.medianIntervalWidth = medianWidth(chosen.map(\.0.range), exact.dZeta)
                 q.medianIntervalLowerWidth = medianWidth(chosen.compactMap { $0.1?.range }, exact.dZetaLower)

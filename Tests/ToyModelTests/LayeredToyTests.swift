@@ -198,6 +198,32 @@ final class LayeredToyTests: XCTestCase {
         XCTAssertGreaterThan(smc.islands.meanSteps, 1, "the islands anneal")
     }
 
+    /// `median_interval_width` over trials: trial i is the run at seed + i, so three single runs at seeds 7, 8
+    /// and 9 give the three reported intervals whose middle relative width (2sED and lower 2sED) a three-trial
+    /// run at seed 7 must report.
+    func testMedianIntervalWidthIsTheMiddleOfTheTrialsWidths() async throws {
+        let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
+        let eps = [1e-3, 0.1]
+        func measured(seed: UInt64, trials: Int) async throws -> StagedToyMeasurement<LayeredToy> {
+            var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+            try await r.runMonteCarlo(paths: 16, inner: 8, seed: seed, trials: trials, traceDraws: nil, islandSweeps: 4, threads: 2)
+            return r
+        }
+        var singles: [StagedToyMeasurement<LayeredToy>] = []
+        for seed: UInt64 in [7, 8, 9] { singles.append(try await measured(seed: seed, trials: 1)) }
+        let three = try await measured(seed: 7, trials: 3)
+        for (i, p) in three.points.enumerated() {
+            let q = try XCTUnwrap(p.monteCarlo)
+            let widths = try singles.map { r -> (Double, Double) in
+                let s = try XCTUnwrap(r.points[i].monteCarlo)
+                let a = s.intervalMc.range, b = try XCTUnwrap(s.intervalLowerMc).range
+                return ((a.upperBound - a.lowerBound) / p.dZeta, (b.upperBound - b.lowerBound) / p.dZetaLower)
+            }
+            XCTAssertEqual(try XCTUnwrap(q.medianIntervalWidth), widths.map(\.0).sorted()[1], accuracy: 1e-15, "ε = \(p.eps)")
+            XCTAssertEqual(try XCTUnwrap(q.medianIntervalLowerWidth), widths.map(\.1).sorted()[1], accuracy: 1e-15, "ε = \(p.eps)")
+        }
+    }
+
     /// Where the outer weights are degenerate (coupling 10: limit ESS/K 2–4%), K = 64 draws have not met
     /// the weights' tail, so the counted ESS comes out high and the sampled intervals miss: over 20 seeds they
     /// hold the exact value in fewer than 18 at one ε at least. The spread of the log-weights gives that
