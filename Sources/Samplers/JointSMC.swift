@@ -57,7 +57,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         /// `logZ[t][r]`: replicate r's log Ẑ at stop t.
         public var logZ: [[Double]]
         /// The replicates combined at each stop (`log mean_r Ẑ_r`, bias-corrected, with its variance times
-        /// `varianceInflation`).
+        /// `StudentT.varianceInflation`).
         public var estimates: [LogEstimate]
         /// `d log Z / d log s` at each stop (replicates pooled by Ẑ), for the normalisation's variance.
         public var slope: [Double]
@@ -76,7 +76,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         }
         var logZ = [[Double]](repeating: [], count: stops.count)
         for rep in reps { for t in stops.indices { logZ[t].append(rep.logZ[t]) } }
-        let inflation = Self.varianceInflation(replicates: replicates)
+        let inflation = StudentT.varianceInflation(replicates: replicates)
         let estimates = logZ.map { l -> LogEstimate in
             let c = LogEstimate.combine(l)
             var e = LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar)
@@ -89,15 +89,6 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         }
         return Result(logZ: logZ, estimates: estimates, slope: slope, steps: reps.reduce(0) { $0 + $1.steps },
                       proposals: reps.reduce(0) { $0 + $1.proposals }, accepted: reps.reduce(0) { $0 + $1.accepted })
-    }
-
-    /// `(t_{R−1} / z)²`, the 97.5% quantiles of Student's t with R − 1 degrees of freedom and of the normal:
-    /// the replicates' variance is estimated from R values, so the 95% interval that a normal quantile
-    /// puts on it is widened to Student's (R = 4: by 1.62). The estimates' variance carries the factor, so
-    /// every interval built from it with the normal quantile is Student's.
-    public static func varianceInflation(replicates: Int) -> Double {
-        let q = StudentT.quantile(0.975, degrees: Double(replicates - 1)) / 1.959963984540054
-        return q * q
     }
 
     /// One particle: θ, its stages' units given θ_{<m}, and the roots of every unit.

@@ -24,6 +24,7 @@ extension StagedSMC {
         for (ei, e) in eps.enumerated() {
             let at = Stop(eps: e, index: stops.firstIndex(of: sOf[ei])!, scale: sOf[ei])
             var sum = StageSum(first: Self.block(first.estimate, units: units[0].count, stop: at.index))
+            sum.stageOneReplicates = first.estimate.logZ[at.index].count
             if units.count == 1, let sup = first.stage.supremumRoots {
                 // One stage: its supremum is a number, not an estimate.
                 let b = Self.supremum(try sup(), scale: at.scale)
@@ -218,6 +219,8 @@ struct StageSum {
     var stageShortfall: [Double] = []
     var stageMoves: [OuterMoveDiagnostics] = []
     var bound: Bound?
+    /// Stage 1's replicates, whose spread is its variance estimate.
+    var stageOneReplicates = 0
 
     struct Bound {
         var joint, low: LogEstimate
@@ -262,10 +265,33 @@ struct StageSum {
                       stage: stage, stageLower: stageLower, logVariance: LogEstimate.sampleVariance(lb), shortfall: shortfall)
     }
 
+    /// The variance of stage 1's term plus the later stages' together at its Cauchy–Schwarz bound,
+    /// `Var(A + B) ≤ (√Var A + √Var B)²`: the later stages' outer particles are drawn from stage 1's own
+    /// population, so the two errors are correlated, and their covariance is not estimated
+    /// (docs/ESTIMATORS.md §5). `total` is the parts' variances added, the later stages' taken as
+    /// `total − first`.
+    static func correlated(first v1: Double, total: Double) -> Double {
+        let later = Swift.max(0, total - v1)
+        return v1 + later + 2 * (v1 * later).squareRoot()
+    }
+
     /// The point at ε: the normalisation's variance `(slope/2)² Var log ĉ` added to both estimates (and,
     /// with the bound's own slope, to the bound's).
     func point(eps e: Double, zeta: Double, dimension d: Int, lower: Bool, logVarianceOfC varLogC: Double) throws -> EpsilonEstimate {
         var joint = joint, low = low
+        // Stage 1's variance is the spread of R replicates: widened to Student's t with R − 1 degrees of
+        // freedom, so that the normal quantile of the interval gives its t quantile.
+        var v1 = stageTerms[0].variance
+        if stageOneReplicates >= 2 {
+            let added = v1 * (StudentT.varianceInflation(replicates: stageOneReplicates) - 1)
+            v1 += added
+            joint.variance += added
+            low.variance += added
+        }
+        if stageTerms.count > 1 {
+            joint.variance = Self.correlated(first: v1, total: joint.variance)
+            low.variance = Self.correlated(first: v1, total: low.variance)
+        }
         let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
         joint.variance += cv
         low.variance += cv

@@ -21,8 +21,9 @@ import TwoScaleCore
 /// Intervals: the variance of `log Ẑ_1` is n_1² times the pooled replicates' relative variance; a stage
 /// term's is the delta-method variance over the K outer particles, floored by the scatter a lognormal
 /// model of the outer log-weights implies (`LogEstimate.logMean`); a lower term's is the sample
-/// variance over k, doubled for the population the particles come from (`populationVarianceFactor`); the estimated trace normalisation ĉ
-/// adds `(slope/2)² Var(log ĉ)`. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop,
+/// variance over k, doubled for the population the particles come from (`populationVarianceFactor`); stage
+/// 1's and the later stages' variances join at their Cauchy–Schwarz bound (`StageSum.correlated`); the
+/// estimated trace normalisation ĉ adds `(slope/2)² Var(log ĉ)`. Random streams: `Xoshiro256(seed:, stream: [SMCN, …])` per task, stop,
 /// particle, so results do not depend on the thread count.
 public struct StagedSMC<Model: StagedModel>: Sendable {
     public var model: Model

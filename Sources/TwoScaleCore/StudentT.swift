@@ -7,6 +7,14 @@ import Foundation
 /// the quantile found by bisection on that CDF. A 95% interval from R replicate estimates and their sample
 /// variance uses `quantile(0.975, degrees: R − 1)` in place of the normal 1.96.
 public enum StudentT {
+    /// `(t_{R−1} / z)²`, the 97.5% quantiles of Student's t with R − 1 degrees of freedom and of the normal:
+    /// a variance estimated from R replicates, times it, makes the 95% interval that a normal quantile puts
+    /// on it Student's (R = 4: wider by 1.62).
+    public static func varianceInflation(replicates r: Int) -> Double {
+        let q = quantile(0.975, degrees: Double(r - 1)) / 1.959963984540054
+        return q * q
+    }
+
     /// `P(T ≤ x)`.
     public static func cdf(_ x: Double, degrees nu: Double) -> Double {
         precondition(nu > 0 && !x.isNaN)

@@ -52,7 +52,7 @@ final class TemperingEstimatorTests: XCTestCase {
     /// is widened by `(t_{R−1}/z)²` (R = 4: t₃ = 3.18245), so a normal-quantile interval on it is Student's.
     func testReplicateVarianceIsStudents() async throws {
         let (m, _) = try tinyReluNetwork()
-        XCTAssertEqual(JointSMC<MarkovFisher>.varianceInflation(replicates: 4), pow(3.182446305284263 / 1.959963984540054, 2), accuracy: 1e-10)
+        XCTAssertEqual(StudentT.varianceInflation(replicates: 4), pow(3.182446305284263 / 1.959963984540054, 2), accuracy: 1e-10)
         let j = try await JointSMC(model: m, box: -1...1, seed: 5, particles: 16, replicates: 4, sweeps: 2).run(stops: [0.5, 3], threads: 2)
         for t in 0..<2 {
             let l = j.logZ[t]
@@ -61,7 +61,7 @@ final class TemperingEstimatorTests: XCTestCase {
             let rel = l.map { pow(Foundation.exp($0 - l[0]) / mean - 1, 2) }.reduce(0, +) / 3 / 4
             XCTAssertGreaterThan(rel, 0)
             XCTAssertEqual(j.estimates[t].value, l[0] + Foundation.log(mean) + rel / 2, accuracy: 1e-10)
-            XCTAssertEqual(j.estimates[t].variance, rel * JointSMC<MarkovFisher>.varianceInflation(replicates: 4), accuracy: 1e-12 * rel)
+            XCTAssertEqual(j.estimates[t].variance, rel * StudentT.varianceInflation(replicates: 4), accuracy: 1e-12 * rel)
         }
     }
 
