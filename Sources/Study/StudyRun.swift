@@ -16,29 +16,10 @@ public struct StudyFolder: Sendable {
     /// folder never mixes the two: 2 since the certified bracket holds for the true c (its interval inside),
     /// 3 since its first block's upper end is sampled where that is smaller, 4 since that end is paired with the
     /// second block's supremum (not its mean), 5 since the reported interval also reads stage 1's decorrelation
-    /// (`ReportedInterval.minimumDecorrelation`); a folder without `method.txt` is method 1.
-    public static let cellMethod = 5
-
-    /// Method 5 changed nothing but which interval a Fisher cell reports, and only from `sampled` to `bracket`:
-    /// a method-4 folder none of whose Fisher cells reports a sampled interval holds the cells method 5 would
-    /// compute, and opens as it is (its `method.txt` untouched).
-    static func method4Reads(asMethod5 cellsPath: String) -> Bool {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: cellsPath) else { return false }
-        return names.filter { $0.hasPrefix("fisher-") && $0.hasSuffix(".json") }.allSatisfy { name in
-            guard let data = FileManager.default.contents(atPath: (cellsPath as NSString).appendingPathComponent(name)),
-                  let cell = try? JSONDecoder().decode(FisherSources.self, from: data) else { return false }
-            return cell.intervalSource != "sampled" && cell.intervalLowerSource != "sampled"
-        }
-    }
-
-    /// The two keys of a Fisher cell that method 5 may change.
-    private struct FisherSources: Decodable {
-        var intervalSource: String?
-        var intervalLowerSource: String?
-        enum CodingKeys: String, CodingKey {
-            case intervalSource = "interval_source", intervalLowerSource = "interval_lower_source"
-        }
-    }
+    /// (`ReportedInterval.minimumDecorrelation`), 6 since the sampled interval takes stage 1's variance to
+    /// Student's t and its correlation with the later stages at the Cauchy–Schwarz bound (every smc cell's
+    /// `ci95` widens); a folder without `method.txt` is method 1.
+    public static let cellMethod = 6
 
     /// Opens (or starts) `path` for `grid`.
     public init(path: String, grid: StudyGrid) throws {
@@ -62,7 +43,7 @@ public struct StudyFolder: Sendable {
         let methodFile = (path as NSString).appendingPathComponent("method.txt")
         if let existing = fm.contents(atPath: methodFile) {
             let method = Int(String(decoding: existing, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-            guard method == Self.cellMethod || (method == 4 && Self.cellMethod == 5 && Self.method4Reads(asMethod5: cellsPath)) else {
+            guard method == Self.cellMethod else {
                 throw TwoScaleError.failure("study: \(path)'s cells were computed by method \(method.map(String.init) ?? "?") (\(methodFile)), this version computes method \(Self.cellMethod); give a new \(Setting.studyFolder) rather than mix them")
             }
         } else if (try? fm.contentsOfDirectory(atPath: cellsPath))?.isEmpty == false {

@@ -196,27 +196,12 @@ final class StudyRunTests: XCTestCase {
         XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) { XCTAssertTrue("\($0)".contains("method 1"), "\($0)") }
         try "1\n".write(toFile: dir + "/one/method.txt", atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) { XCTAssertTrue("\($0)".contains("computed by method 1"), "\($0)") }
-        // Method 4 opens as method 5 only where no Fisher cell reports a sampled interval (the one thing 5 changed).
-        try "4\n".write(toFile: dir + "/one/method.txt", atomically: true, encoding: .utf8)
-        func setSources(_ name: String, _ source: String) throws {
-            let path = dir + "/one/cells/" + name
-            var cell = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
-            cell["interval_source"] = source
-            cell["interval_lower_source"] = source
-            try JSONSerialization.data(withJSONObject: cell).write(to: URL(fileURLWithPath: path))
+        // The previous method's folder is refused too (its smc cells' ci95 are narrower), and keeps its method.txt.
+        try "\(StudyFolder.cellMethod - 1)\n".write(toFile: dir + "/one/method.txt", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) {
+            XCTAssertTrue("\($0)".contains("computed by method \(StudyFolder.cellMethod - 1)"), "\($0)")
         }
-        let fisher = files.filter { $0.hasPrefix("fisher-") }
-        XCTAssertEqual(fisher.count, 3)
-        for name in fisher { try setSources(name, "bracket") }
-        for source in ["bracket", "sampled"] {
-            try setSources(fisher[1], source)
-            if source == "bracket" {
-                XCTAssertNoThrow(try StudyFolder(path: dir + "/one", grid: g))
-            } else {
-                XCTAssertThrowsError(try StudyFolder(path: dir + "/one", grid: g)) { XCTAssertTrue("\($0)".contains("computed by method 4"), "\($0)") }
-            }
-        }
-        XCTAssertEqual(try String(contentsOfFile: dir + "/one/method.txt", encoding: .utf8), "4\n")
+        XCTAssertEqual(try String(contentsOfFile: dir + "/one/method.txt", encoding: .utf8), "\(StudyFolder.cellMethod - 1)\n")
     }
 
     /// Shards 1/2 and 2/2 into one folder compute every cell once, the same cells as one unsharded run,
