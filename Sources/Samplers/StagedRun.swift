@@ -23,8 +23,8 @@ extension StagedSMC {
         var points: [EpsilonEstimate] = []
         for (ei, e) in eps.enumerated() {
             let at = Stop(eps: e, index: stops.firstIndex(of: sOf[ei])!, scale: sOf[ei])
-            var sum = StageSum(first: Self.block(first.estimate, units: units[0].count, stop: at.index))
-            sum.stageOneReplicates = first.estimate.logZ[at.index].count
+            var sum = StageSum(first: Self.block(first.estimate, units: units[0].count, stop: at.index),
+                               replicates: first.estimate.logZ[at.index].count)
             if units.count == 1, let sup = first.stage.supremumRoots {
                 // One stage: its supremum is a number, not an estimate.
                 let b = Self.supremum(try sup(), scale: at.scale)
@@ -220,7 +220,7 @@ struct StageSum {
     var stageMoves: [OuterMoveDiagnostics] = []
     var bound: Bound?
     /// Stage 1's replicates, whose spread is its variance estimate.
-    var stageOneReplicates = 0
+    let stageOneReplicates: Int
 
     struct Bound {
         var joint, low: LogEstimate
@@ -240,8 +240,9 @@ struct StageSum {
         }
     }
 
-    /// Stage 1's block (`StagedSMC.block`).
-    init(first: (logZ: Double, corrected: LogEstimate, log: LogEstimate, slope: Double, noise: Double)) {
+    /// Stage 1's block (`StagedSMC.block`) from its R replicates.
+    init(first: (logZ: Double, corrected: LogEstimate, log: LogEstimate, slope: Double, noise: Double), replicates: Int) {
+        stageOneReplicates = replicates
         joint = first.corrected
         slope = first.slope
         low = joint
