@@ -27,6 +27,12 @@ public struct MarkovSMC: Sendable {
         set { staged.sharing = newValue }
     }
 
+    /// Independence sweeps in stage 1 and the islands (`StagedSMC.independenceMoves`).
+    public var independenceMoves: Bool {
+        get { staged.independenceMoves }
+        set { staged.independenceMoves = newValue }
+    }
+
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
     /// The default budget (`ed`'s, with the smc estimator): K = 64 outer particles, J = 32 island particles.

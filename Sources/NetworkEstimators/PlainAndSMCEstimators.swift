@@ -63,7 +63,11 @@ public enum SMCEstimator: NetworkEstimator {
     static let islandSweepsOption = EstimatorOption(.islandSweeps, defaultValue: MarkovSMC.defaultIslandSweeps)
     static let outerMovesOption = EstimatorOption(.outerMoves, defaultValue: 0)
     static let stageOneSweepsOption = EstimatorOption(.stageOneSweeps, defaultValue: MarkovSMC.defaultStageOneSweeps)
-    public static var options: [EstimatorOption] { [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption] }
+    /// 1: independence sweeps in stage 1 and the islands (`StagedSMC.independenceMoves`); 0, the default: off.
+    static let independenceMovesOption = EstimatorOption(.independenceMoves, defaultValue: 0)
+    public static var options: [EstimatorOption] {
+        [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption, independenceMovesOption]
+    }
     public static var reportsIntervals: Bool { true }
     public static var toy: ToyMonteCarlo.Method? { .smc }
     public static var estimatesStagedToys: Bool { true }
@@ -75,6 +79,7 @@ public enum SMCEstimator: NetworkEstimator {
     static func islandSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(islandSweepsOption) }
     static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(outerMovesOption) }
     static func stageOneSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(stageOneSweepsOption) }
+    static func independenceMoves(_ budget: EstimatorBudget) -> Bool { budget.settings.value(independenceMovesOption) != 0 }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
@@ -92,6 +97,7 @@ public enum SMCEstimator: NetworkEstimator {
         if outerMoves(budget) > 0 { try c.encode(outerMoves(budget), forKey: ResultKey("outer_moves")) }
         let sweeps = stageOneSweeps(budget)
         if sweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(sweeps, forKey: ResultKey("stage1_sweeps")) }
+        if independenceMoves(budget) { try c.encode(true, forKey: ResultKey("independence_moves")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -101,6 +107,7 @@ public enum SMCEstimator: NetworkEstimator {
                                  traceDraws: traceDraws(b, parameters: problem.model.architecture.parameterCount),
                                  islandSweeps: islandSweeps(b), stageOneSweeps: stageOneSweeps(b), moveProposals: outerMoves(b))
         smc.sharing = problem.sharing
+        smc.independenceMoves = independenceMoves(b)
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
         guard let configuration = problem.configuration else {
@@ -110,7 +117,8 @@ public enum SMCEstimator: NetworkEstimator {
         }
         let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                           normalization: request.normalization, paths: b.paths, inner: b.inner,
-                          islandSweeps: islandSweeps(b), outerMoves: outerMoves(b), stageOneSweeps: stageOneSweeps(b))
+                          islandSweeps: islandSweeps(b), outerMoves: outerMoves(b), stageOneSweeps: stageOneSweeps(b),
+                          independenceMoves: independenceMoves(b))
         return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
                                                   tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,

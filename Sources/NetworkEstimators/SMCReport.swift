@@ -69,6 +69,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public var outerMoves: Int
     /// MH sweeps per stage-1 step (written only where not the default, `stage1_sweeps`).
     public var stageOneSweeps: Int
+    /// Independence sweeps in stage 1 and the islands (written only when on, `independence_moves`).
+    public var independenceMoves: Bool
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -116,6 +118,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         try MarkovSMC.encodeIslandKeys(sweeps: islandSweeps, into: &c)
         if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
         if stageOneSweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(stageOneSweeps, forKey: ResultKey("stage1_sweeps")) }
+        if independenceMoves { try c.encode(true, forKey: ResultKey("independence_moves")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -131,7 +134,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, paths: Int, inner: Int,
                 islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0,
-                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps) {
+                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, independenceMoves: Bool = false) {
         points = r.points
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.ess[m] }.min() ?? 0 }
@@ -142,6 +145,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         self.islandSweeps = architecture.blockParameterCounts.count > 1 ? islandSweeps : 0
         self.outerMoves = outerMoves
         self.stageOneSweeps = stageOneSweeps
+        self.independenceMoves = independenceMoves
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

@@ -13,8 +13,12 @@ public struct SMCSettings: Sendable, Equatable, Codable {
     public var essFraction: Double
     /// Metropolis–Hastings sweeps after each resampling.
     public var moves: Int
+    /// Whether each random-walk sweep is followed by an independence sweep (`IndependenceMoves`), its
+    /// proposals fitted to a pilot replicate on a stream of its own.
+    public var independenceMoves: Bool
 
-    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3) throws {
+    public init(particles: Int, replicates: Int = 2, essFraction: Double = 0.5, moves: Int = 3,
+                independenceMoves: Bool = false) throws {
         guard particles >= 2, particles <= 10_000_000 else {
             throw TwoScaleError.failure("SMC: particles per replicate must be from 2 to 10⁷ (got \(particles))")
         }
@@ -36,6 +40,7 @@ public struct SMCSettings: Sendable, Equatable, Codable {
         self.replicates = replicates
         self.essFraction = essFraction
         self.moves = moves
+        self.independenceMoves = independenceMoves
     }
 }
 
@@ -183,9 +188,17 @@ public enum AnnealedSMC {
         var slopeNum = [[Double]](repeating: [], count: stops.count)
         var pops = [[SMCPopulation]](repeating: [], count: keepPopulations ? stops.count : 0)
         var diag = SMCDiagnostics()
+        // The independence kernel's proposals come from a pilot replicate on a stream of its own, so that
+        // no replicate's proposal depends on the particles it moves (IndependenceMoves).
         for r in range {
+            var pilot: [(scale: Double, fits: [ProbitGaussian])]? = nil
+            if settings.independenceMoves && IndependenceMoves.applies(particles: settings.particles) {
+                var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r), UInt64.max])
+                let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: false, recordSteps: true)
+                pilot = rep.frozen.compactMap { step in step.move.map { (step.scale, $0.proposals) } }.filter { !$0.fits.isEmpty }
+            }
             var rng = Xoshiro256(seed: seed, stream: stream + [UInt64(r)])
-            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations)
+            let rep = try replicate(unit, stops: stops, settings: settings, rng: &rng, keep: keepPopulations, pilot: pilot)
             for t in stops.indices {
                 logZ[t].append(rep.logZ[t])
                 slopeNum[t].append(rep.slope[t])
@@ -212,9 +225,12 @@ public enum AnnealedSMC {
     /// One replicate: P particles drawn uniformly on the box, tempered through `stops` (`Tempering`) and
     /// moved by the random-walk kernel (`RandomWalk.move`), with `settings.moves` sweeps per step.
     static func replicate(_ unit: SMCUnit, stops: [Double], settings: SMCSettings, rng: inout Xoshiro256,
-                          keep: Bool, recordSteps: Bool = false) throws -> Replicate {
+                          keep: Bool, recordSteps: Bool = false,
+                          pilot: [(scale: Double, fits: [ProbitGaussian])]? = nil) throws -> Replicate {
         var system = try UnitParticles(unit, particles: settings.particles, sweeps: settings.moves, rng: &rng,
                                        keep: keep, recordSteps: recordSteps)
+        system.independence = settings.independenceMoves
+        system.pilot = pilot
         let steps = try Tempering.run(&system, stops: stops, essFraction: settings.essFraction, rng: &rng)
         var out = system.out
         out.diagnostics.steps = steps
@@ -236,6 +252,11 @@ struct UnitParticles: TemperedSystem {
     var hNow: [Double]
     var h: Double
     var lastMove = FrozenMove(spread: [], slope: 0, steps: [])
+    /// Whether independence sweeps follow the random walk's (`SMCSettings.independenceMoves`).
+    var independence = false
+    /// The pilot's independence proposals by scale (nil: fitted from this replicate's own halves, as a
+    /// pilot's are).
+    var pilot: [(scale: Double, fits: [ProbitGaussian])]? = nil
     var out: AnnealedSMC.Replicate
 
     init(_ unit: SMCUnit, particles n: Int, sweeps: Int, rng: inout Xoshiro256, keep: Bool, recordSteps: Bool) throws {
@@ -271,8 +292,13 @@ struct UnitParticles: TemperedSystem {
     }
 
     mutating func move(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
+        var proposals: [ProbitGaussian]? = nil
+        if let pilot {
+            proposals = (pilot.last { $0.scale <= s } ?? pilot.first)?.fits ?? []
+        }
         try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &hNow, h: &h, sweeps: sweeps,
-                            rng: &rng, diag: &out.diagnostics, used: &lastMove)
+                            rng: &rng, diag: &out.diagnostics, proposals: proposals, fitOwn: independence && pilot == nil,
+                            used: &lastMove)
     }
 
     mutating func stepped(at s: Double, moved: Bool) {

@@ -8,6 +8,8 @@ public struct FrozenMove: Sendable, Equatable {
     public var spread: [Double]
     public var slope: Double
     public var steps: [Double]
+    /// The independence kernel's two fits (`IndependenceMoves`; empty: random-walk sweeps only).
+    public var proposals: [ProbitGaussian] = []
 }
 
 /// One step of an annealed SMC sampler: the scale reached, and the resampling and move made there

@@ -56,10 +56,13 @@ enum RandomWalk {
     /// with the state-independent surrogate `e^{b h}`, reversible for `π_s` (the proposal is symmetric).
     /// b is the least-squares slope of ℓ on h over the particles as they enter the move.
     ///
-    /// `frozen` replays fixed tuning (`FrozenSchedule`); `used` records the tuning this move used.
+    /// `frozen` replays fixed tuning (`FrozenSchedule`); `used` records the tuning this move used. With
+    /// `proposals` (a pilot's fits) or `fitOwn` (a pilot: fits from its own halves), each sweep is followed by
+    /// an independence sweep (`IndependenceMoves`).
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                      screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
-                     diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
+                     diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, proposals: [ProbitGaussian]? = nil, fitOwn: Bool = false,
+                     used: UnsafeMutablePointer<FrozenMove>? = nil) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         // The proposals' scale per coordinate: the particles' spread, clamped.
@@ -67,7 +70,9 @@ enum RandomWalk {
         let sd = frozen?.spread ?? variance.map { clamped($0.squareRoot(), width: width) }
         let screen = hNow.isEmpty ? nil : unit.screen
         let b = frozen?.slope ?? (screen == nil ? 0 : screenSlope(h: hNow, ell: ellNow))
-        used?.pointee = FrozenMove(spread: sd, slope: b, steps: [])
+        let fits = frozen?.proposals ?? proposals ?? (fitOwn && IndependenceMoves.applies(particles: n)
+            ? IndependenceMoves.fits(x, particles: n, dimension: p, lo: lo, hi: hi) : [])
+        used?.pointee = FrozenMove(spread: sd, slope: b, steps: [], proposals: fits)
         let start = x
         var y = [Double](repeating: 0, count: p)
         for sweep in 0..<sweeps {
@@ -98,6 +103,10 @@ enum RandomWalk {
             diag.accepted += acc
             diag.evaluated += evaluated
             h = adapted(h, acceptance: Double(acc) / Double(n))
+            if !fits.isEmpty {
+                try IndependenceMoves.sweep(unit, s: s, fits: fits, slope: b, x: &x, roots: &roots, ell: &ellNow,
+                                            screen: &hNow, rng: &rng, diag: &diag)
+            }
         }
         if let d = decorrelation(from: start, to: x, variances: variance, particles: n, dimension: p) {
             diag.minDecorrelation = Swift.min(diag.minDecorrelation ?? d, d)

@@ -44,6 +44,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public var moveProposals: Int
     /// How the independent items (trace draws, stage-1 samplers, islands) are shared out.
     public var sharing: any WorkSharing = LocalSharing()
+    /// Independence sweeps after the random walk's in stage 1 and the islands (`SMCSettings.independenceMoves`;
+    /// off by default).
+    public var independenceMoves = false
 
     static var stream: UInt64 { 0x534D_434E }  // "SMCN"
 
@@ -139,7 +142,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     public func stageOneSettings(units n: Int) throws -> SMCSettings {
         let total = Self.stageOneParticles * paths * n
         return try SMCSettings(particles: Swift.max(1, total / (Self.stageOneTasks(units: n) * replicates)),
-                               replicates: replicates, essFraction: 0.8, moves: stageOneSweeps)
+                               replicates: replicates, essFraction: 0.8, moves: stageOneSweeps,
+                               independenceMoves: independenceMoves)
     }
 
     /// Independent runs (tasks) of the first stage's pooled sampler: one per unit up to 4.
@@ -148,7 +152,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// The islands' sampler settings for stage m ≥ 1: `islandSweeps` sweeps per step.
     public func islandSettings(block m: Int) throws -> SMCSettings {
         try SMCSettings(particles: inner / replicates, replicates: replicates, essFraction: Self.islandESSFraction,
-                        moves: islandSweeps)
+                        moves: islandSweeps, independenceMoves: independenceMoves)
     }
 
     /// The share of the spread of the outer particles' `log Ẑ_m^k` that is the islands' own noise:

@@ -154,6 +154,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var jointSweeps: Int? = nil
         /// Stage 1's sweeps per step, where not the default (`StagedSMC.defaultStageOneSweeps`).
         public var stage1Sweeps: Int? = nil
+        /// true with independence sweeps (`StagedSMC.independenceMoves`); absent when off.
+        public var independenceMoves: Bool? = nil
         public struct Diagnostics: Sendable, Encodable {
             public var stage1: SMCDiagnostics.Summary
             public var islands: SMCDiagnostics.Summary
@@ -204,16 +206,17 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
                                        stageOneSweeps: Int = StagedSMC<Model>.defaultStageOneSweeps,
-                                       moveProposals: Int = 0, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
         let model = self.model, zeta = self.zeta, normalization = self.normalization
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
             -> (StagedSMC<Model>.Result, CertifiedBracket, [EpsilonEstimate]?) {
-            let smc = try StagedSMC<Model>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+            var smc = try StagedSMC<Model>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps,
                                     moveProposals: moveProposals)
+            smc.independenceMoves = independenceMoves
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket as on networks: c's interval from trace draws of its own.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
@@ -319,6 +322,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                        mcScale: first.scale, bracketDelta: brackets[0].delta, bracketDraws: brackets[0].draws,
                                        smc: .init(stage1: first.stage1.summary, islands: first.islands.summary),
                                        jointSweeps: joint ? jointSweeps : nil,
-                                       stage1Sweeps: stageOneSweeps == StagedSMC<Model>.defaultStageOneSweeps ? nil : stageOneSweeps)
+                                       stage1Sweeps: stageOneSweeps == StagedSMC<Model>.defaultStageOneSweeps ? nil : stageOneSweeps,
+                                       independenceMoves: independenceMoves ? true : nil)
     }
 }

@@ -28,6 +28,7 @@ enum FlagSpelling {
         .gamma: "--gamma",
         .greedyMax: "--greedy-max",
         .holdout: "--holdout",
+        .independenceMoves: "--independence-moves",
         .inner: "--inner",
         .islandSweeps: "--island-sweeps",
         .stageOneSweeps: "--stage1-sweeps",

@@ -254,7 +254,8 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
         + "smc: island size ≥ 8 (\(SMCEstimator.defaultBudget(Defaults.use).inner)); tempering: samplers (\(TemperingEstimator.defaultBudget(Defaults.use).inner))."))
     var inner: Int?
 
-    @Option(help: "smc, tempering: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).")
+    @Option(help: ArgumentHelp("smc, tempering: uniform draws of θ for ĉ (default d/2, ≥ 1000; d the largest network's).",
+                               valueName: "n"))
     var traceDraws: Int?
 
     @Option(help: ArgumentHelp("smc: Metropolis–Hastings sweeps per island step (default 4); units with many weights may need more.",
@@ -269,6 +270,9 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
             help: ArgumentHelp("smc: Metropolis–Hastings sweeps per first-layer step (default 20); wide inputs need about one per input.",
                                valueName: "n"))
     var stageOneSweeps: Int?
+
+    @Flag(help: "smc: independence sweeps fitted to a pilot run (off).")
+    var independenceMoves = false
 
     /// The flags of a registered estimator's own options that no command declares (a plug-in's: its
     /// `EstimatorOption`s, spelled by `FlagSpelling`), as the parser left them: `--flag value` or `--flag=value`.
@@ -300,7 +304,7 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     func settings(_ extra: [Setting: Int?] = [:]) throws -> EstimatorSettings {
         var s = EstimatorSettings(try pluginSettings())
         let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves,
-                                      .stageOneSweeps: stageOneSweeps]
+                                      .stageOneSweeps: stageOneSweeps, .independenceMoves: independenceMoves ? 1 : nil]
         for (k, v) in fixed.merging(extra, uniquingKeysWith: { a, _ in a }) { if let v { s[k] = v } }
         return s
     }

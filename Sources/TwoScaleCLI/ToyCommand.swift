@@ -84,6 +84,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(name: .customLong("stage1-sweeps"), help: "Staged families (layered): sweeps per stage-1 step (default 20, as ed).")
     var stageOneSweeps: Int?
 
+    @Flag(help: "Staged families (layered): independence sweeps in stage 1 and the islands (as ed; off).")
+    var independenceMoves = false
+
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: UInt64 = 1
 
@@ -189,7 +192,7 @@ struct ToyCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("\(FlagSpelling.flag(for: setting)) is a setting of --family \(owner); drop it, or use --family \(owner)")
         }
         let stagedOnly = [(monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
-                          (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"),
+                          (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"), (monteCarlo.independenceMoves, "--independence-moves"),
                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
         if family.staged == nil, let flag = stagedOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family \(staged); drop it, or use --family \(staged)")
@@ -260,6 +263,9 @@ struct ToyCommand: AsyncParsableCommand {
         if sweeps != nil && !joint { throw TwoScaleError.usage("--sweeps is a setting of joint tempering: add --joint") }
         if let s = sweeps { try JointSMC<Model>.checkSweeps(s) }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
+        if monteCarlo.independenceMoves && !monteCarlo.mc {
+            throw TwoScaleError.usage("--independence-moves is a setting of the smc estimator: add --mc")
+        }
         if monteCarlo.mc {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<Model>.defaultPaths, inner = o.inner ?? StagedSMC<Model>.defaultInner
@@ -271,7 +277,8 @@ struct ToyCommand: AsyncParsableCommand {
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
             try await progress.observing {
                 try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                               islandSweeps: sweeps, stageOneSweeps: firstSweeps, moveProposals: outerMoves, joint: joint,
+                                               islandSweeps: sweeps, stageOneSweeps: firstSweeps, moveProposals: outerMoves,
+                                               independenceMoves: o.independenceMoves, joint: joint,
                                                jointSweeps: self.sweeps ?? JointSMC<Model>.defaultSweeps, threads: o.threadCount) {
                     progress.phase($0)
                 }

@@ -107,6 +107,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let islandSweeps = Setting("islandSweeps")
     /// Stage 1's sweeps per step (the smc estimator's first layer).
     public static let stageOneSweeps = Setting("stageOneSweeps")
+    /// Independence sweeps beside the random walk's (the smc estimator).
+    public static let independenceMoves = Setting("independenceMoves")
     /// The adversarial search's iterations.
     public static let adversarialIterations = Setting("adversarialIterations")
     /// Joint tempering beside the toy's smc.
@@ -211,7 +213,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let all: [Setting] = [
         .abbasSampleSize, .adversarial, .architecture, .batch, .bias, .bootstrap, .box, .checkpointEvery, .coupling,
         .data, .delta, .deltaRange, .dimension, .studyFolder, .epochs, .epsilon, .estimator, .family, .fisherRoute,
-        .gamma, .greedyMax, .holdout, .inner, .islandSweeps, .stageOneSweeps, .adversarialIterations, .joint, .json, .labels,
+        .gamma, .greedyMax, .holdout, .independenceMoves, .inner, .islandSweeps, .stageOneSweeps, .adversarialIterations, .joint, .json, .labels,
         .lambdas, .loss, .lower, .learningRate, .maxPaths, .monteCarlo, .momentum, .sampleSize, .noiseSamples,
         .normalize, .output, .outputFolder, .outerMoves, .paths, .plan, .population, .populationFisher, .randomDraws, .rankSamples,
         .resume, .samples, .seed, .shape, .shard, .noiseVariance, .adversarialStarts, .adversarialStep, .store,

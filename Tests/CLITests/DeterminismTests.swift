@@ -68,6 +68,20 @@ final class DeterminismTests: ScratchDirectoryTestCase {
         XCTAssertEqual(c1.filter { $0.key != "index.json" }, c2.filter { $0.key != "index.json" })
     }
 
+    /// The smc estimator with independence sweeps (each replicate's pilot on a stream of its own) on a
+    /// three-stage layered toy: the same bytes at 1 and 2 threads, and the setting written.
+    func testIndependenceMovesAcrossThreadCounts() async throws {
+        let args = ["toy", "--family", "layered", "--units", "3,4,2", "--unit-size", "5,3,4", "--eps", "1e-3,0.1", "--mc",
+                    "--paths", "8", "--inner", "8", "--trace-draws", "200", "--independence-moves", "--seed", "7", "--json"]
+        let a = try await bytes(args + ["--threads", "1"])
+        let b = try await bytes(args + ["--threads", "2"])
+        XCTAssertEqual(a, b, "toy --independence-moves: --threads 1 vs 2")
+        XCTAssertEqual(try JSONValue.parse(Data(a.utf8), source: "toy")["monte_carlo"]?["independence_moves"], .bool(true))
+        let off = try await bytes(args.filter { $0 != "--independence-moves" } + ["--threads", "2"])
+        XCTAssertNil(try JSONValue.parse(Data(off.utf8), source: "toy")["monte_carlo"]?["independence_moves"])
+        XCTAssertNotEqual(a, off)
+    }
+
     func testGapAcrossThreadCounts() async throws {
         let args = ["gap", "--teacher", "3-4-2", "--student", "3-5-2", "--n", "20,40", "--trials", "3", "--epochs", "2",
                     "--population", "200", "--random-draws", "2", "--seed", "3", "--json"]

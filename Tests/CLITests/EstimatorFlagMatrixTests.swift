@@ -11,17 +11,19 @@ import XCTest
 /// its own, and taken under its own — never accepted and ignored. One message for all three commands
 /// (`EstimatorFlags.refuseForeign`).
 final class EstimatorFlagMatrixTests: XCTestCase {
-    /// A valid value for each estimator-specific flag.
-    static let values: [String: String] = ["--bootstrap": "7", "--trace-draws": "100", "--island-sweeps": "3", "--outer-moves": "2", "--stage1-sweeps": "30"]
+    /// A valid value for each estimator-specific flag ("" for a flag that takes none).
+    static let values: [String: String] = ["--bootstrap": "7", "--trace-draws": "100", "--island-sweeps": "3", "--outer-moves": "2",
+                                           "--stage1-sweeps": "30", "--independence-moves": ""]
 
     /// The commands with an estimator, a quick valid command line of each, and the estimator-specific
     /// flags it takes.
     static let commands: [(name: String, base: [String], flags: [String])] = [
         ("ed", ["ed", "--arch", "4-3-2", "--data", "synthetic:gaussian", "--samples", "6", "--eps", "0.1", "--seed", "1",
-                "--paths", "8", "--inner", "8", "--json"], ["--bootstrap", "--trace-draws", "--island-sweeps", "--outer-moves", "--stage1-sweeps"]),
+                "--paths", "8", "--inner", "8", "--json"], ["--bootstrap", "--trace-draws", "--island-sweeps", "--outer-moves", "--stage1-sweeps",
+                                                          "--independence-moves"]),
         ("compare", ["compare", "--archs", "4-3-2,4-2-2", "--data", "synthetic:teacher:4-3-2", "--samples", "20",
                      "--fisher-samples", "10", "--paths", "8", "--inner", "8", "--epochs", "1", "--batch", "10", "--seeds", "1",
-                     "--json"], ["--trace-draws", "--island-sweeps", "--outer-moves", "--stage1-sweeps"]),
+                     "--json"], ["--trace-draws", "--island-sweeps", "--outer-moves", "--stage1-sweeps", "--independence-moves"]),
         ("toy --mc", ["toy", "--family", "bernoulli", "--dim", "3", "--box", "0.1:0.9", "--eps", "0.1", "--mc", "--paths", "8",
                       "--json"], ["--bootstrap", "--trace-draws"]),
     ]
@@ -39,7 +41,7 @@ final class EstimatorFlagMatrixTests: XCTestCase {
                 let value = try XCTUnwrap(Self.values[flag], "no test value for \(flag): add one")
                 let owner = try XCTUnwrap(Self.estimators.first { Self.flags($0).contains(flag) }, "\(flag) belongs to no estimator")
                 for estimator in Self.estimators {
-                    let line = command.base + ["--estimator", estimator.kind.rawValue, flag, value]
+                    let line = command.base + ["--estimator", estimator.kind.rawValue, flag] + (value.isEmpty ? [] : [value])
                     let r = await runCLICapturingErrors(line)
                     let label = "\(command.name) --estimator \(estimator.kind) \(flag)"
                     if Self.flags(estimator).contains(flag) {
@@ -58,8 +60,8 @@ final class EstimatorFlagMatrixTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(refused + accepted, 22, "ed 5 flags, compare 4, toy --mc 2, each under 2 estimators")
-        XCTAssertEqual(refused, 11)
+        XCTAssertEqual(refused + accepted, 26, "ed 6 flags, compare 5, toy --mc 2, each under 2 estimators")
+        XCTAssertEqual(refused, 13)
     }
 
     /// Without --estimator, each command names its default in the refusal.

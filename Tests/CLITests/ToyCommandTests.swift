@@ -228,6 +228,8 @@ import TwoScaleFormats
             (["toy", "--family", "layered", "--mc", "--outer-moves", "1001"], "--outer-moves"),
             (["toy", "--family", "layered", "--outer-moves", "4"], "add --mc"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--outer-moves", "4"], "--outer-moves"),
+            (["toy", "--family", "layered", "--independence-moves"], "add --mc"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--independence-moves"], "--independence-moves"),
         ]
         for (args, flag) in cases {
             let r = await runCLICapturingErrors(args + ["--eps", "0.1"])

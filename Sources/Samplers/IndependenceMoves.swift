@@ -1,0 +1,108 @@
+import Foundation
+import RandomStreams
+import TwoScaleCore
+
+/// A diagonal Gaussian in probit coordinates `u_j = Φ⁻¹((x_j − lo)/(hi − lo))`, where the uniform prior on
+/// the box is the standard normal: the proposal of the independence kernel (`IndependenceMoves`).
+public struct ProbitGaussian: Sendable, Equatable {
+    public var mean: [Double]
+    public var sd: [Double]
+}
+
+/// The independence Metropolis–Hastings sweep that follows each random-walk sweep when
+/// `SMCSettings.independenceMoves` is on (`Setting.independenceMoves`; docs/ESTIMATORS.md §2).
+///
+/// Particle i proposes `v ~ N(m, diag σ²)` in probit coordinates, a Gaussian fitted to one half of a pilot
+/// replicate's particles at its step (`AnnealedSMC.run`; even particles the odd half's, odd the even's), and
+/// accepts `y = lo + (hi − lo)·Φ(v)` with `min(1, e^{ℓ(y) − ℓ(x)} · w(v)/w(u))`, `w = φ/q` (the target in
+/// probit coordinates is `e^ℓ·φ`). With a screen the first stage uses `e^{b h}·φ`, the second
+/// `e^{ℓ − b h}`, as in the random walk (Christen & Fox 2005). A proposal that does not depend on the
+/// particle it moves leaves `π_s` invariant; a frozen replay reuses the pilot's fits.
+enum IndependenceMoves {
+    /// Whether a move of n particles can fit its two halves (at least 2 particles each).
+    static func applies(particles n: Int) -> Bool { n >= 4 }
+
+    /// The two fits: index 0 from the even particles, 1 from the odd ones.
+    static func fits(_ x: [Double], particles n: Int, dimension p: Int, lo: Double, hi: Double) -> [ProbitGaussian] {
+        (0..<2).map { half in
+            var mean = [Double](repeating: 0, count: p), sq = [Double](repeating: 0, count: p)
+            var count = 0
+            var i = half
+            while i < n {
+                for j in 0..<p {
+                    let u = probit(x[i * p + j], lo, hi)
+                    mean[j] += u
+                    sq[j] += u * u
+                }
+                count += 1
+                i += 2
+            }
+            let c = Double(count)
+            var sd = [Double](repeating: 1, count: p)
+            for j in 0..<p {
+                mean[j] /= c
+                let v = Swift.max(0, sq[j] / c - mean[j] * mean[j])
+                sd[j] = Swift.max(0.05, v.squareRoot())
+            }
+            return ProbitGaussian(mean: mean, sd: sd)
+        }
+    }
+
+    /// `Φ⁻¹((x − lo)/(hi − lo))`, the cell kept off the faces.
+    @inline(__always)
+    static func probit(_ x: Double, _ lo: Double, _ hi: Double) -> Double {
+        let t = Swift.min(1 - 1e-15, Swift.max(1e-15, (x - lo) / (hi - lo)))
+        return StandardNormal.quantile(t)
+    }
+
+    /// `log φ(u) − log q(u)` for the proposal g, summed over coordinates.
+    static func logWeight(_ u: [Double], _ g: ProbitGaussian) -> Double {
+        var s = 0.0
+        for j in u.indices {
+            let z = (u[j] - g.mean[j]) / g.sd[j]
+            s += -0.5 * u[j] * u[j] + 0.5 * z * z + Foundation.log(g.sd[j])
+        }
+        return s
+    }
+
+    /// One independence sweep over the particles (positions, roots, `ℓ_s`, screen statistics kept up to date).
+    static func sweep(_ unit: SMCUnit, s: Double, fits: [ProbitGaussian], slope b: Double, x: inout [Double],
+                      roots: inout [[Double]], ell ellNow: inout [Double], screen hNow: inout [Double],
+                      rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+        let n = roots.count, p = unit.dimension
+        let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
+        let screen = hNow.isEmpty ? nil : unit.screen
+        var y = [Double](repeating: 0, count: p), v = [Double](repeating: 0, count: p), u = [Double](repeating: 0, count: p)
+        var acc = 0, evaluated = 0
+        for i in 0..<n {
+            let g = fits[1 - i % 2]
+            for j in 0..<p {
+                v[j] = g.mean[j] + g.sd[j] * rng.normal()
+                y[j] = Swift.min(hi, Swift.max(lo, lo + width * StandardNormal.cdf(v[j])))
+                u[j] = probit(x[i * p + j], lo, hi)
+            }
+            let dw = logWeight(v, g) - logWeight(u, g)
+            var hy = 0.0, dh = 0.0
+            if let screen {
+                hy = try screen(y)
+                dh = b * (hy - hNow[i])
+                let first = dh + dw
+                if first < 0, Foundation.log(rng.uniform()) >= first { continue }
+            }
+            evaluated += 1
+            let ry = try unit.roots(y)
+            let ey = LogSpace.logDetSqrt(roots: ry, scale: s)
+            let logA = screen == nil ? ey - ellNow[i] + dw : ey - ellNow[i] - dh
+            if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                for j in 0..<p { x[i * p + j] = y[j] }
+                roots[i] = ry
+                ellNow[i] = ey
+                if screen != nil { hNow[i] = hy }
+                acc += 1
+            }
+        }
+        diag.proposals += n
+        diag.accepted += acc
+        diag.evaluated += evaluated
+    }
+}
