@@ -81,25 +81,11 @@ enum IndependenceMoves {
                 y[j] = Swift.min(hi, Swift.max(lo, lo + width * StandardNormal.cdf(v[j])))
                 u[j] = probit(x[i * p + j], lo, hi)
             }
-            let dw = logWeight(v, g) - logWeight(u, g)
-            var hy = 0.0, dh = 0.0
-            if let screen {
-                hy = try screen(y)
-                dh = b * (hy - hNow[i])
-                let first = dh + dw
-                if first < 0, Foundation.log(rng.uniform()) >= first { continue }
-            }
-            evaluated += 1
-            let ry = try unit.roots(y)
-            let ey = LogSpace.logDetSqrt(roots: ry, scale: s)
-            let logA = screen == nil ? ey - ellNow[i] + dw : ey - ellNow[i] - dh
-            if logA >= 0 || Foundation.log(rng.uniform()) < logA {
-                for j in 0..<p { x[i * p + j] = y[j] }
-                roots[i] = ry
-                ellNow[i] = ey
-                if screen != nil { hNow[i] = hy }
-                acc += 1
-            }
+            // In probit coordinates the target is e^ℓ·φ and the proposal q: the ratio w(v)/w(u), w = φ/q.
+            let r = try RandomWalk.step(unit, s: s, particle: i, to: y, logProposalRatio: logWeight(v, g) - logWeight(u, g),
+                                        screen: screen, slope: b, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
+            if r.evaluated { evaluated += 1 }
+            if r.accepted { acc += 1 }
         }
         diag.proposals += n
         diag.accepted += acc

@@ -81,23 +81,10 @@ enum RandomWalk {
             var acc = 0, evaluated = 0
             for i in 0..<n {
                 for j in 0..<p { y[j] = reflect(x[i * p + j] + h * sd[j] * rng.normal(), lo, hi) }
-                var hy = 0.0, first = 0.0
-                if let screen {
-                    hy = try screen(y)
-                    first = b * (hy - hNow[i])
-                    if first < 0, Foundation.log(rng.uniform()) >= first { continue }
-                }
-                evaluated += 1
-                let ry = try unit.roots(y)
-                let ey = LogSpace.logDetSqrt(roots: ry, scale: s)
-                let logA = ey - ellNow[i] - first
-                if logA >= 0 || Foundation.log(rng.uniform()) < logA {
-                    for j in 0..<p { x[i * p + j] = y[j] }
-                    roots[i] = ry
-                    ellNow[i] = ey
-                    if screen != nil { hNow[i] = hy }
-                    acc += 1
-                }
+                let r = try step(unit, s: s, particle: i, to: y, logProposalRatio: 0, screen: screen, slope: b, x: &x,
+                                 roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
+                if r.evaluated { evaluated += 1 }
+                if r.accepted { acc += 1 }
             }
             diag.proposals += n
             diag.accepted += acc
@@ -111,6 +98,35 @@ enum RandomWalk {
         if let d = decorrelation(from: start, to: x, variances: variance, particles: n, dimension: p) {
             diag.minDecorrelation = Swift.min(diag.minDecorrelation ?? d, d)
         }
+    }
+
+    /// One Metropolis–Hastings proposal `y` for particle i under `π_s`, with `logProposalRatio`
+    /// `log q(x | y) − log q(y | x)` (0 for a symmetric proposal). With a screen, delayed acceptance: first
+    /// `min(1, e^{b(h(y) − h(x)) + logProposalRatio})`, and only then the eigenproblem and
+    /// `min(1, e^{ℓ(y) − ℓ(x) − b(h(y) − h(x))})`; without, `min(1, e^{ℓ(y) − ℓ(x) + logProposalRatio})`. An
+    /// accepted y replaces the particle's position, roots, `ℓ_s` and screen statistic.
+    @inline(__always)
+    static func step(_ unit: SMCUnit, s: Double, particle i: Int, to y: [Double], logProposalRatio dw: Double,
+                     screen: (@Sendable ([Double]) throws -> Double)?, slope b: Double, x: inout [Double],
+                     roots: inout [[Double]], ell ellNow: inout [Double], screen hNow: inout [Double],
+                     rng: inout Xoshiro256) throws -> (evaluated: Bool, accepted: Bool) {
+        var hy = 0.0, dh = 0.0
+        if let screen {
+            hy = try screen(y)
+            dh = b * (hy - hNow[i])
+            let first = dh + dw
+            if first < 0, Foundation.log(rng.uniform()) >= first { return (false, false) }
+        }
+        let ry = try unit.roots(y)
+        let ey = LogSpace.logDetSqrt(roots: ry, scale: s)
+        let logA = screen == nil ? ey - ellNow[i] + dw : ey - ellNow[i] - dh
+        guard logA >= 0 || Foundation.log(rng.uniform()) < logA else { return (true, false) }
+        let p = y.count
+        for j in 0..<p { x[i * p + j] = y[j] }
+        roots[i] = ry
+        ellNow[i] = ey
+        if screen != nil { hNow[i] = hy }
+        return (true, true)
     }
 
     /// How far a move took the particles: their mean squared displacement summed over coordinates, over
