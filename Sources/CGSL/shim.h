@@ -24,10 +24,11 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 // OpenBLAS threading control: twoscale parallelises Monte Carlo itself, one BLAS thread per task.
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
-// glibc malloc: serve blocks below 32 MiB from the arenas and keep up to `trim` free bytes at an arena's top
-// mapped, instead of unmapping and faulting them in again on every reuse (Allocator.keepFreedMemory).
-static inline int twoscale_keep_freed_memory(int trim) {
-    return mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024) && mallopt(M_TRIM_THRESHOLD, trim);
+// glibc malloc: serve blocks below 32 MiB from the arenas, keep up to `trim` free bytes at an arena's top
+// mapped, and pad each heap's growth by `pad` bytes (a thread's arena then keeps a heap that falls wholly
+// free instead of unmapping it), rather than faulting memory in again on every reuse (Allocator).
+static inline int twoscale_keep_freed_memory(int trim, int pad) {
+    return mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024) && mallopt(M_TRIM_THRESHOLD, trim) && mallopt(M_TOP_PAD, pad);
 }
 // GSL exports its solver types as mutable globals; read them through a function (Swift 6 concurrency).
 static inline const gsl_root_fsolver_type *twoscale_root_brent(void) { return gsl_root_fsolver_brent; }

@@ -8,15 +8,22 @@ import CGSL
 /// Monte Carlo items allocate and free scratch matrices of the same sizes over and over, so with the defaults
 /// each item faulted its scratch in afresh (system time, most of it on the main thread's arena). Blocks below
 /// 32 MiB (glibc's largest threshold) now come from the arenas, and up to `trimBytes` of free memory stays
-/// mapped at each arena's top (docs/PERFORMANCE.md, "Threads on a 16-core machine").
+/// mapped at each arena's top (docs/PERFORMANCE.md, "Threads on a 16-core machine"). A thread's own arena
+/// grows in heaps of at most 64 MiB, and glibc unmaps such a heap as soon as it falls wholly free whatever
+/// the trim threshold, unless the top pad is as large: `topPadBytes` keeps it (docs/PERFORMANCE.md, "The
+/// serial part of smc").
 public enum Allocator {
     /// Free bytes an arena keeps at its top before returning them to the kernel.
     public static let trimBytes: Int32 = 256 << 20
+    /// Extra bytes each growth of an arena asks for (address space only until touched), and the free bytes
+    /// a thread's arena keeps rather than unmapping a heap.
+    public static let topPadBytes: Int32 = 64 << 20
 
-    /// Sets the thresholds; returns false where glibc refused them (results never depend on it).
+    /// Sets the thresholds and the pad (`topPad`: 0 for none, the allocator test's control); returns
+    /// false where glibc refused them (results never depend on it).
     @discardableResult
-    public static func keepFreedMemory() -> Bool {
-        twoscale_keep_freed_memory(trimBytes) != 0
+    public static func keepFreedMemory(topPad: Int32 = topPadBytes) -> Bool {
+        twoscale_keep_freed_memory(trimBytes, topPad) != 0
     }
 }
 
