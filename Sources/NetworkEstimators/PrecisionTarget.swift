@@ -60,8 +60,9 @@ public struct PrecisionTarget: Sendable, Encodable {
         guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
               p.ci95 != nil, p.bracket != nil else { return false }
         let ess = p.ess.map { $0 / Double(m.paths) }
-        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance)
-            && !ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, decorrelation: p.stageOneDecorrelation)
+        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, islandNoiseVariance: p.islandNoiseVariance)
+            && !ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, decorrelation: p.stageOneDecorrelation,
+                                               islandNoiseVariance: p.islandNoiseVariance)
     }
 
     /// Runs `estimator` on `problem` (its budget the first round's) until the target is met.

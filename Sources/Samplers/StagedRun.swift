@@ -19,6 +19,7 @@ extension StagedSMC {
         let stops = Array(Set(sOf)).sorted()
         let first = try await stageOne(stops: stops, threads: threads, progress: progress)
         let settings = try (0..<units.count).map { m in m == 0 ? first.settings : try self.islandSettings(block: m) }
+        let sized = sizesIslands(stageOneDecorrelation: first.estimate.diagnostics.minDecorrelation)
         var islandsDiag = SMCDiagnostics()
         var points: [EpsilonEstimate] = []
         for (ei, e) in eps.enumerated() {
@@ -35,8 +36,8 @@ extension StagedSMC {
                 var outer = OuterParticles(particles: outerParticles(from: first.estimate, stop: at.index),
                                            first: first.estimate, stop: at.index, genealogy: units.count > 2 && moveProposals == 0)
                 for m in 1..<units.count {
-                    try await laterStage(m, at: at, outer: &outer, sum: &sum, settings: settings[m], islandsDiag: &islandsDiag,
-                                         threads: threads, progress: progress)
+                    try await laterStage(m, at: at, outer: &outer, sum: &sum, settings: settings[m], sized: sized,
+                                         islandsDiag: &islandsDiag, threads: threads, progress: progress)
                 }
             }
             var point = try sum.point(eps: e, zeta: zeta, dimension: d, lower: lower, logVarianceOfC: varLogC)
@@ -101,6 +102,8 @@ extension StagedSMC {
         var eve: [Int]
         var lowerByEve: [Double]
         var laterVariance = 0.0, lowerLaterVariance = 0.0
+        /// The later stages' standard deviations summed so far (their Cauchy–Schwarz bound, squared).
+        var laterSD = 0.0, lowerLaterSD = 0.0
 
         init(particles: [Model.State], first: SMCUnitEstimate, stop t: Int, genealogy: Bool) {
             self.particles = particles
@@ -115,18 +118,20 @@ extension StagedSMC {
     /// Stage m ≥ 2 at one ε: an island per outer particle; with `moveProposals`, a degenerate stage's
     /// weights tempered in (`moveEarlier`); the stage's terms added to `sum`; before the last stage, the
     /// outer particles resampled and given their islands' draws of the stage's units.
-    func laterStage(_ m: Int, at: Stop, outer: inout OuterParticles, sum: inout StageSum, settings: SMCSettings,
+    func laterStage(_ m: Int, at: Stop, outer: inout OuterParticles, sum: inout StageSum, settings base: SMCSettings, sized: Bool,
                     islandsDiag: inout SMCDiagnostics, threads: Int, progress: @escaping @Sendable (String) -> Void) async throws {
-        let me = self
         let last = m == model.stageUnits.count - 1
         let start = outer.particles
         var current = start
         let n = model.stageUnits[m].count
         let (t, s) = (at.index, at.scale)
-        var islands: [Island] = try await sharing.map(paths, threads: threads) { k in
-            try me.island(start[k], stage: m, scale: s, settings: settings,
-                          stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)],
-                          drawStream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+        var settings = base
+        var islands: [Island]
+        if sized {
+            let say: @Sendable (String) -> Void = { progress("ε = \(at.eps), stage \(m + 1): " + $0) }
+            (settings, islands) = try await sizedIslands(m, start: start, at: at, settings: base, threads: threads, progress: say)
+        } else {
+            islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
         }
         if last, islands.allSatisfy({ $0.boundLog != nil }) {
             sum.addBound(logs: islands.map { $0.boundLog! }, slopes: islands.map { $0.boundSlope! })
@@ -160,14 +165,20 @@ extension StagedSMC {
         if outer.genealogy {
             outer.laterVariance += term.estimate.variance
             outer.lowerLaterVariance += lowerTerm.variance
+            outer.laterSD += term.estimate.variance.squareRoot()
+            outer.lowerLaterSD += lowerTerm.variance.squareRoot()
             let lowerMean = plain.reduce(0) { $0 + $1.lower } / Double(paths)
             for (k, i) in plain.enumerated() { outer.lowerByEve[outer.eve[k]] += (i.lower - lowerMean) / Double(paths) }
             if last {
                 // Stage 2's outer particles, the ancestors, are drawn from stage 1's finite population: the
                 // same factor as each stage's lower term.
+                // Either way at least the stages' Cauchy–Schwarz bound (Σ_m √V_m)², which holds whatever their
+                // correlations, given each stage's variance.
                 let g = Self.genealogyVariance(logWeights: lz, eve: outer.eve, lowerByEve: outer.lowerByEve, resamplings: model.stageUnits.count - 2)
-                sum.joint.variance += Swift.max(0, Self.populationVarianceFactor * g.nested - outer.laterVariance)
-                sum.low.variance += Swift.max(0, Self.populationVarianceFactor * g.lower - outer.lowerLaterVariance)
+                let nested = Swift.max(Self.populationVarianceFactor * g.nested, outer.laterSD * outer.laterSD)
+                let lower = Swift.max(Self.populationVarianceFactor * g.lower, outer.lowerLaterSD * outer.lowerLaterSD)
+                sum.joint.variance += Swift.max(0, nested - outer.laterVariance)
+                sum.low.variance += Swift.max(0, lower - outer.lowerLaterVariance)
             }
         }
         let w = LogSpace.normalizedWeights(logWeights: finalLogW)
@@ -175,6 +186,10 @@ extension StagedSMC {
         sum.stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
         sum.stageNoise.append(Self.noiseShare(noise: noise, logZ: lz))
         sum.stageLogVariance.append(LogEstimate.sampleVariance(lz))
+        if outer.genealogy {
+            sum.stageIslandInner.append(settings.particles * settings.replicates)
+            sum.stageIslandNoiseVariance.append(LogEstimate.mean(noise).value)
+        }
         if !last { resampleOuter(&outer, weights: w, current: current, islands: islands, stage: m, stop: t) }
     }
 
@@ -216,6 +231,9 @@ struct StageSum {
     var stageESS: [Double] = []
     var stageNoise: [Double] = []
     var stageLogVariance: [Double] = []
+    /// With two or more later stages: each one's island size J and the islands' mean noise variance σ̄² (nats²).
+    var stageIslandInner: [Int] = []
+    var stageIslandNoiseVariance: [Double] = []
     var stageShortfall: [Double] = []
     var stageMoves: [OuterMoveDiagnostics] = []
     var bound: Bound?
@@ -304,6 +322,8 @@ struct StageSum {
         point.stages = stageTerms
         point.islandNoise = stageNoise
         point.logVariance = stageLogVariance
+        point.islandInner = stageIslandInner
+        point.islandNoiseVariance = stageIslandNoiseVariance
         point.tailShortfall = stageShortfall
         point.moves = stageMoves
         if var b = bound, b.joint.value.isFinite, b.low.value.isFinite {

@@ -47,6 +47,9 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stageIslandNoise: [Double]
         /// The sample variance of the outer log-weights per stage m ≥ 2 (nats²).
         public var stageLogVarMc: [Double]
+        /// With two or more later stages: the first trial's island size J and islands' mean noise σ̄² per stage.
+        public var stageIslandInner: [Int] = []
+        public var stageIslandNoiseVar: [Double] = []
         /// The estimator's stage terms (bias-corrected logs) and their errors against the exact ones.
         public var stageLogZMc: [Double]
         public var stageErrorMc: [Double]
@@ -75,6 +78,11 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var coveredInterval: Int?
         public var coveredIntervalLower: Int?
         public var bracketFallbacks: Int?
+        /// Among the trials whose reported interval is the sampled one, how many held the exact value (2sED;
+        /// lower 2sED, whose own fallbacks are `bracketFallbacksLower`).
+        public var coveredSampled: Int?
+        public var coveredSampledLower: Int?
+        public var bracketFallbacksLower: Int?
         /// Over the trials, the median width of the reported interval relative to the exact value,
         /// `(hi − lo) / exact` (2sED and lower 2sED).
         public var medianIntervalWidth: Double?
@@ -91,8 +99,9 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
                  stageLogVarMc, stageLogZMc, stageErrorMc, trials, covered, coveredLower, mcBias, mcSd, meanHalfWidth, mcBiasLower,
                  maxStageEssFraction, dZetaBracket, dZetaLowerBracket, bracketCovered, bracketCoveredLower,
-                 coveredInterval, coveredIntervalLower, bracketFallbacks, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
-                 coveredJoint, mcBiasJoint, mcSdJoint, stageMoves
+                 coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
+                 bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
+                 coveredJoint, mcBiasJoint, mcSdJoint, stageMoves, stageIslandInner, stageIslandNoiseVar
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -109,6 +118,10 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encode(stageEssFraction, forKey: .stageEssFraction)
             try c.encode(stageIslandNoise, forKey: .stageIslandNoise)
             try c.encode(stageLogVarMc, forKey: .stageLogVarMc)
+            if !stageIslandInner.isEmpty {
+                try c.encode(stageIslandInner, forKey: .stageIslandInner)
+                try c.encode(stageIslandNoiseVar, forKey: .stageIslandNoiseVar)
+            }
             try c.encode(stageLogZMc, forKey: .stageLogZMc)
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
             if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }
@@ -127,6 +140,9 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encodeIfPresent(coveredInterval, forKey: .coveredInterval)
             try c.encodeIfPresent(coveredIntervalLower, forKey: .coveredIntervalLower)
             try c.encodeIfPresent(bracketFallbacks, forKey: .bracketFallbacks)
+            try c.encodeIfPresent(coveredSampled, forKey: .coveredSampled)
+            try c.encodeIfPresent(coveredSampledLower, forKey: .coveredSampledLower)
+            try c.encodeIfPresent(bracketFallbacksLower, forKey: .bracketFallbacksLower)
             try c.encodeIfPresent(medianIntervalWidth, forKey: .medianIntervalWidth)
             try c.encodeIfPresent(medianIntervalLowerWidth, forKey: .medianIntervalLowerWidth)
             try c.encodeIfPresent(dZetaJointMc, forKey: .dZetaJointMc)
@@ -278,6 +294,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower,
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
             q.stageMoves = mc.moves
+            (q.stageIslandInner, q.stageIslandNoiseVar) = (mc.islandInner, mc.islandNoiseVariance)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
                 let n = Double(ests.count)
@@ -303,6 +320,9 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.coveredInterval = chosen.filter { $0.0.range.contains(exact.dZeta) }.count
                 q.coveredIntervalLower = chosen.filter { $0.1?.range.contains(exact.dZetaLower) ?? false }.count
                 q.bracketFallbacks = chosen.filter { $0.0.source == .bracket }.count
+                q.coveredSampled = chosen.filter { $0.0.source == .sampled && $0.0.range.contains(exact.dZeta) }.count
+                q.bracketFallbacksLower = chosen.filter { $0.1?.source == .bracket }.count
+                q.coveredSampledLower = chosen.filter { $0.1?.source == .sampled && $0.1!.range.contains(exact.dZetaLower) }.count
                 func medianWidth(_ ranges: [ClosedRange<Double>], _ exact: Double) -> Double? {
                     guard !ranges.isEmpty, exact > 0 else { return nil }
                     return Quantiles.quantile(ranges.map { ($0.upperBound - $0.lowerBound) / exact }.sorted(), 0.5)

@@ -346,7 +346,7 @@ enum StagedToyReport {
         if let mc = r.monteCarlo {
             var columns = ["eps", "MC d_zeta", "95% interval", "error", "MC lower", "lower interval", "outer ESS/K", "interval",
                            "certified bracket", "bracket lower"]
-            if mc.trials > 1 { columns += ["covered", "covered lower", "interval covered", "bracket used", "median width", "bias", "sd"] }
+            if mc.trials > 1 { columns += ["covered", "covered lower", "interval covered", "bracket used", "sampled held", "median width", "bias", "sd"] }
             let rows = r.points.compactMap { p -> [String]? in
                 guard let q = p.monteCarlo else { return nil }
                 var row = [Fmt.num(p.eps), Fmt.num(q.dZetaMc), "[\(Fmt.num(q.ci95Mc.lowerBound)), \(Fmt.num(q.ci95Mc.upperBound))]",
@@ -357,7 +357,8 @@ enum StagedToyReport {
                            NetworkReport.interval(q.dZetaBracket), NetworkReport.interval(q.dZetaLowerBracket)]
                 if let t = q.trials {
                     row += ["\(q.covered ?? 0)/\(t)", "\(q.coveredLower ?? 0)/\(t)", "\(q.coveredInterval ?? 0)/\(t)",
-                            "\(q.bracketFallbacks ?? 0)/\(t)", q.medianIntervalWidth.map { Fmt.num(100 * $0, 3) + "%" } ?? "", Fmt.num(q.mcBias), Fmt.num(q.mcSd)]
+                            "\(q.bracketFallbacks ?? 0)/\(t)", "\(q.coveredSampled ?? 0)/\(t - (q.bracketFallbacks ?? 0))",
+                            q.medianIntervalWidth.map { Fmt.num(100 * $0, 3) + "%" } ?? "", Fmt.num(q.mcBias), Fmt.num(q.mcSd)]
                 }
                 return row
             }

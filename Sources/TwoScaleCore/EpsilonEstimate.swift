@@ -30,6 +30,11 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// smc, per stage m ≥ 2: the sample variance of `log Ẑ_m^k` over the outer particles (nats²), the input of
     /// the lognormal model in the stage term's variance (`LogEstimate.logMean`).
     public var logVariance: [Double] = []
+    /// smc with two or more later stages, per stage m ≥ 2: the islands' J (`StagedSMC.sizedIslands`) and their
+    /// mean noise variance σ̄² in the log (nats²), which the reported interval reads
+    /// (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
+    public var islandInner: [Int] = []
+    public var islandNoiseVariance: [Double] = []
     /// smc: the smallest decorrelation of stage 1's moves (`SMCDiagnostics.minDecorrelation`; nil without a
     /// move), one of the diagnostics the reported interval reads (`ReportedInterval.minimumDecorrelation`).
     public var stageOneDecorrelation: Double? = nil
@@ -120,10 +125,11 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
         let mixed = stageOneDecorrelation
+        let noise = islandNoiseVariance
         return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
-                                        bracket: b.dZeta),
+                                        islandNoiseVariance: noise, bracket: b.dZeta),
                 ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
-                                                        bracket: b.dZetaLower) })
+                                                        islandNoiseVariance: noise, bracket: b.dZetaLower) })
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a

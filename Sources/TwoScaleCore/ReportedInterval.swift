@@ -4,16 +4,19 @@ import Foundation
 /// sampler's own diagnostics say it can be believed, else the certified bracket (docs/ESTIMATORS.md,
 /// "Which interval to read").
 ///
-/// * `sampled`: the run has one later stage (two stages in all), and there the outer weights' ESS is at
-///   least `minimumESSFraction` of K as counted, `(Σw)²/Σw²`, and at least `minimumLimitESSFraction` as a
-///   lognormal model of their logs' spread s² puts it for K → ∞, `e^{−s²}` (a heavy tail that K draws have
-///   not yet reached lifts the first, not the second). Island noise counts through both. With two or more
-///   later stages each stage's particles descend from the previous stage's resampled few, their errors are
-///   correlated, and no sampled interval has held at the rate it claims (docs/ESTIMATORS.md §5, "Several
-///   later stages"). And the first stage's moves must have decorrelated its particles: a random walk that
-///   leaves them near their starts makes the stage's term low by more than the replicates' spread shows, so
-///   its smallest decorrelation must be at least `minimumDecorrelation`. The interval is the sampler's, cut
-///   to the bracket (both hold ⇒ their intersection holds).
+/// * `sampled`: every later stage's outer weights have an ESS of at least `minimumESSFraction` of K as
+///   counted, `(Σw)²/Σw²`, and at least `minimumLimitESSFraction` as a lognormal model of their logs' spread
+///   s² puts it for K → ∞, `e^{−s²}` (a heavy tail that K draws have not yet reached lifts the first, not the
+///   second); island noise counts through both. With two or more later stages each stage's errors carry
+///   into the next through the resampled outer particles, so each stage must also have quiet islands, their
+///   mean noise variance σ̄² at most `maximumIslandNoiseVariance` (noisier islands leave the pooled power's
+///   excess under-corrected, docs/ESTIMATORS.md §3), and outer weights that vary little over θ_{<m}: their
+///   spread beyond the islands' noise, s² − σ̄², at most `maximumLaterLogVariance` (where it is larger, K
+///   draws fall short of the weights' tail at one stage after another, and the intervals held less often
+///   than they claim). And the first stage's moves must have decorrelated its particles: a random
+///   walk that leaves them near their starts makes the stage's term low by more than the replicates'
+///   spread shows, so its smallest decorrelation must be at least `minimumDecorrelation`. The interval is
+///   the sampler's, cut to the bracket (both hold ⇒ their intersection holds).
 /// * `bracket`: otherwise, or where the sampled interval misses the bracket altogether. It holds by
 ///   construction, with probability ≥ 1 − δ for its lower end, conditional on what the bracket is.
 public struct ReportedInterval: Sendable, Equatable, Encodable {
@@ -36,15 +39,27 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// The first stage's smallest decorrelation of a move (`SMCDiagnostics.minDecorrelation`) below which a
     /// sampled interval is not reported.
     public static let minimumDecorrelation = 0.85
+    /// With two or more later stages, the islands' mean noise variance σ̄² (nats², per stage) above which a
+    /// sampled interval is not reported; also the target of `StagedSMC.sizedIslands`.
+    public static let maximumIslandNoiseVariance = 1.0
+    /// With two or more later stages, the outer log-weights' spread beyond the islands' noise, s² − σ̄² (nats²,
+    /// per stage), above which a sampled interval is not reported.
+    public static let maximumLaterLogVariance = 1.0
 
-    /// Whether the diagnostics of a run let its sampled interval stand: a model of at most two stages (at
-    /// most one entry per array), whose later stage's outer ESS (`essFraction`, a share of K) is at least
-    /// `minimumESSFraction` and whose `e^{−s²}` (`logWeightVariance`: s², the sample variance of the outer
-    /// log-weights) is at least `minimumLimitESSFraction`, and whose first stage's moves decorrelated its
-    /// particles to at least `minimumDecorrelation` (nil: no move was made, or none was measured). A one-stage
-    /// model (no entries) passes the first two.
-    public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double], decorrelation: Double? = nil) -> Bool {
-        essFraction.count <= 1 && logWeightVariance.count <= 1
+    /// Whether the diagnostics of a run let its sampled interval stand: each later stage's outer ESS
+    /// (`essFraction`, a share of K) is at least `minimumESSFraction` and its `e^{−s²}` (`logWeightVariance`:
+    /// s², the sample variance of the outer log-weights) at least `minimumLimitESSFraction`; with two or more
+    /// later stages each one's islands' mean noise variance (`islandNoiseVariance`, one per stage) is at most
+    /// `maximumIslandNoiseVariance` and its s² − σ̄² at most `maximumLaterLogVariance`; and the first stage's moves
+    /// decorrelated its particles to at least `minimumDecorrelation` (nil: no move was made, or none was
+    /// measured). A one-stage model (no entries) passes the first two.
+    public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double], decorrelation: Double? = nil,
+                                     islandNoiseVariance: [Double] = []) -> Bool {
+        let stages = essFraction.count <= 1 && logWeightVariance.count <= 1
+            || (logWeightVariance.count == essFraction.count && islandNoiseVariance.count == essFraction.count
+                && islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance }
+                && zip(logWeightVariance, islandNoiseVariance).allSatisfy { $0 - $1 <= maximumLaterLogVariance })
+        return stages
             && essFraction.allSatisfy { $0 >= minimumESSFraction }
             && logWeightVariance.allSatisfy { Foundation.exp(-$0) >= minimumLimitESSFraction }
             && (decorrelation ?? 1) >= minimumDecorrelation
@@ -53,9 +68,11 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// The interval to report from a sampled 95% interval, the run's diagnostics and its certified bracket
     /// (nil: none computed, and then the sampled interval stands as it is).
     public static func choose(sampled: ClosedRange<Double>, essFraction: [Double], logWeightVariance: [Double],
-                              decorrelation: Double? = nil, bracket: ClosedRange<Double>?) -> ReportedInterval {
+                              decorrelation: Double? = nil, islandNoiseVariance: [Double] = [],
+                              bracket: ClosedRange<Double>?) -> ReportedInterval {
         guard let bracket else { return ReportedInterval(range: sampled, source: .sampled) }
-        guard samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance, decorrelation: decorrelation),
+        guard samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance, decorrelation: decorrelation,
+                            islandNoiseVariance: islandNoiseVariance),
               sampled.overlaps(bracket) else {
             return ReportedInterval(range: bracket, source: .bracket)
         }

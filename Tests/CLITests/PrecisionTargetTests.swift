@@ -39,8 +39,9 @@ final class PrecisionTargetTests: XCTestCase {
     }
 
     func testTheBracketAndTheBudgetStopIt() async throws {
-        // Two hidden layers: the bracket is reported, and no budget narrows it: one round.
-        let deep = try await runJSON(["ed", "--arch", "8-4-3-3", "--samples", "20", "--eps", "0.1", "--target-width", "0.02", "--json"])
+        // Two hidden layers whose second layer's outer log-weights spread over 2 nats² (above
+        // `ReportedInterval.maximumLaterLogVariance`): the bracket is reported, and no budget narrows it: one round.
+        let deep = try await runJSON(["ed", "--arch", "8-4-3-3", "--samples", "20", "--eps", "0.001", "--target-width", "0.02", "--json"])
         XCTAssertEqual(deep["precision_target"]?["outcome"]?.stringValue, "bracket_limited")
         XCTAssertEqual(deep["precision_target"]?["rounds"]?.arrayValue?.count, 1)
         XCTAssertEqual(deep["precision_target"]?["rounds"]?.arrayValue?.first?["source"]?.stringValue, "bracket")

@@ -46,14 +46,34 @@ final class ReportedIntervalTests: XCTestCase {
         XCTAssertEqual(choose(5...6, decorrelation: 0.2, bracket: .some(nil)).source, .sampled, "no bracket: nothing to fall back to")
     }
 
-    /// Two or more later stages: the bracket, however even the weights (the stages' errors are correlated
-    /// through the genealogy, docs/ESTIMATORS.md §5). Among them a seed of 12-6-5-4-3 at ε = 0.1 whose
-    /// sampled interval passed every stage's thresholds and missed the joint tempering value (seed 8: ESS
+    /// Two or more later stages: the sampled interval only where each later stage's islands are quiet (mean
+    /// noise variance σ̄² at most `maximumIslandNoiseVariance`, one value per stage) and its outer log-weights'
+    /// spread beyond that noise small (s² − σ̄² at most `maximumLaterLogVariance`), besides the one-stage checks; the bracket where
+    /// the noise is missing or either is above its edge. Among them a seed of 12-6-5-4-3 at ε = 0.1 whose
+    /// sampled interval passed every stage's ESS thresholds and missed the joint tempering value (seed 8: ESS
     /// 15.6, 13.7, 60.9 of 64; s² 2.39, 2.90, 0.05).
-    func testSeveralLaterStagesGiveTheBracket() {
-        XCTAssertEqual(choose(12...14, ess: [0.9, 0.9], logVar: [0.1, 0.1]).source, .bracket)
-        XCTAssertEqual(choose(12...14, ess: [15.6 / 64, 13.7 / 64, 60.9 / 64], logVar: [2.39, 2.90, 0.05]).source, .bracket)
-        XCTAssertEqual(choose(12...14, ess: [0.9], logVar: [0.1]).source, .sampled)
+    func testSeveralLaterStagesNeedQuietIslandsAndEvenWeights() {
+        func several(ess: [Double] = [0.6, 0.6], logVar: [Double] = [0.5, 0.8], noise: [Double]? = [0.3, 0.9],
+                     decorrelation: Double? = 0.9) -> ReportedInterval.Source {
+            ReportedInterval.choose(sampled: 12...14, essFraction: ess, logWeightVariance: logVar, decorrelation: decorrelation,
+                                    islandNoiseVariance: noise ?? [], bracket: bracket).source
+        }
+        let noiseEdge = ReportedInterval.maximumIslandNoiseVariance, spreadEdge = ReportedInterval.maximumLaterLogVariance
+        XCTAssertEqual(several(), .sampled)
+        XCTAssertEqual(several(noise: nil), .bracket, "no island noise measured")
+        XCTAssertEqual(several(noise: [0.3]), .bracket, "one value per stage")
+        XCTAssertEqual(several(noise: [0.3, noiseEdge]), .sampled)
+        XCTAssertEqual(several(noise: [0.3, noiseEdge * 1.01]), .bracket)
+        // The spread beyond the islands' noise, s² − σ̄², per stage.
+        XCTAssertEqual(several(logVar: [spreadEdge + 0.3, 0.2]), .sampled)
+        XCTAssertEqual(several(logVar: [spreadEdge + 0.31, 0.2]), .bracket)
+        XCTAssertEqual(several(logVar: [0.5, spreadEdge + 0.9]), .sampled)
+        XCTAssertEqual(several(logVar: [0.5, spreadEdge + 0.91]), .bracket)
+        XCTAssertEqual(several(ess: [0.6, ReportedInterval.minimumESSFraction * 0.99]), .bracket)
+        XCTAssertEqual(several(decorrelation: ReportedInterval.minimumDecorrelation * 0.99), .bracket)
+        XCTAssertEqual(several(ess: [15.6 / 64, 13.7 / 64, 60.9 / 64], logVar: [2.39, 2.90, 0.05], noise: [0.1, 0.1, 0.1]), .bracket)
+        // One later stage reads neither.
+        XCTAssertEqual(choose(12...14, ess: [0.9], logVar: [spreadEdge * 2]).source, .sampled)
     }
 
     func testOneStageAndNoBracket() {

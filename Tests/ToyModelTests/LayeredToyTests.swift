@@ -251,7 +251,10 @@ final class LayeredToyTests: XCTestCase {
     /// (`StagedSMC.genealogyVariance`); with two stages it is stage 1's, widened to Student's t, and stage
     /// 2's at their Cauchy–Schwarz bound. Even so the sampled
     /// intervals miss here (fewer than 18 of 20 at one ε; lab/ESTIMATORS-LOG.md, "Several later
-    /// stages"), so the reported interval is the certified bracket in all 20 runs, and it holds in at least 19.
+    /// stages"), though the islands are quiet: stage 2's outer log-weights spread over 1–2.5 nats², above
+    /// `ReportedInterval.maximumLaterLogVariance`, so the reported interval is the certified bracket in at
+    /// least 17 runs at each ε (5 of 200 seeds let the sampled one stand in the lab's run at ε = 0.1), and it
+    /// holds in at least 19.
     func testSeveralLaterStagesReportTheBracket() async throws {
         let m = try LayeredToy(units: [2, 2, 2, 2], unitSize: [3, 3, 3, 3], coupling: 3)
         let eps = [1e-3, 0.1]
@@ -260,7 +263,8 @@ final class LayeredToyTests: XCTestCase {
         let qs = try r.points.map { try XCTUnwrap($0.monteCarlo) }
         XCTAssertLessThan(qs.map { $0.covered ?? 20 }.min() ?? 20, 18, "the sampled intervals miss here")
         for (p, q) in zip(r.points, qs) {
-            XCTAssertEqual(q.bracketFallbacks, 20, "ε = \(p.eps)")
+            XCTAssertGreaterThanOrEqual(q.bracketFallbacks ?? 0, 17, "ε = \(p.eps)")
+            XCTAssertLessThan(q.stageIslandNoiseVar.max() ?? 1, ReportedInterval.maximumIslandNoiseVariance, "ε = \(p.eps): quiet islands")
             XCTAssertGreaterThanOrEqual(q.coveredInterval ?? 0, 19, "ε = \(p.eps)")
             XCTAssertGreaterThanOrEqual(q.coveredIntervalLower ?? 0, 19, "ε = \(p.eps): lower")
         }

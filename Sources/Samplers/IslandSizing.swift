@@ -1,0 +1,82 @@
+import Foundation
+import TwoScaleCore
+
+/// Islands sized from their own noise (docs/ESTIMATORS.md §3, "Islands sized from their noise").
+///
+/// With two or more later stages the 2sED's stage term is a log-mean of the islands' pooled estimates raised
+/// to the n-th power, and `powerBias` corrects its excess only under a lognormal model of their noise; where
+/// the islands' mean noise variance σ̄² (nats², `n² var_r(l_r)/R` averaged over the islands) is several nats²,
+/// the heavier right tail leaves each stage high by about σ̄² more. So where the sampled interval can stand at
+/// all (stage 1 decorrelated, no outer moves), each later stage's J is doubled until σ̄² is at most
+/// `ReportedInterval.maximumIslandNoiseVariance`, judged on `pilotIslands` islands, up to
+/// `maximumInnerFactor` times the starting J, and no further once a doubling lowers σ̄² by less than
+/// `minimumNoiseGain` (the islands' moves, not their number, are then what limits them). The pilot islands
+/// are the run's own first islands (the same streams), so at the chosen J they are kept, not rerun; where the
+/// pilot met the target and the full run's σ̄² does not, the stage is run once more at twice the J.
+extension StagedSMC {
+    /// Islands of the pilot that chooses J (the first of the K outer particles).
+    public static var pilotIslands: Int { 16 }
+    /// The largest J the sizing reaches, as a multiple of the starting J (`inner`).
+    public static var maximumInnerFactor: Int { 8 }
+    /// A doubling of J that lowers the pilot's σ̄² by less than this factor ends the sizing.
+    public static var minimumNoiseGain: Double { 1.5 }
+
+    /// Whether this run sizes its islands: two or more later stages, no outer moves, and stage 1's moves
+    /// decorrelated (`ReportedInterval.minimumDecorrelation`; nil: no move measured), the cases where the
+    /// sampled interval can be reported and the islands' noise decides whether it holds.
+    func sizesIslands(stageOneDecorrelation d: Double?) -> Bool {
+        model.stageUnits.count > 2 && moveProposals == 0 && (d ?? 1) >= ReportedInterval.minimumDecorrelation
+    }
+
+    /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams.
+    func islandBatch(_ m: Int, start: [Model.State], at: Stop, settings: SMCSettings, from: Int, upTo end: Int? = nil,
+                     threads: Int) async throws -> [Island] {
+        let me = self
+        let (t, s) = (at.index, at.scale)
+        let end = end ?? start.count
+        return try await sharing.map(end - from, threads: threads) { i in
+            let k = from + i
+            return try me.island(start[k], stage: m, scale: s, settings: settings,
+                                 stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)],
+                                 drawStream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+        }
+    }
+
+    /// The islands' mean noise variance σ̄² (nats²).
+    static func meanNoise(_ islands: [Island]) -> Double {
+        islands.isEmpty ? 0 : islands.reduce(0) { $0 + $1.noise } / Double(islands.count)
+    }
+
+    /// Stage m's islands at a J chosen from their noise (see the extension's comment): the settings used and
+    /// all K islands.
+    func sizedIslands(_ m: Int, start: [Model.State], at: Stop, settings base: SMCSettings, threads: Int,
+                      progress: @escaping @Sendable (String) -> Void) async throws -> (SMCSettings, [Island]) {
+        let target = ReportedInterval.maximumIslandNoiseVariance
+        let cap = base.particles * Self.maximumInnerFactor
+        let pilotCount = Swift.min(Self.pilotIslands, start.count)
+        var settings = base
+        var pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
+        var noise = Self.meanNoise(pilot)
+        var stalled = false
+        while noise > target, settings.particles * 2 <= cap {
+            var next = settings
+            next.particles *= 2
+            let tried = try await islandBatch(m, start: start, at: at, settings: next, from: 0, upTo: pilotCount, threads: threads)
+            let triedNoise = Self.meanNoise(tried)
+            progress("islands of J = \(next.particles * next.replicates): noise \(String(format: "%.3g", triedNoise)) nats² over \(pilotCount) pilot islands")
+            guard triedNoise * Self.minimumNoiseGain <= noise else {
+                stalled = true
+                break
+            }
+            (settings, pilot, noise) = (next, tried, triedNoise)
+        }
+        var islands = pilot + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
+        // The pilot judged J quiet enough but the whole stage is not: once more at twice the J.
+        if !stalled, pilotCount < start.count, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
+            settings.particles *= 2
+            progress("islands of J = \(settings.particles * settings.replicates): the stage's noise over all islands was above \(String(format: "%.3g", target)) nats²")
+            islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
+        }
+        return (settings, islands)
+    }
+}
