@@ -12,7 +12,8 @@ import TwoScaleCore
 /// `maximumInnerFactor` times the starting J, and no further once a doubling lowers σ̄² by less than
 /// `minimumNoiseGain` (the islands' moves, not their number, are then what limits them). The pilot islands
 /// are the run's own first islands (the same streams), so at the chosen J they are kept, not rerun; where the
-/// pilot met the target and the full run's σ̄² does not, the stage is run once more at twice the J.
+/// whole stage's σ̄² still exceeds the target, it is run once more at twice the J (a 16-island pilot's noise
+/// is itself uncertain by about a third).
 extension StagedSMC {
     /// Islands of the pilot that chooses J (the first of the K outer particles).
     public static var pilotIslands: Int { 16 }
@@ -57,7 +58,7 @@ extension StagedSMC {
         var settings = base
         var pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
         var noise = Self.meanNoise(pilot)
-        var stalled = false
+        var stalled: (settings: SMCSettings, islands: [Island])? = nil
         while noise > target, settings.particles * 2 <= cap {
             var next = settings
             next.particles *= 2
@@ -65,17 +66,23 @@ extension StagedSMC {
             let triedNoise = Self.meanNoise(tried)
             progress("islands of J = \(next.particles * next.replicates): noise \(String(format: "%.3g", triedNoise)) nats² over \(pilotCount) pilot islands")
             guard triedNoise * Self.minimumNoiseGain <= noise else {
-                stalled = true
+                stalled = (next, tried)
                 break
             }
             (settings, pilot, noise) = (next, tried, triedNoise)
         }
         var islands = pilot + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
-        // The pilot judged J quiet enough but the whole stage is not: once more at twice the J.
-        if !stalled, pilotCount < start.count, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
+        // The whole stage is not quiet (the pilot's 16 islands misjudged it, or its last doubling seemed not
+        // to pay): once more at twice the J, keeping a stalled pilot's islands at that J. A pilot of all K
+        // islands that did not stall was the whole stage.
+        if pilotCount < start.count || stalled != nil, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
             settings.particles *= 2
             progress("islands of J = \(settings.particles * settings.replicates): the stage's noise over all islands was above \(String(format: "%.3g", target)) nats²")
-            islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
+            if let s = stalled {
+                islands = s.islands + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
+            } else {
+                islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
+            }
         }
         return (settings, islands)
     }
