@@ -171,9 +171,8 @@ extension StagedSMC {
             for (k, i) in plain.enumerated() { outer.lowerByEve[outer.eve[k]] += (i.lower - lowerMean) / Double(paths) }
             if last {
                 // Stage 2's outer particles, the ancestors, are drawn from stage 1's finite population: the
-                // same factor as each stage's lower term.
-                // Either way at least the stages' Cauchy–Schwarz bound (Σ_m √V_m)², which holds whatever their
-                // correlations, given each stage's variance.
+                // same factor as each stage's lower term. Either way at least the stages' Cauchy–Schwarz bound
+                // (Σ_m √V_m)², which holds whatever their correlations, given each stage's variance.
                 let g = Self.genealogyVariance(logWeights: lz, eve: outer.eve, lowerByEve: outer.lowerByEve, resamplings: model.stageUnits.count - 2)
                 let nested = Swift.max(Self.populationVarianceFactor * g.nested, outer.laterSD * outer.laterSD)
                 let lower = Swift.max(Self.populationVarianceFactor * g.lower, outer.lowerLaterSD * outer.lowerLaterSD)

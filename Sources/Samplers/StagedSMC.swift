@@ -250,8 +250,8 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     ///   2013); with one later stage this is the sample variance over k divided by K.
     ///
     /// The run takes each, doubled as each stage's lower term is (`populationVarianceFactor`: the ancestors
-    /// are drawn from stage 1's finite population), where it is larger than the stages' summed variances; the
-    /// estimates themselves are not changed.
+    /// are drawn from stage 1's finite population), or the stages' Cauchy–Schwarz bound `(Σ_m √V_m)²` where
+    /// that is larger, in place of the stages' summed variances; the estimates themselves are not changed.
     public static func genealogyVariance(logWeights lw: [Double], eve: [Int], lowerByEve: [Double], resamplings: Int)
         -> (nested: Double, lower: Double) {
         let k = Double(lowerByEve.count)
