@@ -60,7 +60,10 @@ public struct PrecisionTarget: Sendable, Encodable {
         guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
               p.ci95 != nil, p.bracket != nil else { return false }
         let ess = p.ess.map { $0 / Double(m.paths) }
-        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, islandNoiseVariance: p.islandNoiseVariance)
+        // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`), so their noise here is
+        // taken as the sizing would leave it.
+        let sized = p.islandNoiseVariance.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
+        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, islandNoiseVariance: sized)
             && !ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, decorrelation: p.stageOneDecorrelation,
                                                islandNoiseVariance: p.islandNoiseVariance)
     }

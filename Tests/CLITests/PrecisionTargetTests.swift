@@ -56,8 +56,15 @@ final class PrecisionTargetTests: XCTestCase {
     /// Where the bracket is reported only because stage 1's moves did not decorrelate (24 inputs per
     /// first-layer unit at the default 20 sweeps, an outer ESS the rule accepts), the next round doubles
     /// stage 1's sweeps, K and J unchanged, until the sampled interval stands.
+    /// The same with two hidden layers (24-3-3-2), whose islands are sized only once stage 1 decorrelates.
     func testStageOneSweepsDoubleWhereOnlyTheirDecorrelationFails() async throws {
-        let wide = ["ed", "--arch", "24-3-2", "--samples", "20", "--eps", "0.1", "--paths", "16", "--inner", "8", "--seed", "1"]
+        for arch in ["24-3-2", "24-3-3-2"] {
+            try await stageOneSweepsDouble(arch)
+        }
+    }
+
+    func stageOneSweepsDouble(_ arch: String) async throws {
+        let wide = ["ed", "--arch", arch, "--samples", "20", "--eps", "0.1", "--paths", "16", "--inner", "8", "--seed", "1"]
         let j = try await runJSON(wide + ["--target-width", "0.05", "--json"])
         let t = try XCTUnwrap(j["precision_target"])
         XCTAssertEqual(t["outcome"]?.stringValue, "reached")
@@ -66,7 +73,7 @@ final class PrecisionTargetTests: XCTestCase {
         for (r, round) in rounds.enumerated() {
             XCTAssertEqual(round["paths"]?.doubleValue, 16)
             XCTAssertEqual(round["stage1_sweeps"]?.doubleValue, Double(20 << r))
-            XCTAssertEqual(round["source"]?.stringValue, r < rounds.count - 1 ? "bracket" : "sampled")
+            XCTAssertEqual(round["source"]?.stringValue, r < rounds.count - 1 ? "bracket" : "sampled", arch)
         }
         XCTAssertEqual(j["stage1_sweeps"]?.doubleValue, rounds.last?["stage1_sweeps"]?.doubleValue)
         let mixed = try XCTUnwrap(j["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
