@@ -125,11 +125,10 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
         let mixed = stageOneDecorrelation
-        let noise = islandNoiseVariance
         return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
-                                        islandNoiseVariance: noise, bracket: b.dZeta),
+                                        islandNoiseVariance: islandNoiseVariance, bracket: b.dZeta),
                 ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
-                                                        islandNoiseVariance: noise, bracket: b.dZetaLower) })
+                                                        islandNoiseVariance: islandNoiseVariance, bracket: b.dZetaLower) })
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a

@@ -55,11 +55,11 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// measured). A one-stage model (no entries) passes the first two.
     public static func samplingHolds(essFraction: [Double], logWeightVariance: [Double], decorrelation: Double? = nil,
                                      islandNoiseVariance: [Double] = []) -> Bool {
-        let stages = essFraction.count <= 1 && logWeightVariance.count <= 1
+        let laterStagesQuiet = essFraction.count <= 1 && logWeightVariance.count <= 1
             || (logWeightVariance.count == essFraction.count && islandNoiseVariance.count == essFraction.count
                 && islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance }
                 && zip(logWeightVariance, islandNoiseVariance).allSatisfy { $0 - $1 <= maximumLaterLogVariance })
-        return stages
+        return laterStagesQuiet
             && essFraction.allSatisfy { $0 >= minimumESSFraction }
             && logWeightVariance.allSatisfy { Foundation.exp(-$0) >= minimumLimitESSFraction }
             && (decorrelation ?? 1) >= minimumDecorrelation

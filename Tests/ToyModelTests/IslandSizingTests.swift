@@ -60,10 +60,10 @@ final class IslandSizingTests: XCTestCase {
     }
 
     /// A whole run with sized islands does not depend on the thread count, and records each later stage's J
-    /// and noise.
+    /// and noise; with K = 48 each sized stage runs islands past the 16 of its pilot.
     func testSizedRunIsTheSameOnOneAndTwoThreads() async throws {
         let m = try LayeredToy(units: [3, 8, 8], unitSize: [4, 12, 12], coupling: 0.5)
-        let smc = try S(model: m, box: m.box, seed: 3, paths: 16, inner: 8, traceDraws: 200)
+        let smc = try S(model: m, box: m.box, seed: 4, paths: 48, inner: 8, traceDraws: 200)
         let a = try await smc.run(eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
         let b = try await smc.run(eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
         XCTAssertEqual(a.points, b.points)
