@@ -9,18 +9,15 @@ import TwoScaleCore
 /// the heavier right tail leaves each stage high by about σ̄² more. So where the sampled interval can stand at
 /// all (stage 1 decorrelated, no outer moves), each later stage's J is doubled until σ̄² is at most
 /// `ReportedInterval.maximumIslandNoiseVariance`, judged on `pilotIslands` islands, up to
-/// `maximumInnerFactor` times the starting J, and no further once a doubling lowers σ̄² by less than
-/// `minimumNoiseGain` (the islands' moves, not their number, are then what limits them). The pilot islands
-/// are the run's own first islands (the same streams), so at the chosen J they are kept, not rerun; where the
-/// whole stage's σ̄² still exceeds the target, it is run once more at twice the J (a 16-island pilot's noise
-/// is itself uncertain by about a third).
+/// `maximumInnerFactor` times the starting J. The pilot islands are the run's own first islands (the same
+/// streams), so at the chosen J they are kept, not rerun; where the whole stage's σ̄² still exceeds the
+/// target, it is run once more at twice the J (a 16-island pilot's noise is itself uncertain by about a
+/// third, which is also why no doubling is judged by its gain on the pilot alone).
 extension StagedSMC {
     /// Islands of the pilot that chooses J (the first of the K outer particles).
     public static var pilotIslands: Int { 16 }
     /// The largest J the sizing reaches, as a multiple of the starting J (`inner`).
     public static var maximumInnerFactor: Int { 8 }
-    /// A doubling of J that lowers the pilot's σ̄² by less than this factor ends the sizing.
-    public static var minimumNoiseGain: Double { 1.5 }
 
     /// Whether this run sizes its islands: two or more later stages, no outer moves, and stage 1's moves
     /// decorrelated (`ReportedInterval.minimumDecorrelation`; nil: no move measured), the cases where the
@@ -57,32 +54,18 @@ extension StagedSMC {
         let pilotCount = Swift.min(Self.pilotIslands, start.count)
         var settings = base
         var pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
-        var noise = Self.meanNoise(pilot)
-        var stalled: (settings: SMCSettings, islands: [Island])? = nil
-        while noise > target, settings.particles * 2 <= cap {
-            var next = settings
-            next.particles *= 2
-            let tried = try await islandBatch(m, start: start, at: at, settings: next, from: 0, upTo: pilotCount, threads: threads)
-            let triedNoise = Self.meanNoise(tried)
-            progress("islands of J = \(next.particles * next.replicates): noise \(String(format: "%.3g", triedNoise)) nats² over \(pilotCount) pilot islands")
-            guard triedNoise * Self.minimumNoiseGain <= noise else {
-                stalled = (next, tried)
-                break
-            }
-            (settings, pilot, noise) = (next, tried, triedNoise)
+        while Self.meanNoise(pilot) > target, settings.particles * 2 <= cap {
+            settings.particles *= 2
+            pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
+            progress("islands of J = \(settings.particles * settings.replicates): noise \(String(format: "%.3g", Self.meanNoise(pilot))) nats² over \(pilotCount) pilot islands")
         }
         var islands = pilot + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
-        // The whole stage is not quiet (the pilot's 16 islands misjudged it, or its last doubling seemed not
-        // to pay): once more at twice the J, keeping a stalled pilot's islands at that J. A pilot of all K
-        // islands that did not stall was the whole stage.
-        if pilotCount < start.count || stalled != nil, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
+        // The pilot's 16 islands misjudged the whole stage: once more at twice the J. A pilot of all K islands
+        // was the whole stage.
+        if pilotCount < start.count, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
             settings.particles *= 2
             progress("islands of J = \(settings.particles * settings.replicates): the stage's noise over all islands was above \(String(format: "%.3g", target)) nats²")
-            if let s = stalled {
-                islands = s.islands + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
-            } else {
-                islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
-            }
+            islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
         }
         return (settings, islands)
     }

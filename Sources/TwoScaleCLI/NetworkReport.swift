@@ -284,8 +284,9 @@ enum NetworkReport {
         let note = bounded ? "\n2sED ≤, lower ≤: the upper bounds' estimates (the softmax stage at uniform probabilities, docs/METHOD.md §11); "
             + "the last stage's estimate is too low by at most the distance to them, given the shared earlier stages\n" : ""
         let fallback = m.points.contains { $0.interval?.source == .bracket || $0.intervalLower?.source == .bracket }
-        let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where the network has two "
-            + "or more hidden layers or the outer ESS (below \(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
+        let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where with two or more hidden "
+            + "layers the islands are noisy or the outer weights vary over the earlier layers, or the outer ESS (below "
+            + "\(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
             + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit) says the sampled interval cannot be believed, "
             + "or stage 1's moves left its particles near their starts (decorrelation below \(Fmt.num(ReportedInterval.minimumDecorrelation)))"
             + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation

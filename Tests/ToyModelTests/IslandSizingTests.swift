@@ -11,7 +11,7 @@ final class IslandSizingTests: XCTestCase {
 
     /// Stage 2 of a three-stage toy (units of 12 coordinates, coupling 0.5) at ε = 10⁻³ with J = 8: the
     /// islands' mean noise variance is above the target, so J is doubled until it is not, or the sizing
-    /// stalls or reaches its cap. The pilot's islands are the run's own: the K islands returned at the chosen
+    /// reaches its cap. The pilot's islands are the run's own: the K islands returned at the chosen
     /// J are the ones a direct run at that J gives, to the bit.
     func testSizedIslandsKeepThePilotsAndQuietTheStage() async throws {
         let m = try LayeredToy(units: [3, 8, 8], unitSize: [4, 12, 12], coupling: 0.5)
@@ -28,12 +28,12 @@ final class IslandSizingTests: XCTestCase {
         XCTAssertGreaterThan(chosen.particles, base.particles)
         XCTAssertLessThanOrEqual(chosen.particles, S.maximumInnerFactor * base.particles)
         XCTAssertEqual(chosen.particles % base.particles, 0)
-        XCTAssertLessThan(S.meanNoise(islands), S.meanNoise(plain) / S.minimumNoiseGain, "each kept doubling lowered the noise")
+        XCTAssertTrue(S.meanNoise(islands) <= target || chosen.particles == S.maximumInnerFactor * base.particles,
+                      "the stage is quiet, or at the cap")
         let direct = try await smc.islandBatch(1, start: start, at: at, settings: chosen, from: 0, threads: 1)
         XCTAssertEqual(islands.map(\.logZ), direct.map(\.logZ))
         XCTAssertEqual(islands.map(\.units), direct.map(\.units))
-        // Where a doubling no longer pays, the sizing stops there: it never goes past the first J whose pilot
-        // is quiet.
+        // It never goes past the first J whose pilot is quiet, save the one rerun at twice it.
         var j = base
         var pilotQuietAt: Int?
         while j.particles <= chosen.particles {
