@@ -185,10 +185,10 @@ extension StagedSMC {
         sum.stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
         sum.stageNoise.append(Self.noiseShare(noise: noise, logZ: lz))
         sum.stageLogVariance.append(LogEstimate.sampleVariance(lz))
-        if outer.genealogy {
-            sum.stageIslandInner.append(settings.particles * settings.replicates)
-            sum.stageIslandNoiseVariance.append(LogEstimate.mean(noise).value)
-        }
+        if outer.genealogy { sum.stageIslandInner.append(settings.particles * settings.replicates) }
+        // σ̄² wherever the rule reads it: without moves (with them each stage's islands are many, and their
+        // noise is not measured).
+        if moveProposals == 0 { sum.stageIslandNoiseVariance.append(LogEstimate.mean(noise).value) }
         if !last { resampleOuter(&outer, weights: w, current: current, islands: islands, stage: m, stop: t) }
     }
 
@@ -230,7 +230,8 @@ struct StageSum {
     var stageESS: [Double] = []
     var stageNoise: [Double] = []
     var stageLogVariance: [Double] = []
-    /// With two or more later stages: each one's island size J and the islands' mean noise variance σ̄² (nats²).
+    /// With two or more later stages, each one's island size J; without outer moves, each later stage's
+    /// islands' mean noise variance σ̄² (nats²).
     var stageIslandInner: [Int] = []
     var stageIslandNoiseVariance: [Double] = []
     var stageShortfall: [Double] = []

@@ -287,7 +287,9 @@ enum NetworkReport {
         let why = "\ninterval: the 95% interval cut to the certified bracket; `bracket`: the bracket itself, where with two or more hidden "
             + "layers the islands are noisy or the outer weights vary over the earlier layers, or the outer ESS (below "
             + "\(Fmt.num(100 * ReportedInterval.minimumESSFraction))% of K counted, or "
-            + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit) says the sampled interval cannot be believed, "
+            + "\(Fmt.num(100 * ReportedInterval.minimumLimitESSFraction))% in the lognormal limit; not for the lower 2sED of one hidden layer, "
+            + "which takes no outer weight, but its islands' noise above \(Fmt.num(ReportedInterval.maximumIslandNoiseVariance)) nat²) "
+            + "says the sampled interval cannot be believed, "
             + "or stage 1's moves left its particles near their starts (decorrelation below \(Fmt.num(ReportedInterval.minimumDecorrelation)))"
             + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation
                 ? ": here \(Fmt.num($0, 2)); more --stage1-sweeps raise it (about one per input: slower)" : "" } ?? "")

@@ -128,7 +128,7 @@ public struct EpsilonEstimate: Sendable, Equatable {
         return (ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
                                         islandNoiseVariance: islandNoiseVariance, bracket: b.dZeta),
                 ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
-                                                        islandNoiseVariance: islandNoiseVariance, bracket: b.dZetaLower) })
+                                                        islandNoiseVariance: islandNoiseVariance, lower: true, bracket: b.dZetaLower) })
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a

@@ -17,6 +17,10 @@ import Foundation
 ///   walk that leaves them near their starts makes the stage's term low by more than the replicates'
 ///   spread shows, so its smallest decorrelation must be at least `minimumDecorrelation`. The interval is
 ///   the sampler's, cut to the bracket (both hold ⇒ their intersection holds).
+/// * For the lower 2sED with one later stage (one hidden layer) it also stands where stage 1 decorrelated
+///   and the islands are quiet (σ̄² at most `maximumIslandNoiseVariance`), whatever the outer weights: its
+///   later term is the mean over the outer particles, drawn from stage 1's population, of their islands'
+///   logs, and no outer weight enters it (`lowerSamplingHolds`).
 /// * `bracket`: otherwise, or where the sampled interval misses the bracket altogether. It holds by
 ///   construction, with probability ≥ 1 − δ for its lower end, conditional on what the bracket is.
 public struct ReportedInterval: Sendable, Equatable, Encodable {
@@ -65,14 +69,30 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
             && (decorrelation ?? 1) >= minimumDecorrelation
     }
 
+    /// Whether the diagnostics let the lower 2sED's sampled interval stand: where the 2sED's may
+    /// (`samplingHolds`), and with one later stage also where stage 1 decorrelated (`minimumDecorrelation`;
+    /// nil: unmeasured) and that stage's islands' mean noise variance σ̄² (`islandNoiseVariance`, measured) is at
+    /// most `maximumIslandNoiseVariance`: the lower 2sED's later term averages the islands' logs over outer
+    /// particles drawn from stage 1's population, unweighted, so the outer weights' ESS and spread do not
+    /// enter it; the islands' noise does, through the lognormal correction of each island's log.
+    public static func lowerSamplingHolds(essFraction: [Double], logWeightVariance: [Double], decorrelation: Double? = nil,
+                                          islandNoiseVariance: [Double] = []) -> Bool {
+        if samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance, decorrelation: decorrelation,
+                         islandNoiseVariance: islandNoiseVariance) { return true }
+        return essFraction.count == 1 && islandNoiseVariance.count == 1
+            && islandNoiseVariance[0] <= maximumIslandNoiseVariance
+            && (decorrelation ?? 1) >= minimumDecorrelation
+    }
+
     /// The interval to report from a sampled 95% interval, the run's diagnostics and its certified bracket
-    /// (nil: none computed, and then the sampled interval stands as it is).
+    /// (nil: none computed, and then the sampled interval stands as it is); `lower`: the lower 2sED's
+    /// (`lowerSamplingHolds`), else the 2sED's (`samplingHolds`).
     public static func choose(sampled: ClosedRange<Double>, essFraction: [Double], logWeightVariance: [Double],
-                              decorrelation: Double? = nil, islandNoiseVariance: [Double] = [],
+                              decorrelation: Double? = nil, islandNoiseVariance: [Double] = [], lower: Bool = false,
                               bracket: ClosedRange<Double>?) -> ReportedInterval {
         guard let bracket else { return ReportedInterval(range: sampled, source: .sampled) }
-        guard samplingHolds(essFraction: essFraction, logWeightVariance: logWeightVariance, decorrelation: decorrelation,
-                            islandNoiseVariance: islandNoiseVariance),
+        let holds = lower ? lowerSamplingHolds : samplingHolds
+        guard holds(essFraction, logWeightVariance, decorrelation, islandNoiseVariance),
               sampled.overlaps(bracket) else {
             return ReportedInterval(range: bracket, source: .bracket)
         }

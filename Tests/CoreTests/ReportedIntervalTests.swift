@@ -46,6 +46,30 @@ final class ReportedIntervalTests: XCTestCase {
         XCTAssertEqual(choose(5...6, decorrelation: 0.2, bracket: .some(nil)).source, .sampled, "no bracket: nothing to fall back to")
     }
 
+    /// The lower 2sED with one later stage: its sampled interval stands wherever the 2sED's does, and also,
+    /// whatever the outer weights, where stage 1 decorrelated and the stage's islands are quiet (σ̄² measured,
+    /// at most `maximumIslandNoiseVariance`); with two or more later stages only where the 2sED's does.
+    func testTheLowerWithOneLaterStageIgnoresTheOuterWeights() {
+        func lower(ess: [Double] = [0.01], logVar: [Double] = [8], noise: [Double] = [0.5], decorrelation: Double? = 0.9) -> ReportedInterval.Source {
+            ReportedInterval.choose(sampled: 12...14, essFraction: ess, logWeightVariance: logVar, decorrelation: decorrelation,
+                                    islandNoiseVariance: noise, lower: true, bracket: bracket).source
+        }
+        let quiet = ReportedInterval.maximumIslandNoiseVariance, mixed = ReportedInterval.minimumDecorrelation
+        XCTAssertEqual(ReportedInterval.choose(sampled: 12...14, essFraction: [0.01], logWeightVariance: [8], decorrelation: 0.9,
+                                               islandNoiseVariance: [0.5], bracket: bracket).source, .bracket, "the 2sED's")
+        XCTAssertEqual(lower(), .sampled)
+        XCTAssertEqual(lower(noise: [quiet]), .sampled)
+        XCTAssertEqual(lower(noise: [quiet * 1.01]), .bracket)
+        XCTAssertEqual(lower(noise: []), .bracket, "no noise measured (outer moves)")
+        XCTAssertEqual(lower(decorrelation: mixed * 0.99), .bracket)
+        XCTAssertEqual(lower(decorrelation: nil), .sampled)
+        // Where the 2sED's rule passes, the lower 2sED's stands as before, noisy islands or not.
+        XCTAssertEqual(lower(ess: [0.5], logVar: [0.3], noise: [3]), .sampled)
+        // Two later stages: the outer weights resample the particles that the next stage's logs average over.
+        XCTAssertEqual(lower(ess: [0.01, 0.01], logVar: [8, 8], noise: [0.5, 0.5]), .bracket)
+        XCTAssertEqual(lower(ess: [0.6, 0.6], logVar: [0.5, 0.8], noise: [0.3, 0.9]), .sampled)
+    }
+
     /// Two or more later stages: the sampled interval only where each later stage's islands are quiet (mean
     /// noise variance σ̄² at most `maximumIslandNoiseVariance`, one value per stage) and its outer log-weights'
     /// spread beyond that noise small (s² − σ̄² at most `maximumLaterLogVariance`), besides the one-stage checks; the bracket where
