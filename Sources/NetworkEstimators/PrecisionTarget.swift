@@ -3,12 +3,14 @@ import Foundation
 import TwoScaleCore
 
 /// Runs the smc estimator until every interval `ed` reports is at most `width` of its estimate wide, or a
-/// budget is spent, and says which happened. Each round doubles the outer particles K and the islands' J
-/// and starts afresh (same seed). Where the widest interval is the certified bracket only because stage 1's
-/// moves did not decorrelate its particles (`ReportedInterval.minimumDecorrelation`; the outer weights would
-/// let the sampled interval stand), the next round doubles stage 1's sweeps instead. It stops early where a
-/// reported interval over the target is the bracket for any other reason: the bracket's upper end is a
-/// worst case over the box, which no budget narrows.
+/// budget is spent, and says which happened. Each round starts afresh (same seed). Where the widest interval
+/// is sampled, the next round doubles the outer particles K and the islands' J. Where it is the certified
+/// bracket, the next round changes what kept the sampled interval from standing (`Levers`): stage 1's moves
+/// that did not decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and
+/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is mostly the islands' own noise
+/// (`WeightDegeneracy.islandsFirst` at every stage that fails) get twice the J. It stops early where neither
+/// applies: the weights then vary over the earlier layers, and the bracket's upper end is a worst case over
+/// the box, which no budget narrows.
 public struct PrecisionTarget: Sendable, Encodable {
     public enum Outcome: String, Sendable, Encodable {
         /// Every reported interval is at most the target wide.
@@ -22,14 +24,17 @@ public struct PrecisionTarget: Sendable, Encodable {
     public struct Round: Sendable, Encodable {
         public var paths: Int
         public var inner: Int
-        /// Stage 1's Metropolis–Hastings sweeps per step.
+        /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
         public var stage1Sweeps: Int
+        public var independenceMoves: Bool
         /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
         public var width: Double
         public var eps: Double
         public var source: String
         public var seconds: Double
-        enum CodingKeys: String, CodingKey { case paths, inner, stage1Sweeps = "stage1_sweeps", width, eps, source, seconds }
+        enum CodingKeys: String, CodingKey {
+            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", width, eps, source, seconds
+        }
     }
 
     public var target: Double
@@ -54,19 +59,49 @@ public struct PrecisionTarget: Sendable, Encodable {
         return best
     }
 
-    /// Whether the smc estimate's interval at `eps` is the bracket only for stage 1's decorrelation: the
-    /// outer weights' diagnostics let the sampled interval stand, stage 1's smallest decorrelation does not.
-    public static func limitedByStageOne(_ e: NetworkEstimate, eps: Double) -> Bool {
-        guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
-              p.ci95 != nil, p.bracket != nil else { return false }
-        let ess = p.ess.map { $0 / Double(m.paths) }
-        // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`), so their noise here is
-        // taken as the sizing would leave it.
-        let sized = p.islandNoiseVariance.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
-        return ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, islandNoiseVariance: sized)
-            && !ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: p.logVariance, decorrelation: p.stageOneDecorrelation,
-                                               islandNoiseVariance: p.islandNoiseVariance)
+    /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `stageOne`, stage
+    /// 1's moves did not decorrelate its particles; `islands`, the outer weights' checks fail and at every
+    /// later stage where they do the islands' own noise is most of the spread. Neither: the weights vary over
+    /// the earlier layers (or nothing was measured), and no round narrows the bracket.
+    public struct Levers: Sendable, Equatable {
+        public var stageOne: Bool
+        public var islands: Bool
+        public var any: Bool { stageOne || islands }
+
+        /// From one point's diagnostics: outer ESS as shares of K, the log-weights' spread s², the islands'
+        /// shares of it and their mean noise σ̄² per later stage, and stage 1's smallest decorrelation.
+        public init(essFraction ess: [Double], logWeightVariance s2: [Double], islandNoiseShare share: [Double],
+                    islandNoiseVariance noise: [Double], decorrelation: Double?) {
+            stageOne = (decorrelation ?? 1) < ReportedInterval.minimumDecorrelation
+            // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`), so their noise is
+            // taken as the sizing would leave it.
+            let sized = noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
+            let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: sized)
+            guard !weightsHold else { islands = false; return }
+            // The stages whose own checks fail: each must be mostly island noise.
+            let failing = ess.indices.filter { m in
+                !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]])
+                    || (ess.count > 1 && m < noise.count && s2[m] - sized[m] > ReportedInterval.maximumLaterLogVariance)
+            }
+            islands = !failing.isEmpty && failing.allSatisfy { $0 < share.count && WeightDegeneracy.islandsFirst(share: share[$0]) }
+        }
+
+        /// The levers of an smc estimate's point at `eps`; none where it has no sampled interval or bracket.
+        public init(_ e: NetworkEstimate, eps: Double) {
+            guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
+                  p.ci95 != nil, p.bracket != nil else { self.init(stageOne: false, islands: false); return }
+            self.init(essFraction: p.ess.map { $0 / Double(m.paths) }, logWeightVariance: p.logVariance, islandNoiseShare: p.islandNoise,
+                      islandNoiseVariance: p.islandNoiseVariance, decorrelation: p.stageOneDecorrelation)
+        }
+
+        public init(stageOne: Bool, islands: Bool) {
+            self.stageOne = stageOne
+            self.islands = islands
+        }
     }
+
+    /// The largest J the rounds reach, as a multiple of the starting J.
+    public static var maximumInnerFactor: Int { 8 }
 
     /// Runs `estimator` on `problem` (its budget the first round's) until the target is met.
     public static func run(_ estimator: any NetworkEstimator.Type, problem: EstimatorProblem, request: MeasurementRequest,
@@ -79,6 +114,7 @@ public struct PrecisionTarget: Sendable, Encodable {
         guard cap >= problem.budget.paths else {
             throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(problem.budget.paths)")
         }
+        let innerCap = maximumInnerFactor * problem.budget.inner
         var p = problem
         var rounds: [Round] = []
         while true {
@@ -89,18 +125,31 @@ public struct PrecisionTarget: Sendable, Encodable {
                 throw TwoScaleError.usage("\(Setting.targetWidth) needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
             }
             let sweeps = p.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps
-            rounds.append(Round(paths: p.budget.paths, inner: p.budget.inner, stage1Sweeps: sweeps, width: w.width, eps: w.eps,
-                                source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
-            let mixing = w.width > target && w.source == .bracket && limitedByStageOne(estimate, eps: w.eps)
+            let independent = (p.budget.settings[.independenceMoves] ?? 0) != 0
+            rounds.append(Round(paths: p.budget.paths, inner: p.budget.inner, stage1Sweeps: sweeps, independenceMoves: independent,
+                                width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
+            let levers = w.width > target && w.source == .bracket ? Levers(estimate, eps: w.eps) : Levers(stageOne: false, islands: false)
+            let spent = (levers.stageOne && (independent || sweeps == MarkovSMC.defaultStageOneSweeps)
+                         && 2 * sweeps > MarkovSMC.maximumStageOneSweeps)
+                || (levers.islands && 2 * p.budget.inner > innerCap)
             let outcome: Outcome? = w.width <= target ? .reached
-                : mixing ? (2 * sweeps > MarkovSMC.maximumStageOneSweeps ? .budgetSpent : nil)
+                : levers.any ? (spent ? .budgetSpent : nil)
                 : w.source == .bracket ? .bracketLimited
                 : 2 * p.budget.paths > cap ? .budgetSpent : nil
             if let outcome {
                 return (estimate, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds))
             }
-            if mixing {
-                p.budget.settings[.stageOneSweeps] = 2 * sweeps
+            if levers.any {
+                if levers.stageOne {
+                    // Twice the sweeps first; where one doubling did not decorrelate the units (wide ones: a
+                    // random walk needs about a sweep per coordinate), independence sweeps, then doublings.
+                    if independent || sweeps == MarkovSMC.defaultStageOneSweeps {
+                        p.budget.settings[.stageOneSweeps] = 2 * sweeps
+                    } else {
+                        p.budget.settings[.independenceMoves] = 1
+                    }
+                }
+                if levers.islands { p.budget.inner *= 2 }
                 continue
             }
             p.budget.paths *= 2
@@ -111,15 +160,17 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The report's line: what happened, and why.
     public var summary: String {
         let last = rounds.last
-        let widths = rounds.map { "K = \($0.paths)\($0.stage1Sweeps == MarkovSMC.defaultStageOneSweeps ? "" : ", \($0.stage1Sweeps) stage-1 sweeps"): \(String(format: "%.3g", 100 * $0.width))%" }
-            .joined(separator: ", ")
+        let widths = rounds.map {
+            "K = \($0.paths), J = \($0.inner)\($0.stage1Sweeps == MarkovSMC.defaultStageOneSweeps ? "" : ", \($0.stage1Sweeps) stage-1 sweeps")"
+                + "\($0.independenceMoves ? ", independence moves" : ""): \(String(format: "%.3g", 100 * $0.width))%"
+        }.joined(separator: "; ")
         switch outcome {
         case .reached:
             return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
         case .bracketLimited:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
         case .budgetSpent where (last?.source ?? "") == ReportedInterval.Source.bracket.rawValue:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached: stage 1's moves did not decorrelate its particles at \(last?.stage1Sweeps ?? 0) sweeps, and the next round would pass \(MarkovSMC.maximumStageOneSweeps) (\(widths))"
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the sampled interval did not stand, and the next round would pass \(MarkovSMC.maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J (\(widths))"
         case .budgetSpent:
             return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
         }

@@ -46,7 +46,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: "tempering: MH sweeps per tempering step (default 5).")
     var sweeps: Int?
 
-    @Option(help: ArgumentHelp("smc: double K and J until every reported interval is at most W of its estimate wide.", valueName: "W"))
+    @Option(help: ArgumentHelp("smc: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
     var targetWidth: Double?
 
     @Option(help: "With --target-width: the largest K (default 8 × the starting K).")

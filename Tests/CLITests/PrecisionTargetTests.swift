@@ -1,4 +1,5 @@
 import Foundation
+import NetworkEstimators
 import TwoScaleCLI
 import TwoScaleCore
 import TwoScaleFormats
@@ -72,12 +73,40 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(rounds.count, 2)
         for (r, round) in rounds.enumerated() {
             XCTAssertEqual(round["paths"]?.doubleValue, 16)
+            XCTAssertEqual(round["inner"]?.doubleValue, 8)
+            XCTAssertEqual(round["independence_moves"], .bool(false), "one doubling of the sweeps did it")
             XCTAssertEqual(round["stage1_sweeps"]?.doubleValue, Double(20 << r))
             XCTAssertEqual(round["source"]?.stringValue, r < rounds.count - 1 ? "bracket" : "sampled", arch)
         }
         XCTAssertEqual(j["stage1_sweeps"]?.doubleValue, rounds.last?["stage1_sweeps"]?.doubleValue)
         let mixed = try XCTUnwrap(j["smc"]?["stage1"]?["min_decorrelation"]?.doubleValue)
         XCTAssertGreaterThanOrEqual(mixed, ReportedInterval.minimumDecorrelation)
+    }
+
+    /// `PrecisionTarget.Levers`, what the next round changes where the bracket is reported: stage 1's sweeps
+    /// where it did not decorrelate; the islands' J where the outer weights fail and the islands' own noise is
+    /// most of their spread at every stage that fails; neither where the weights vary over the earlier layers.
+    func testLeversFollowWhatKeptTheSampledIntervalOut() {
+        typealias L = PrecisionTarget.Levers
+        let mixed = ReportedInterval.minimumDecorrelation
+        // One later stage, weights that pass: only stage 1 (or nothing).
+        XCTAssertEqual(L(essFraction: [0.5], logWeightVariance: [0.3], islandNoiseShare: [0.9], islandNoiseVariance: [0.2],
+                         decorrelation: mixed * 0.9), L(stageOne: true, islands: false))
+        XCTAssertFalse(L(essFraction: [0.5], logWeightVariance: [0.3], islandNoiseShare: [0.9], islandNoiseVariance: [0.2],
+                         decorrelation: mixed).any)
+        // An ESS below 10% of K: the islands where they are most of the spread (P1 at ε = 10⁻³, J = 32: ESS 4.8 of
+        // 64, s² 3.39, share 0.69), nothing where the weights vary over θ_1 (share 0.3).
+        XCTAssertEqual(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.69], islandNoiseVariance: [2.3],
+                         decorrelation: mixed * 0.7), L(stageOne: true, islands: true))
+        XCTAssertEqual(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.3], islandNoiseVariance: [1.0],
+                         decorrelation: mixed), L(stageOne: false, islands: false))
+        // Two later stages: the failing one decides; quiet islands with weights that spread (8-4-3-3) stop it.
+        XCTAssertEqual(L(essFraction: [0.6, 0.05], logWeightVariance: [0.5, 3.0], islandNoiseShare: [0.1, 0.8],
+                         islandNoiseVariance: [0.05, 2.4], decorrelation: nil), L(stageOne: false, islands: true))
+        XCTAssertFalse(L(essFraction: [0.26, 0.8], logWeightVariance: [2.06, 0.28], islandNoiseShare: [0.02, 0.05],
+                         islandNoiseVariance: [0.05, 0.01], decorrelation: nil).any)
+        XCTAssertFalse(L(essFraction: [0.05, 0.05], logWeightVariance: [3.0, 3.0], islandNoiseShare: [0.8, 0.2],
+                         islandNoiseVariance: [2.4, 0.6], decorrelation: nil).islands, "one failing stage is not island noise")
     }
 
     func testMisuseIsRefused() async throws {
