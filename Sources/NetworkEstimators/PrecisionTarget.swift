@@ -59,10 +59,11 @@ public struct PrecisionTarget: Sendable, Encodable {
         return best
     }
 
-    /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `stageOne`, stage
-    /// 1's moves did not decorrelate its particles; `islands`, the outer weights' checks fail and at every
-    /// later stage where they do the islands' own noise is most of the spread. Neither: the weights vary over
-    /// the earlier layers (or nothing was measured), and no round narrows the bracket.
+    /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
+    /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
+    /// or most of the spread); `stageOne`, stage 1's moves did not decorrelate its particles, where the weights
+    /// pass or the islands' lever applies. Neither: the weights vary over the earlier layers (or nothing was
+    /// measured), and no round narrows the bracket.
     public struct Levers: Sendable, Equatable {
         public var stageOne: Bool
         public var islands: Bool
@@ -72,18 +73,28 @@ public struct PrecisionTarget: Sendable, Encodable {
         /// shares of it and their mean noise σ̄² per later stage, and stage 1's smallest decorrelation.
         public init(essFraction ess: [Double], logWeightVariance s2: [Double], islandNoiseShare share: [Double],
                     islandNoiseVariance noise: [Double], decorrelation: Double?) {
-            stageOne = (decorrelation ?? 1) < ReportedInterval.minimumDecorrelation
-            // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`), so their noise is
-            // taken as the sizing would leave it.
-            let sized = noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
-            let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: sized)
-            guard !weightsHold else { islands = false; return }
-            // The stages whose own checks fail: each must be mostly island noise.
+            let decorrelated = (decorrelation ?? 1) >= ReportedInterval.minimumDecorrelation
+            // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`); before that their
+            // noise is taken as the sizing would leave it.
+            let asSized = decorrelated ? noise : noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
+            let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: asSized)
+            let several = ess.count > 1
+            // The later stages whose own checks fail; the islands' lever where each is noisy islands: σ̄² above
+            // the target though sized (a larger starting J raises the sizing's cap), or most of the spread.
             let failing = ess.indices.filter { m in
-                !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]])
-                    || (ess.count > 1 && m < noise.count && s2[m] - sized[m] > ReportedInterval.maximumLaterLogVariance)
+                guard m < s2.count else { return true }
+                if !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]]) { return true }
+                guard several else { return false }
+                guard m < asSized.count else { return true }
+                return asSized[m] > ReportedInterval.maximumIslandNoiseVariance || s2[m] - asSized[m] > ReportedInterval.maximumLaterLogVariance
             }
-            islands = !failing.isEmpty && failing.allSatisfy { $0 < share.count && WeightDegeneracy.islandsFirst(share: share[$0]) }
+            islands = !weightsHold && !failing.isEmpty && failing.allSatisfy { m in
+                (several && m < asSized.count && asSized[m] > ReportedInterval.maximumIslandNoiseVariance)
+                    || (m < share.count && WeightDegeneracy.islandsFirst(share: share[m]))
+            }
+            // More sweeps only where the weights would then let the sampled interval stand, or the islands'
+            // lever may make them.
+            stageOne = !decorrelated && (weightsHold || islands)
         }
 
         /// The levers of an smc estimate's point at `eps`; none where it has no sampled interval or bracket.
@@ -115,6 +126,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(problem.budget.paths)")
         }
         let innerCap = maximumInnerFactor * problem.budget.inner
+        let startSweeps = problem.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps
         var p = problem
         var rounds: [Round] = []
         while true {
@@ -129,7 +141,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             rounds.append(Round(paths: p.budget.paths, inner: p.budget.inner, stage1Sweeps: sweeps, independenceMoves: independent,
                                 width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
             let levers = w.width > target && w.source == .bracket ? Levers(estimate, eps: w.eps) : Levers(stageOne: false, islands: false)
-            let spent = (levers.stageOne && (independent || sweeps == MarkovSMC.defaultStageOneSweeps)
+            let spent = (levers.stageOne && (independent || sweeps == startSweeps)
                          && 2 * sweeps > MarkovSMC.maximumStageOneSweeps)
                 || (levers.islands && 2 * p.budget.inner > innerCap)
             let outcome: Outcome? = w.width <= target ? .reached
@@ -143,7 +155,7 @@ public struct PrecisionTarget: Sendable, Encodable {
                 if levers.stageOne {
                     // Twice the sweeps first; where one doubling did not decorrelate the units (wide ones: a
                     // random walk needs about a sweep per coordinate), independence sweeps, then doublings.
-                    if independent || sweeps == MarkovSMC.defaultStageOneSweeps {
+                    if independent || sweeps == startSweeps {
                         p.budget.settings[.stageOneSweeps] = 2 * sweeps
                     } else {
                         p.budget.settings[.independenceMoves] = 1

@@ -24,10 +24,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
             try c.encode(p.ess.min(), forKey: ResultKey("ess_min"))
             try c.encode(p.islandNoise, forKey: ResultKey("stage_island_noise"))
             try c.encode(p.logVariance, forKey: ResultKey("stage_log_var"))
-            if !p.islandInner.isEmpty {
-                try c.encode(p.islandInner, forKey: ResultKey("stage_island_inner"))
-                try c.encode(p.islandNoiseVariance, forKey: ResultKey("stage_island_noise_var"))
-            }
+            if !p.islandInner.isEmpty { try c.encode(p.islandInner, forKey: ResultKey("stage_island_inner")) }
+            if !p.islandNoiseVariance.isEmpty { try c.encode(p.islandNoiseVariance, forKey: ResultKey("stage_island_noise_var")) }
             try c.encode(p.stages.map(\.value), forKey: ResultKey("stage_log_z"))
             try c.encode(p.stages.map { $0.variance.squareRoot() }, forKey: ResultKey("stage_se"))
             if !p.moves.isEmpty { try c.encode(p.moves, forKey: ResultKey("stage_moves")) }

@@ -18,8 +18,10 @@ public struct StudyFolder: Sendable {
     /// second block's supremum (not its mean), 5 since the reported interval also reads stage 1's decorrelation
     /// (`ReportedInterval.minimumDecorrelation`), 6 since the sampled interval takes stage 1's variance to
     /// Student's t and its correlation with the later stages at the Cauchy–Schwarz bound (every smc cell's
-    /// `ci95` widens); a folder without `method.txt` is method 1.
-    public static let cellMethod = 6
+    /// `ci95` widens), 7 since the lower 2sED's reported interval with one hidden layer also stands where stage
+    /// 1 decorrelated and its islands are quiet, whatever the outer weights, and islands of several later stages
+    /// are sized without a stall rule; a folder without `method.txt` is method 1.
+    public static let cellMethod = 7
 
     /// Opens (or starts) `path` for `grid`.
     public init(path: String, grid: StudyGrid) throws {

@@ -118,10 +118,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encode(stageEssFraction, forKey: .stageEssFraction)
             try c.encode(stageIslandNoise, forKey: .stageIslandNoise)
             try c.encode(stageLogVarMc, forKey: .stageLogVarMc)
-            if !stageIslandInner.isEmpty {
-                try c.encode(stageIslandInner, forKey: .stageIslandInner)
-                try c.encode(stageIslandNoiseVar, forKey: .stageIslandNoiseVar)
-            }
+            if !stageIslandInner.isEmpty { try c.encode(stageIslandInner, forKey: .stageIslandInner) }
+            if !stageIslandNoiseVar.isEmpty { try c.encode(stageIslandNoiseVar, forKey: .stageIslandNoiseVar) }
             try c.encode(stageLogZMc, forKey: .stageLogZMc)
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
             if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }

@@ -30,10 +30,11 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// smc, per stage m ≥ 2: the sample variance of `log Ẑ_m^k` over the outer particles (nats²), the input of
     /// the lognormal model in the stage term's variance (`LogEstimate.logMean`).
     public var logVariance: [Double] = []
-    /// smc with two or more later stages, per stage m ≥ 2: the islands' J (`StagedSMC.sizedIslands`) and their
-    /// mean noise variance σ̄² in the log (nats²), which the reported interval reads
-    /// (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
+    /// smc with two or more later stages, per stage m ≥ 2: the islands' J (`StagedSMC.sizedIslands`); empty
+    /// otherwise.
     public var islandInner: [Int] = []
+    /// smc without outer moves, per stage m ≥ 2: the islands' mean noise variance σ̄² in the log (nats²), which
+    /// the reported interval reads (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
     public var islandNoiseVariance: [Double] = []
     /// smc: the smallest decorrelation of stage 1's moves (`SMCDiagnostics.minDecorrelation`; nil without a
     /// move), one of the diagnostics the reported interval reads (`ReportedInterval.minimumDecorrelation`).

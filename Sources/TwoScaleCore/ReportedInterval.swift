@@ -43,8 +43,9 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// The first stage's smallest decorrelation of a move (`SMCDiagnostics.minDecorrelation`) below which a
     /// sampled interval is not reported.
     public static let minimumDecorrelation = 0.85
-    /// With two or more later stages, the islands' mean noise variance σ̄² (nats², per stage) above which a
-    /// sampled interval is not reported; also the target of `StagedSMC.sizedIslands`.
+    /// The islands' mean noise variance σ̄² (nats², per stage) above which a sampled interval is not reported
+    /// with two or more later stages, nor the lower 2sED's by `lowerSamplingHolds`; also the target of
+    /// `StagedSMC.sizedIslands`.
     public static let maximumIslandNoiseVariance = 1.0
     /// With two or more later stages, the outer log-weights' spread beyond the islands' noise, s² − σ̄² (nats²,
     /// per stage), above which a sampled interval is not reported.

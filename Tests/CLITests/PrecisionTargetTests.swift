@@ -5,8 +5,9 @@ import TwoScaleCore
 import TwoScaleFormats
 import XCTest
 
-/// `ed --target-width W`: rounds that double K and J until the widest reported interval is at most W of
-/// its estimate, stopping where the bracket is what is reported or the budget ends, and saying which.
+/// `ed --target-width W`: rounds that raise K and J (or, where the bracket is reported, what kept the sampled
+/// interval out) until the widest reported interval is at most W of its estimate, stopping where the bracket
+/// is what no budget narrows or the budget ends, and saying which.
 final class PrecisionTargetTests: XCTestCase {
     static let base = ["ed", "--arch", "8-4-3", "--samples", "20", "--eps", "0.1", "--lower"]
 
@@ -107,6 +108,18 @@ final class PrecisionTargetTests: XCTestCase {
                          islandNoiseVariance: [0.05, 0.01], decorrelation: nil).any)
         XCTAssertFalse(L(essFraction: [0.05, 0.05], logWeightVariance: [3.0, 3.0], islandNoiseShare: [0.8, 0.2],
                          islandNoiseVariance: [2.4, 0.6], decorrelation: nil).islands, "one failing stage is not island noise")
+        // Weights that vary over θ_1 (share 0.3): no more stage-1 sweeps either, decorrelated or not.
+        XCTAssertFalse(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.3], islandNoiseVariance: [1.0],
+                         decorrelation: mixed * 0.5).any)
+        // Islands sized to their cap and still noisy (σ̄² 1.5, a small share of a wide spread): a larger J.
+        XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 4.0], islandNoiseShare: [0.1, 0.375],
+                         islandNoiseVariance: [0.05, 1.5], decorrelation: mixed), L(stageOne: false, islands: true))
+        // Before stage 1 decorrelates, noise is read as the sizing would leave it: only stage 1's lever.
+        XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 1.6], islandNoiseShare: [0.1, 0.9],
+                         islandNoiseVariance: [0.05, 1.5], decorrelation: mixed * 0.5), L(stageOne: true, islands: false))
+        // Mismatched diagnostics do not trap.
+        XCTAssertFalse(L(essFraction: [0.05, 0.05], logWeightVariance: [3.0], islandNoiseShare: [], islandNoiseVariance: [],
+                         decorrelation: nil).any)
     }
 
     func testMisuseIsRefused() async throws {
