@@ -85,8 +85,7 @@ public struct PrecisionTarget: Sendable, Encodable {
                 guard m < s2.count else { return true }
                 if !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]]) { return true }
                 guard several else { return false }
-                guard m < asSized.count else { return true }
-                return asSized[m] > ReportedInterval.maximumIslandNoiseVariance || s2[m] - asSized[m] > ReportedInterval.maximumLaterLogVariance
+                return m >= asSized.count || !ReportedInterval.laterStageQuiet(logWeightVariance: s2[m], islandNoiseVariance: asSized[m])
             }
             islands = !weightsHold && !failing.isEmpty && failing.allSatisfy { m in
                 (several && m < asSized.count && asSized[m] > ReportedInterval.maximumIslandNoiseVariance)

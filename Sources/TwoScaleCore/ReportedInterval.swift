@@ -62,12 +62,18 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
                                      islandNoiseVariance: [Double] = []) -> Bool {
         let laterStagesQuiet = essFraction.count <= 1 && logWeightVariance.count <= 1
             || (logWeightVariance.count == essFraction.count && islandNoiseVariance.count == essFraction.count
-                && islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance }
-                && zip(logWeightVariance, islandNoiseVariance).allSatisfy { $0 - $1 <= maximumLaterLogVariance })
+                && zip(logWeightVariance, islandNoiseVariance).allSatisfy(laterStageQuiet))
         return laterStagesQuiet
             && essFraction.allSatisfy { $0 >= minimumESSFraction }
             && logWeightVariance.allSatisfy { Foundation.exp(-$0) >= minimumLimitESSFraction }
             && (decorrelation ?? 1) >= minimumDecorrelation
+    }
+
+    /// With two or more later stages, whether one of them lets the sampled interval stand on its islands'
+    /// mean noise variance σ̄² (at most `maximumIslandNoiseVariance`) and its outer log-weights' spread beyond
+    /// it, s² − σ̄² (at most `maximumLaterLogVariance`).
+    public static func laterStageQuiet(logWeightVariance s2: Double, islandNoiseVariance noise: Double) -> Bool {
+        noise <= maximumIslandNoiseVariance && s2 - noise <= maximumLaterLogVariance
     }
 
     /// Whether the diagnostics let the lower 2sED's sampled interval stand: where the 2sED's may
