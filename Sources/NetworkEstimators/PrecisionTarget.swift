@@ -7,8 +7,8 @@ import TwoScaleCore
 /// is sampled, the next round doubles the outer particles K and the islands' J. Where it is the certified
 /// bracket, the next round changes what kept the sampled interval from standing (`Levers`): stage 1's moves
 /// that did not decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and
-/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is mostly the islands' own noise
-/// (`WeightDegeneracy.islandsFirst` at every stage that fails) get twice the J. It stops early where neither
+/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is in good part the islands' own
+/// noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early where neither
 /// applies: the weights then vary over the earlier layers, and the bracket's upper end is a worst case over
 /// the box, which no budget narrows.
 public struct PrecisionTarget: Sendable, Encodable {
@@ -61,7 +61,7 @@ public struct PrecisionTarget: Sendable, Encodable {
 
     /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
     /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
-    /// or most of the spread); `stageOne`, stage 1's moves did not decorrelate its particles, where the weights
+    /// or at least `islandLeverShare` of the spread); `stageOne`, stage 1's moves did not decorrelate its particles, where the weights
     /// pass or the islands' lever applies. Neither: the weights vary over the earlier layers (or nothing was
     /// measured), and no round narrows the bracket.
     public struct Levers: Sendable, Equatable {
@@ -80,7 +80,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: asSized)
             let several = ess.count > 1
             // The later stages whose own checks fail; the islands' lever where each is noisy islands: σ̄² above
-            // the target though sized (a larger starting J raises the sizing's cap), or most of the spread.
+            // the target though sized (a larger starting J raises the sizing's cap), or a good part of the spread.
             let failing = ess.indices.filter { m in
                 guard m < s2.count else { return true }
                 if !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]]) { return true }
@@ -89,7 +89,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             }
             islands = !weightsHold && !failing.isEmpty && failing.allSatisfy { m in
                 (several && m < asSized.count && asSized[m] > ReportedInterval.maximumIslandNoiseVariance)
-                    || (m < share.count && WeightDegeneracy.islandsFirst(share: share[m]))
+                    || (m < share.count && share[m] >= PrecisionTarget.islandLeverShare)
             }
             // More sweeps only where the weights would then let the sampled interval stand, or the islands'
             // lever may make them.
@@ -109,6 +109,12 @@ public struct PrecisionTarget: Sendable, Encodable {
             self.islands = islands
         }
     }
+
+    /// The islands' share of a stage's outer log-weight spread from which the islands' lever doubles J. Lower
+    /// than `WeightDegeneracy.islandsFirst`'s half: the share, read from two replicates per island,
+    /// understates heavy-tailed island noise, and where the weights vary over the earlier layers it is near 0
+    /// (lab/ESTIMATORS-LOG.md, fourteenth session).
+    public static var islandLeverShare: Double { 0.25 }
 
     /// The largest J the rounds reach, as a multiple of the starting J.
     public static var maximumInnerFactor: Int { 8 }

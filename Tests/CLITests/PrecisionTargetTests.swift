@@ -86,7 +86,7 @@ final class PrecisionTargetTests: XCTestCase {
 
     /// `PrecisionTarget.Levers`, what the next round changes where the bracket is reported: stage 1's sweeps
     /// where it did not decorrelate; the islands' J where the outer weights fail and the islands' own noise is
-    /// most of their spread at every stage that fails; neither where the weights vary over the earlier layers.
+    /// a good part of their spread at every stage that fails; neither where the weights vary over the earlier layers.
     func testLeversFollowWhatKeptTheSampledIntervalOut() {
         typealias L = PrecisionTarget.Levers
         let mixed = ReportedInterval.minimumDecorrelation
@@ -96,10 +96,15 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssertFalse(L(essFraction: [0.5], logWeightVariance: [0.3], islandNoiseShare: [0.9], islandNoiseVariance: [0.2],
                          decorrelation: mixed).any)
         // An ESS below 10% of K: the islands where they are most of the spread (P1 at ε = 10⁻³, J = 32: ESS 4.8 of
-        // 64, s² 3.39, share 0.69), nothing where the weights vary over θ_1 (share 0.3).
+        // 64, s² 3.39, share 0.69) or a quarter of it (P1, seed 2, J = 128: ESS 5.95 of 64, s² 3.13, share 0.274,
+        // stage 1 decorrelated), nothing where the weights vary over θ_1 (share 0.15).
         XCTAssertEqual(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.69], islandNoiseVariance: [2.3],
                          decorrelation: mixed * 0.7), L(stageOne: true, islands: true))
-        XCTAssertEqual(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.3], islandNoiseVariance: [1.0],
+        XCTAssertEqual(L(essFraction: [5.95 / 64], logWeightVariance: [3.13], islandNoiseShare: [0.274], islandNoiseVariance: [0.857],
+                         decorrelation: 0.891), L(stageOne: false, islands: true))
+        XCTAssertEqual(L(essFraction: [5.95 / 64], logWeightVariance: [3.13], islandNoiseShare: [PrecisionTarget.islandLeverShare * 0.99],
+                         islandNoiseVariance: [0.857], decorrelation: 0.891), L(stageOne: false, islands: false))
+        XCTAssertEqual(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.15], islandNoiseVariance: [1.0],
                          decorrelation: mixed), L(stageOne: false, islands: false))
         // Two later stages: the failing one decides; quiet islands with weights that spread (8-4-3-3) stop it.
         XCTAssertEqual(L(essFraction: [0.6, 0.05], logWeightVariance: [0.5, 3.0], islandNoiseShare: [0.1, 0.8],
@@ -108,11 +113,11 @@ final class PrecisionTargetTests: XCTestCase {
                          islandNoiseVariance: [0.05, 0.01], decorrelation: nil).any)
         XCTAssertFalse(L(essFraction: [0.05, 0.05], logWeightVariance: [3.0, 3.0], islandNoiseShare: [0.8, 0.2],
                          islandNoiseVariance: [2.4, 0.6], decorrelation: nil).islands, "one failing stage is not island noise")
-        // Weights that vary over θ_1 (share 0.3): no more stage-1 sweeps either, decorrelated or not.
-        XCTAssertFalse(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.3], islandNoiseVariance: [1.0],
+        // Weights that vary over θ_1 (share 0.15): no more stage-1 sweeps either, decorrelated or not.
+        XCTAssertFalse(L(essFraction: [4.8 / 64], logWeightVariance: [3.39], islandNoiseShare: [0.15], islandNoiseVariance: [1.0],
                          decorrelation: mixed * 0.5).any)
         // Islands sized to their cap and still noisy (σ̄² 1.5, a small share of a wide spread): a larger J.
-        XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 4.0], islandNoiseShare: [0.1, 0.375],
+        XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 7.5], islandNoiseShare: [0.1, 0.2],
                          islandNoiseVariance: [0.05, 1.5], decorrelation: mixed), L(stageOne: false, islands: true))
         // Before stage 1 decorrelates, noise is read as the sizing would leave it: only stage 1's lever.
         XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 1.6], islandNoiseShare: [0.1, 0.9],
