@@ -113,7 +113,7 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The islands' share of a stage's outer log-weight spread from which the islands' lever doubles J. Lower
     /// than `WeightDegeneracy.islandsFirst`'s half: the share, read from two replicates per island,
     /// understates heavy-tailed island noise, and where the weights vary over the earlier layers it is near 0
-    /// (lab/ESTIMATORS-LOG.md, fourteenth session).
+    /// (docs/ESTIMATORS.md §5, "A precision target").
     public static var islandLeverShare: Double { 0.25 }
 
     /// The largest J the rounds reach, as a multiple of the starting J.
