@@ -7,10 +7,10 @@ import TwoScaleCore
 /// is sampled, the next round doubles the outer particles K and the islands' J. Where it is the certified
 /// bracket, the next round changes what kept the sampled interval from standing (`Levers`): stage 1's moves
 /// that did not decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and
-/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is in good part the islands' own
-/// noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early where neither
-/// applies: the weights then vary over the earlier layers, and the bracket's upper end is a worst case over
-/// the box, which no budget narrows.
+/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is in good
+/// part the islands' own noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early
+/// where neither applies: the weights then vary over the earlier layers, and the bracket's upper end is a
+/// worst case over the box, which no budget narrows.
 public struct PrecisionTarget: Sendable, Encodable {
     public enum Outcome: String, Sendable, Encodable {
         /// Every reported interval is at most the target wide.
@@ -61,9 +61,9 @@ public struct PrecisionTarget: Sendable, Encodable {
 
     /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
     /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
-    /// or at least `islandLeverShare` of the spread); `stageOne`, stage 1's moves did not decorrelate its particles, where the weights
-    /// pass or the islands' lever applies. Neither: the weights vary over the earlier layers (or nothing was
-    /// measured), and no round narrows the bracket.
+    /// or at least `islandLeverShare` of the spread); `stageOne`, stage 1's moves did not decorrelate its
+    /// particles, where the weights pass or the islands' lever applies. Neither: the weights vary over the
+    /// earlier layers (or nothing was measured), and no round narrows the bracket.
     public struct Levers: Sendable, Equatable {
         public var stageOne: Bool
         public var islands: Bool
