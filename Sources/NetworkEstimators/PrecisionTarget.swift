@@ -1,195 +1,37 @@
 import Estimation
 import Foundation
+import Samplers
 import TwoScaleCore
 
-/// Runs the smc estimator until every interval `ed` reports is at most `width` of its estimate wide, or a
-/// budget is spent, and says which happened. Each round starts afresh (same seed). Where the widest interval
-/// is sampled, the next round doubles the outer particles K and the islands' J. Where it is the certified
-/// bracket, the next round changes what kept the sampled interval from standing (`Levers`): stage 1's moves
-/// that did not decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and
-/// where that did not do it independence sweeps, then doublings again; outer weights whose spread is in good
-/// part the islands' own noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early
-/// where neither applies: the weights then vary over the earlier layers, and the bracket's upper end is a
-/// worst case over the box, which no budget narrows.
-public struct PrecisionTarget: Sendable, Encodable {
-    public enum Outcome: String, Sendable, Encodable {
-        /// Every reported interval is at most the target wide.
-        case reached
-        /// An interval over the target is the certified bracket, which more particles do not narrow.
-        case bracketLimited = "bracket_limited"
-        /// The next round would exceed the largest K allowed.
-        case budgetSpent = "budget_spent"
-    }
-
-    public struct Round: Sendable, Encodable {
-        public var paths: Int
-        public var inner: Int
-        /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
-        public var stage1Sweeps: Int
-        public var independenceMoves: Bool
-        /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
-        public var width: Double
-        public var eps: Double
-        public var source: String
-        public var seconds: Double
-        enum CodingKeys: String, CodingKey {
-            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", width, eps, source, seconds
-        }
-    }
-
-    public var target: Double
-    public var maxPaths: Int
-    public var outcome: Outcome
-    public var rounds: [Round]
-
-    enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
-
+/// `PrecisionTarget`'s rounds with a network estimator, for `ed` (`Setting.targetWidth`): the smc estimator,
+/// whose report carries the reported intervals and their diagnostics.
+extension PrecisionTarget {
     /// The widest reported interval of an smc estimate, relative to its estimate: (width, ε, source); nil
     /// where the estimate carries no reported intervals (no bracket, or not the smc estimator).
     public static func widest(_ e: NetworkEstimate) -> (width: Double, eps: Double, source: ReportedInterval.Source)? {
         guard let m = e.report as? SMCReport else { return nil }
-        var best: (Double, Double, ReportedInterval.Source)?
-        for p in m.points {
-            for (interval, value) in [(p.interval, p.dZeta), (p.intervalLower, p.dZetaLower ?? p.dZeta)] {
-                guard let i = interval, value > 0 else { continue }
-                let w = (i.range.upperBound - i.range.lowerBound) / value
-                if best == nil || w > best!.0 { best = (w, p.eps, i.source) }
-            }
-        }
-        return best
+        return widest(m.points)
     }
-
-    /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
-    /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
-    /// or at least `islandLeverShare` of the spread); `stageOne`, stage 1's moves did not decorrelate its
-    /// particles, where the weights pass or the islands' lever applies. Neither: the weights vary over the
-    /// earlier layers (or nothing was measured), and no round narrows the bracket.
-    public struct Levers: Sendable, Equatable {
-        public var stageOne: Bool
-        public var islands: Bool
-        public var any: Bool { stageOne || islands }
-
-        /// From one point's diagnostics: outer ESS as shares of K, the log-weights' spread s², the islands'
-        /// shares of it and their mean noise σ̄² per later stage, and stage 1's smallest decorrelation.
-        public init(essFraction ess: [Double], logWeightVariance s2: [Double], islandNoiseShare share: [Double],
-                    islandNoiseVariance noise: [Double], decorrelation: Double?) {
-            let decorrelated = (decorrelation ?? 1) >= ReportedInterval.minimumDecorrelation
-            // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`); before that their
-            // noise is taken as the sizing would leave it.
-            let asSized = decorrelated ? noise : noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
-            let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: asSized)
-            let several = ess.count > 1
-            // The later stages whose own checks fail; the islands' lever where each is noisy islands: σ̄² above
-            // the target though sized (a larger starting J raises the sizing's cap), or a good part of the spread.
-            let failing = ess.indices.filter { m in
-                guard m < s2.count else { return true }
-                if !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]]) { return true }
-                guard several else { return false }
-                return m >= asSized.count || !ReportedInterval.laterStageQuiet(logWeightVariance: s2[m], islandNoiseVariance: asSized[m])
-            }
-            islands = !weightsHold && !failing.isEmpty && failing.allSatisfy { m in
-                (several && m < asSized.count && asSized[m] > ReportedInterval.maximumIslandNoiseVariance)
-                    || (m < share.count && share[m] >= PrecisionTarget.islandLeverShare)
-            }
-            // More sweeps only where the weights would then let the sampled interval stand, or the islands'
-            // lever may make them.
-            stageOne = !decorrelated && (weightsHold || islands)
-        }
-
-        /// The levers of an smc estimate's point at `eps`; none where it has no sampled interval or bracket.
-        public init(_ e: NetworkEstimate, eps: Double) {
-            guard let m = e.report as? SMCReport, let p = m.points.first(where: { $0.eps == eps }),
-                  p.ci95 != nil, p.bracket != nil else { self.init(stageOne: false, islands: false); return }
-            self.init(essFraction: p.ess.map { $0 / Double(m.paths) }, logWeightVariance: p.logVariance, islandNoiseShare: p.islandNoise,
-                      islandNoiseVariance: p.islandNoiseVariance, decorrelation: p.stageOneDecorrelation)
-        }
-
-        public init(stageOne: Bool, islands: Bool) {
-            self.stageOne = stageOne
-            self.islands = islands
-        }
-    }
-
-    /// The islands' share of a stage's outer log-weight spread from which the islands' lever doubles J. Lower
-    /// than `WeightDegeneracy.islandsFirst`'s half: the share, read from two replicates per island,
-    /// understates heavy-tailed island noise, and where the weights vary over the earlier layers it is near 0
-    /// (docs/ESTIMATORS.md §5, "A precision target").
-    public static var islandLeverShare: Double { 0.25 }
-
-    /// The largest J the rounds reach, as a multiple of the starting J.
-    public static var maximumInnerFactor: Int { 8 }
 
     /// Runs `estimator` on `problem` (its budget the first round's) until the target is met.
     public static func run(_ estimator: any NetworkEstimator.Type, problem: EstimatorProblem, request: MeasurementRequest,
                            width target: Double, maxPaths: Int?,
                            progress: @escaping @Sendable (String) -> Void) async throws -> (estimate: NetworkEstimate, target: PrecisionTarget) {
-        guard target.isFinite, target > 0, target < 10 else {
-            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
-        }
-        let cap = maxPaths ?? 8 * problem.budget.paths
-        guard cap >= problem.budget.paths else {
-            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(problem.budget.paths)")
-        }
-        let innerCap = maximumInnerFactor * problem.budget.inner
-        let startSweeps = problem.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps
-        var p = problem
-        var rounds: [Round] = []
-        while true {
-            let clock = ContinuousClock(), t0 = clock.now
-            progress("precision target: round \(rounds.count + 1), K = \(p.budget.paths), J = \(p.budget.inner)")
+        let start = Budget(paths: problem.budget.paths, inner: problem.budget.inner,
+                           stageOneSweeps: problem.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps,
+                           independenceMoves: (problem.budget.settings[.independenceMoves] ?? 0) != 0)
+        let out = try await run(start: start, width: target, maxPaths: maxPaths, defaultStageOneSweeps: MarkovSMC.defaultStageOneSweeps,
+                             maximumStageOneSweeps: MarkovSMC.maximumStageOneSweeps, progress: progress) { b in
+            var p = problem
+            p.budget.paths = b.paths
+            p.budget.inner = b.inner
+            // The settings as the earlier code set them: stage 1's sweeps once they differ from the start,
+            // independence sweeps once turned on.
+            if b.stageOneSweeps != start.stageOneSweeps { p.budget.settings[.stageOneSweeps] = b.stageOneSweeps }
+            if b.independenceMoves != start.independenceMoves { p.budget.settings[.independenceMoves] = 1 }
             let estimate = try await estimator.estimate(p, request: request, progress: progress)
-            guard let w = widest(estimate) else {
-                throw TwoScaleError.usage("\(Setting.targetWidth) needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
-            }
-            let sweeps = p.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps
-            let independent = (p.budget.settings[.independenceMoves] ?? 0) != 0
-            rounds.append(Round(paths: p.budget.paths, inner: p.budget.inner, stage1Sweeps: sweeps, independenceMoves: independent,
-                                width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
-            let levers = w.width > target && w.source == .bracket ? Levers(estimate, eps: w.eps) : Levers(stageOne: false, islands: false)
-            let spent = (levers.stageOne && (independent || sweeps == startSweeps)
-                         && 2 * sweeps > MarkovSMC.maximumStageOneSweeps)
-                || (levers.islands && 2 * p.budget.inner > innerCap)
-            let outcome: Outcome? = w.width <= target ? .reached
-                : levers.any ? (spent ? .budgetSpent : nil)
-                : w.source == .bracket ? .bracketLimited
-                : 2 * p.budget.paths > cap ? .budgetSpent : nil
-            if let outcome {
-                return (estimate, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds))
-            }
-            if levers.any {
-                if levers.stageOne {
-                    // Twice the sweeps first; where one doubling did not decorrelate the units (wide ones: a
-                    // random walk needs about a sweep per coordinate), independence sweeps, then doublings.
-                    if independent || sweeps == startSweeps {
-                        p.budget.settings[.stageOneSweeps] = 2 * sweeps
-                    } else {
-                        p.budget.settings[.independenceMoves] = 1
-                    }
-                }
-                if levers.islands { p.budget.inner *= 2 }
-                continue
-            }
-            p.budget.paths *= 2
-            p.budget.inner *= 2
+            return (estimate, (estimate.report as? SMCReport)?.points ?? [])
         }
-    }
-
-    /// The report's line: what happened, and why.
-    public var summary: String {
-        let last = rounds.last
-        let widths = rounds.map {
-            "K = \($0.paths), J = \($0.inner)\($0.stage1Sweeps == MarkovSMC.defaultStageOneSweeps ? "" : ", \($0.stage1Sweeps) stage-1 sweeps")"
-                + "\($0.independenceMoves ? ", independence moves" : ""): \(String(format: "%.3g", 100 * $0.width))%"
-        }.joined(separator: "; ")
-        switch outcome {
-        case .reached:
-            return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
-        case .bracketLimited:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
-        case .budgetSpent where (last?.source ?? "") == ReportedInterval.Source.bracket.rawValue:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached: the sampled interval did not stand, and the next round would pass \(MarkovSMC.maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J (\(widths))"
-        case .budgetSpent:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
-        }
+        return (out.result, out.target)
     }
 }

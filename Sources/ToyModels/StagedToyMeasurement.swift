@@ -217,10 +217,12 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                      scale: try model.scale(normalization), points: points, monteCarlo: nil)
     }
 
-    /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values.
+    /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values. Returns the
+    /// first trial's points with their brackets and reported intervals (what `PrecisionTarget` reads).
+    @discardableResult
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
                                        stageOneSweeps: Int = StagedSMC<Model>.defaultStageOneSweeps,
-                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
@@ -342,5 +344,11 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                        jointSweeps: joint ? jointSweeps : nil,
                                        stage1Sweeps: stageOneSweeps == StagedSMC<Model>.defaultStageOneSweeps ? nil : stageOneSweeps,
                                        independenceMoves: independenceMoves ? true : nil)
+        return first.points.indices.map { i in
+            var p = first.points[i]
+            p.bracket = brackets[0].points[i]
+            (p.interval, p.intervalLower) = reported(0, i)
+            return p
+        }
     }
 }

@@ -4,6 +4,7 @@ import Fisher
 import Foundation
 import Estimation
 import NetworkEstimators
+import Samplers
 import Networks
 import SpectraStore
 import TwoScaleCore

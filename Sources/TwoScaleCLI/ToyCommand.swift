@@ -87,6 +87,12 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Staged families (layered): independence sweeps in stage 1 and the islands (as ed; off).")
     var independenceMoves = false
 
+    @Option(help: ArgumentHelp("Staged families (layered): rerun, raising what limits it, until every reported interval is at most W of its estimate (as ed).", valueName: "W"))
+    var targetWidth: Double?
+
+    @Option(help: "With --target-width: the largest K (default 8 × the starting K).")
+    var maxPaths: Int?
+
     @Option(help: "Seed of the Monte Carlo draws (trial i uses seed + i − 1).")
     var seed: UInt64 = 1
 
@@ -193,6 +199,7 @@ struct ToyCommand: AsyncParsableCommand {
         }
         let stagedOnly = [(monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
                           (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"), (monteCarlo.independenceMoves, "--independence-moves"),
+                          (monteCarlo.targetWidth != nil, "--target-width"), (monteCarlo.maxPaths != nil, "--max-paths"),
                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves")].filter(\.0).map(\.1)
         if family.staged == nil, let flag = stagedOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family \(staged); drop it, or use --family \(staged)")
@@ -266,6 +273,17 @@ struct ToyCommand: AsyncParsableCommand {
         if monteCarlo.independenceMoves && !monteCarlo.mc {
             throw TwoScaleError.usage("--independence-moves is a setting of the smc estimator: add --mc")
         }
+        if monteCarlo.maxPaths != nil && monteCarlo.targetWidth == nil {
+            throw TwoScaleError.usage("--max-paths caps --target-width's rounds: add --target-width W, or drop --max-paths")
+        }
+        if monteCarlo.targetWidth != nil {
+            if !monteCarlo.mc { throw TwoScaleError.usage("--target-width is a setting of the smc estimator: add --mc") }
+            if monteCarlo.trials != 1 { throw TwoScaleError.usage("--target-width runs one trial: drop --trials, and vary --seed instead") }
+            if joint { throw TwoScaleError.usage("--target-width sets the smc estimator's budget, not joint tempering's: drop --joint") }
+            _ = try PrecisionTarget.checked(width: monteCarlo.targetWidth ?? 0, maxPaths: monteCarlo.maxPaths,
+                                            startPaths: monteCarlo.paths ?? StagedSMC<Model>.defaultPaths)
+        }
+        var target: PrecisionTarget?
         if monteCarlo.mc {
             let o = monteCarlo
             let paths = o.paths ?? StagedSMC<Model>.defaultPaths, inner = o.inner ?? StagedSMC<Model>.defaultInner
@@ -275,16 +293,35 @@ struct ToyCommand: AsyncParsableCommand {
             try StagedSMC<Model>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                              stageOneSweeps: firstSweeps, moveProposals: outerMoves)
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
-            try await progress.observing {
-                try await result.runMonteCarlo(paths: paths, inner: inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
-                                               islandSweeps: sweeps, stageOneSweeps: firstSweeps, moveProposals: outerMoves,
-                                               independenceMoves: o.independenceMoves, joint: joint,
-                                               jointSweeps: self.sweeps ?? JointSMC<Model>.defaultSweeps, threads: o.threadCount) {
+            let exact = result, joint = self.joint, outerMoves = self.outerMoves
+            let jointSweeps = self.sweeps ?? JointSMC<Model>.defaultSweeps
+            // One run of the estimator at a budget, beside the exact values; its first trial's points.
+            @Sendable func run(_ b: PrecisionTarget.Budget) async throws -> (result: StagedToyMeasurement<Model>, points: [EpsilonEstimate]) {
+                var r = exact
+                let points = try await r.runMonteCarlo(paths: b.paths, inner: b.inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
+                                                       islandSweeps: sweeps, stageOneSweeps: b.stageOneSweeps, moveProposals: outerMoves,
+                                                       independenceMoves: b.independenceMoves, joint: joint,
+                                                       jointSweeps: jointSweeps, threads: o.threadCount) {
                     progress.phase($0)
                 }
+                return (r, points)
+            }
+            let start = PrecisionTarget.Budget(paths: paths, inner: inner, stageOneSweeps: firstSweeps, independenceMoves: o.independenceMoves)
+            if let w = o.targetWidth {
+                let say: @Sendable (String) -> Void = { progress.phase($0) }
+                let out = try await progress.observing {
+                    try await PrecisionTarget.run(start: start, width: w, maxPaths: o.maxPaths,
+                                                  defaultStageOneSweeps: StagedSMC<Model>.defaultStageOneSweeps,
+                                                  maximumStageOneSweeps: StagedSMC<Model>.maximumStageOneSweeps, progress: say, round: run)
+                }
+                (result, target) = (out.result, out.target)
+            } else {
+                result = try await progress.observing { try await run(start).result }
             }
         }
-        try output.emit(result) { StagedToyReport.text(result) }
+        try output.emit(result, extra: try target.map { [("precision_target", try JSONValue(encoding: $0))] } ?? []) {
+            StagedToyReport.text(result) + (target.map { "\n" + $0.summary + "\n" } ?? "")
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkEstimators
+import Samplers
 import TwoScaleCLI
 import TwoScaleCore
 import TwoScaleFormats

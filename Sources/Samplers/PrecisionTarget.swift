@@ -1,0 +1,218 @@
+import Foundation
+import TwoScaleCore
+
+/// Runs the smc estimator until every reported interval is at most `width` of its estimate wide, or a budget
+/// is spent, and says which happened; for any staged model (`ed` on networks, `toy` on the layered toy, whose
+/// exact values check it). Each round starts afresh (same seed). Where the widest interval is sampled, the
+/// next round doubles the outer particles K and the islands' J. Where it is the certified bracket, the next
+/// round changes what kept the sampled interval from standing (`Levers`): stage 1's moves that did not
+/// decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and where that
+/// did not do it independence sweeps, then doublings again; outer weights whose spread is in good part the
+/// islands' own noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early where
+/// neither applies: the weights then vary over the earlier layers, and the bracket's upper end is a worst
+/// case over the box, which no budget narrows.
+public struct PrecisionTarget: Sendable, Encodable {
+    public enum Outcome: String, Sendable, Encodable {
+        /// Every reported interval is at most the target wide.
+        case reached
+        /// An interval over the target is the certified bracket, which more particles do not narrow.
+        case bracketLimited = "bracket_limited"
+        /// The next round would exceed the largest K allowed.
+        case budgetSpent = "budget_spent"
+    }
+
+    /// What one round runs with.
+    public struct Budget: Sendable, Equatable {
+        public var paths: Int
+        public var inner: Int
+        /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
+        public var stageOneSweeps: Int
+        public var independenceMoves: Bool
+
+        public init(paths: Int, inner: Int, stageOneSweeps: Int, independenceMoves: Bool) {
+            (self.paths, self.inner, self.stageOneSweeps, self.independenceMoves) = (paths, inner, stageOneSweeps, independenceMoves)
+        }
+    }
+
+    public struct Round: Sendable, Encodable {
+        public var paths: Int
+        public var inner: Int
+        /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
+        public var stage1Sweeps: Int
+        public var independenceMoves: Bool
+        /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
+        public var width: Double
+        public var eps: Double
+        public var source: String
+        public var seconds: Double
+        enum CodingKeys: String, CodingKey {
+            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", width, eps, source, seconds
+        }
+    }
+
+    public var target: Double
+    public var maxPaths: Int
+    public var outcome: Outcome
+    public var rounds: [Round]
+    /// Stage 1's sweeps where none were asked for (the summary names only other counts), and the most a run takes.
+    public var defaultStageOneSweeps: Int
+    public var maximumStageOneSweeps: Int
+
+    enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
+
+    /// The widest reported interval of a run's points (`interval`, `intervalLower` set), relative to its
+    /// estimate: (width, ε, source); nil where no point carries a reported interval.
+    public static func widest(_ points: [EpsilonEstimate]) -> (width: Double, eps: Double, source: ReportedInterval.Source)? {
+        var best: (Double, Double, ReportedInterval.Source)?
+        for p in points {
+            for (interval, value) in [(p.interval, p.dZeta), (p.intervalLower, p.dZetaLower ?? p.dZeta)] {
+                guard let i = interval, value > 0 else { continue }
+                let w = (i.range.upperBound - i.range.lowerBound) / value
+                if best == nil || w > best!.0 { best = (w, p.eps, i.source) }
+            }
+        }
+        return best
+    }
+
+    /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
+    /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
+    /// or at least `islandLeverShare` of the spread); `stageOne`, stage 1's moves did not decorrelate its
+    /// particles, where the weights pass or the islands' lever applies. Neither: the weights vary over the
+    /// earlier layers (or nothing was measured), and no round narrows the bracket.
+    public struct Levers: Sendable, Equatable {
+        public var stageOne: Bool
+        public var islands: Bool
+        public var any: Bool { stageOne || islands }
+
+        /// From one point's diagnostics: outer ESS as shares of K, the log-weights' spread s², the islands'
+        /// shares of it and their mean noise σ̄² per later stage, and stage 1's smallest decorrelation.
+        public init(essFraction ess: [Double], logWeightVariance s2: [Double], islandNoiseShare share: [Double],
+                    islandNoiseVariance noise: [Double], decorrelation: Double?) {
+            let decorrelated = (decorrelation ?? 1) >= ReportedInterval.minimumDecorrelation
+            // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`); before that their
+            // noise is taken as the sizing would leave it.
+            let asSized = decorrelated ? noise : noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
+            let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: asSized)
+            let several = ess.count > 1
+            // The later stages whose own checks fail; the islands' lever where each is noisy islands: σ̄² above
+            // the target though sized (a larger starting J raises the sizing's cap), or a good part of the spread.
+            let failing = ess.indices.filter { m in
+                guard m < s2.count else { return true }
+                if !ReportedInterval.samplingHolds(essFraction: [ess[m]], logWeightVariance: [s2[m]]) { return true }
+                guard several else { return false }
+                return m >= asSized.count || !ReportedInterval.laterStageQuiet(logWeightVariance: s2[m], islandNoiseVariance: asSized[m])
+            }
+            islands = !weightsHold && !failing.isEmpty && failing.allSatisfy { m in
+                (several && m < asSized.count && asSized[m] > ReportedInterval.maximumIslandNoiseVariance)
+                    || (m < share.count && share[m] >= PrecisionTarget.islandLeverShare)
+            }
+            // More sweeps only where the weights would then let the sampled interval stand, or the islands'
+            // lever may make them.
+            stageOne = !decorrelated && (weightsHold || islands)
+        }
+
+        /// The levers of a run's point at K = `paths`; none where it has no sampled interval or bracket.
+        public init(_ p: EpsilonEstimate, paths: Int) {
+            guard p.ci95 != nil, p.bracket != nil else { self.init(stageOne: false, islands: false); return }
+            self.init(essFraction: p.ess.map { $0 / Double(paths) }, logWeightVariance: p.logVariance, islandNoiseShare: p.islandNoise,
+                      islandNoiseVariance: p.islandNoiseVariance, decorrelation: p.stageOneDecorrelation)
+        }
+
+        public init(stageOne: Bool, islands: Bool) {
+            self.stageOne = stageOne
+            self.islands = islands
+        }
+    }
+
+    /// The islands' share of a stage's outer log-weight spread from which the islands' lever doubles J. Lower
+    /// than `WeightDegeneracy.islandsFirst`'s half: the share, read from two replicates per island,
+    /// understates heavy-tailed island noise, and where the weights vary over the earlier layers it is near 0
+    /// (docs/ESTIMATORS.md §5, "A precision target").
+    public static var islandLeverShare: Double { 0.25 }
+
+    /// The largest J the rounds reach, as a multiple of the starting J.
+    public static var maximumInnerFactor: Int { 8 }
+
+    /// Checks the target and the cap on K before any round runs; returns the cap (default 8 × the starting K).
+    public static func checked(width target: Double, maxPaths: Int?, startPaths: Int) throws -> Int {
+        guard target.isFinite, target > 0, target < 10 else {
+            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
+        }
+        let cap = maxPaths ?? 8 * startPaths
+        guard cap >= startPaths else {
+            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(startPaths)")
+        }
+        return cap
+    }
+
+    /// Runs `round` from the budget `start` until the target is met. `round` runs the estimator at a budget
+    /// and returns its result with the points whose reported intervals (and brackets) decide.
+    public static func run<R: Sendable>(start: Budget, width target: Double, maxPaths: Int?,
+                                        defaultStageOneSweeps: Int, maximumStageOneSweeps: Int,
+                                        progress: @escaping @Sendable (String) -> Void,
+                                        round: (Budget) async throws -> (result: R, points: [EpsilonEstimate])) async throws
+        -> (result: R, target: PrecisionTarget) {
+        let cap = try checked(width: target, maxPaths: maxPaths, startPaths: start.paths)
+        let innerCap = maximumInnerFactor * start.inner
+        var b = start
+        var rounds: [Round] = []
+        while true {
+            let clock = ContinuousClock(), t0 = clock.now
+            progress("precision target: round \(rounds.count + 1), K = \(b.paths), J = \(b.inner)")
+            let (result, points) = try await round(b)
+            guard let w = widest(points) else {
+                throw TwoScaleError.usage("\(Setting.targetWidth) needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
+            }
+            rounds.append(Round(paths: b.paths, inner: b.inner, stage1Sweeps: b.stageOneSweeps, independenceMoves: b.independenceMoves,
+                                width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
+            let levers = w.width > target && w.source == .bracket
+                ? points.first(where: { $0.eps == w.eps }).map { Levers($0, paths: b.paths) } ?? Levers(stageOne: false, islands: false)
+                : Levers(stageOne: false, islands: false)
+            let sweeps = b.stageOneSweeps, startSweeps = start.stageOneSweeps
+            let spent = (levers.stageOne && (b.independenceMoves || sweeps == startSweeps) && 2 * sweeps > maximumStageOneSweeps)
+                || (levers.islands && 2 * b.inner > innerCap)
+            let outcome: Outcome? = w.width <= target ? .reached
+                : levers.any ? (spent ? .budgetSpent : nil)
+                : w.source == .bracket ? .bracketLimited
+                : 2 * b.paths > cap ? .budgetSpent : nil
+            if let outcome {
+                return (result, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds,
+                                                defaultStageOneSweeps: defaultStageOneSweeps, maximumStageOneSweeps: maximumStageOneSweeps))
+            }
+            if levers.any {
+                if levers.stageOne {
+                    // Twice the sweeps first; where one doubling did not decorrelate the units (wide ones: a
+                    // random walk needs about a sweep per coordinate), independence sweeps, then doublings.
+                    if b.independenceMoves || sweeps == startSweeps {
+                        b.stageOneSweeps = 2 * sweeps
+                    } else {
+                        b.independenceMoves = true
+                    }
+                }
+                if levers.islands { b.inner *= 2 }
+                continue
+            }
+            b.paths *= 2
+            b.inner *= 2
+        }
+    }
+
+    /// The report's line: what happened, and why.
+    public var summary: String {
+        let last = rounds.last
+        let widths = rounds.map {
+            "K = \($0.paths), J = \($0.inner)\($0.stage1Sweeps == defaultStageOneSweeps ? "" : ", \($0.stage1Sweeps) stage-1 sweeps")"
+                + "\($0.independenceMoves ? ", independence moves" : ""): \(String(format: "%.3g", 100 * $0.width))%"
+        }.joined(separator: "; ")
+        switch outcome {
+        case .reached:
+            return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
+        case .bracketLimited:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
+        case .budgetSpent where (last?.source ?? "") == ReportedInterval.Source.bracket.rawValue:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the sampled interval did not stand, and the next round would pass \(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J (\(widths))"
+        case .budgetSpent:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
+        }
+    }
+}
