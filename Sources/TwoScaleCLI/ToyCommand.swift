@@ -87,7 +87,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Flag(help: "Staged families (layered): independence sweeps in stage 1 and the islands (as ed; off).")
     var independenceMoves = false
 
-    @Option(help: ArgumentHelp("Staged families (layered): rerun, raising what limits it, until every reported interval is at most W of its estimate (as ed).", valueName: "W"))
+    @Option(help: ArgumentHelp("Layered: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
     var targetWidth: Double?
 
     @Option(help: "With --target-width: the largest K (default 8 × the starting K).")
