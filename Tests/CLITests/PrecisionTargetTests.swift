@@ -12,11 +12,12 @@ import XCTest
 final class PrecisionTargetTests: XCTestCase {
     static let base = ["ed", "--arch", "8-4-3", "--samples", "20", "--eps", "0.1", "--lower"]
 
-    /// The widest reported interval of an ed JSON, relative to its estimate, computed here from the points.
-    static func widest(_ j: JSONValue) -> Double {
+    /// The widest reported interval of an ed JSON (or, with `keys`, the interval and estimate keys of another
+    /// command's points), relative to its estimate, computed here from the points.
+    static func widest(_ j: JSONValue, keys: [(interval: String, estimate: String)] = [("interval", "d_zeta"), ("interval_lower", "d_zeta_lower")]) -> Double {
         var w = 0.0
         for p in j["points"]?.arrayValue ?? [] {
-            for (key, value) in [("interval", "d_zeta"), ("interval_lower", "d_zeta_lower")] {
+            for (key, value) in keys {
                 guard let i = p[key]?.arrayValue?.compactMap(\.doubleValue), i.count == 2, let v = p[value]?.doubleValue else { continue }
                 w = Swift.max(w, (i[1] - i[0]) / v)
             }

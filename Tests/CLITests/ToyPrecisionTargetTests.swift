@@ -12,14 +12,7 @@ final class ToyPrecisionTargetTests: XCTestCase {
 
     /// The widest reported interval of a toy JSON relative to its estimate, computed here from the points.
     static func widest(_ j: JSONValue) -> Double {
-        var w = 0.0
-        for p in j["points"]?.arrayValue ?? [] {
-            for (key, value) in [("interval_mc", "d_zeta_mc"), ("interval_lower_mc", "d_zeta_lower_mc")] {
-                guard let i = p[key]?.arrayValue?.compactMap(\.doubleValue), i.count == 2, let v = p[value]?.doubleValue else { continue }
-                w = Swift.max(w, (i[1] - i[0]) / v)
-            }
-        }
-        return w
+        PrecisionTargetTests.widest(j, keys: [("interval_mc", "d_zeta_mc"), ("interval_lower_mc", "d_zeta_lower_mc")])
     }
 
     /// 100-coordinate units at K = 16, J = 8: the bracket is reported at first (stage 1 not decorrelated, the
