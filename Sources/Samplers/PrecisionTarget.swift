@@ -133,18 +133,6 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The largest J the rounds reach, as a multiple of the starting J.
     public static var maximumInnerFactor: Int { 8 }
 
-    /// Checks the target and the cap on K before any round runs; returns the cap (default 8 × the starting K).
-    public static func checked(width target: Double, maxPaths: Int?, startPaths: Int) throws -> Int {
-        guard target.isFinite, target > 0, target < 10 else {
-            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
-        }
-        let cap = maxPaths ?? 8 * startPaths
-        guard cap >= startPaths else {
-            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(startPaths)")
-        }
-        return cap
-    }
-
     /// Runs `round` from the budget `start` until the target is met. `round` runs the estimator at a budget
     /// and returns its result with the points whose reported intervals (and brackets) decide.
     public static func run<R: Sendable>(start: Budget, width target: Double, maxPaths: Int?,
@@ -152,7 +140,13 @@ public struct PrecisionTarget: Sendable, Encodable {
                                         progress: @escaping @Sendable (String) -> Void,
                                         round: (Budget) async throws -> (result: R, points: [EpsilonEstimate])) async throws
         -> (result: R, target: PrecisionTarget) {
-        let cap = try checked(width: target, maxPaths: maxPaths, startPaths: start.paths)
+        guard target.isFinite, target > 0, target < 10 else {
+            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
+        }
+        let cap = maxPaths ?? 8 * start.paths
+        guard cap >= start.paths else {
+            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(start.paths)")
+        }
         let innerCap = maximumInnerFactor * start.inner
         var b = start
         var rounds: [Round] = []

@@ -280,8 +280,6 @@ struct ToyCommand: AsyncParsableCommand {
             if !monteCarlo.mc { throw TwoScaleError.usage("--target-width is a setting of the smc estimator: add --mc") }
             if monteCarlo.trials != 1 { throw TwoScaleError.usage("--target-width runs one trial: drop --trials, and vary --seed instead") }
             if joint { throw TwoScaleError.usage("--target-width sets the smc estimator's budget, not joint tempering's: drop --joint") }
-            _ = try PrecisionTarget.checked(width: monteCarlo.targetWidth ?? 0, maxPaths: monteCarlo.maxPaths,
-                                            startPaths: monteCarlo.paths ?? StagedSMC<Model>.defaultPaths)
         }
         var target: PrecisionTarget?
         if monteCarlo.mc {

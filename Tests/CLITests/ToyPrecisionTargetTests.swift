@@ -7,8 +7,8 @@ import XCTest
 /// `toy --family layered --mc --target-width W`: the precision target's rounds (`PrecisionTarget`, the code
 /// `ed` runs) on the layered toy, whose exact values check what the rounds end on.
 final class ToyPrecisionTargetTests: XCTestCase {
-    static let base = ["toy", "--family", "layered", "--units", "3,3", "--unit-size", "100,100", "--eps", "0.1", "--mc",
-                       "--paths", "16", "--inner", "8", "--seed", "1"]
+    static let toy = ["toy", "--family", "layered", "--units", "3,3", "--unit-size", "100,100", "--eps", "0.1", "--mc", "--seed", "1"]
+    static let base = toy + ["--paths", "16", "--inner", "8"]
 
     /// The widest reported interval of a toy JSON relative to its estimate, computed here from the points.
     static func widest(_ j: JSONValue) -> Double {
@@ -36,8 +36,8 @@ final class ToyPrecisionTargetTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(rounds.last?["width"]?.doubleValue), Self.widest(j), accuracy: 1e-12)
         // Each round starts afresh from the seed: the last is the run at its budget without the target.
         let last = try XCTUnwrap(rounds.last)
-        let plain = try await runJSON(Self.base.filter { $0 != "--paths" && $0 != "16" && $0 != "--inner" && $0 != "8" }
-            + ["--paths", "16", "--inner", "\(Int(last["inner"]?.doubleValue ?? 0))", "--stage1-sweeps", "40", "--json"])
+        let plain = try await runJSON(Self.toy + ["--paths", "16", "--inner", "\(Int(last["inner"]?.doubleValue ?? 0))",
+                                                   "--stage1-sweeps", "40", "--json"])
         XCTAssertEqual(j["points"], plain["points"])
         XCTAssertEqual(j["monte_carlo"], plain["monte_carlo"])
         XCTAssertNil(plain["precision_target"])
