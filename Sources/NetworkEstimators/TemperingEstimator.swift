@@ -82,6 +82,9 @@ public enum TemperingEstimator: NetworkEstimator {
             }
             var p = EpsilonEstimate(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
             p.replicateLogZ = j.logZ[t]
+            var reverse = j.reverseEstimates[t]
+            reverse.variance += cv
+            p.setReverse(reverse, dimension: d, replicates: j.reverseLogZ[t])
             points.append(p)
         }
         progress("Fisher rank from \(MarkovSMC.rankDraws) uniform draws, and the generic rank")
@@ -116,6 +119,10 @@ public struct TemperingReport: NetworkEstimateReport {
             try c.encode(p.standardError, forKey: ResultKey("se_log_det"))
             try c.encode(p.normalizationShare, forKey: ResultKey("normalization_share"))
             try c.encode(p.replicateLogZ, forKey: ResultKey("replicate_log_z"))
+            try c.encode(p.dZetaReverse, forKey: ResultKey("d_zeta_reverse"))
+            try c.encode(p.ci95Reverse, forKey: ResultKey("ci95_reverse"))
+            try c.encode(p.replicateLogZReverse, forKey: ResultKey("replicate_log_z_reverse"))
+            try p.interval?.encode(into: &c, key: "interval")
         }
     }
 
@@ -145,6 +152,7 @@ public struct TemperingReport: NetworkEstimateReport {
     mutating func attach(_ b: CertifiedBracket) -> BracketCheck? {
         bracket = b
         bracketCheck = EpsilonEstimate.attach(b, to: &points)
+        for i in points.indices { points[i].chooseIntervals(paths: particles) }
         return bracketCheck
     }
 

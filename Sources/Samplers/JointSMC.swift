@@ -13,7 +13,10 @@ import TwoScaleCore
 /// of θ_{≤m} changes the later stages' spectra, which are recomputed). Every move keeps `π_s` invariant,
 /// so `Ẑ(s) = Π_steps mean_i w_i` is unbiased for Z(s) whatever the mixing; but where a step's `sweeps`
 /// leave wide units near where they started, `log Ẑ` comes out low in a way the replicates share, which
-/// their spread does not show (docs/ESTIMATORS.md §8).
+/// their spread does not show (docs/ESTIMATORS.md §8). So each replicate then anneals its particles back
+/// down its own schedule to s = 0 (`Tempering.reverse`): the reverse pass's `−log Ẑ_rev(s)` lags the other
+/// way and comes out high, and the hull of the two passes' intervals (`ReportedInterval.bidirectional`) is
+/// wide where the sweeps fall short (docs/METHOD.md §21).
 public struct JointSMC<Model: UniformStagedModel>: Sendable {
     public var model: Model
     public var box: ClosedRange<Double>
@@ -61,6 +64,11 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         public var estimates: [LogEstimate]
         /// `d log Z / d log s` at each stop (replicates pooled by Ẑ), for the normalisation's variance.
         public var slope: [Double]
+        /// The reverse pass: `reverseLogZ[t][r]`, replicate r's `−log Ẑ_rev` at stop t (its estimate of
+        /// `log Z(s_t)` from s_t back to 0), and the replicates combined (the mean of their `Ẑ_rev` estimates
+        /// `1/Z`, bias-corrected and widened as `estimates`, then negated).
+        public var reverseLogZ: [[Double]]
+        public var reverseEstimates: [LogEstimate]
         public var steps: Int
         public var proposals: Int
         public var accepted: Int
@@ -74,20 +82,27 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, UInt64(r)])
             return try me.replicate(stops: stops, rng: &rng)
         }
-        var logZ = [[Double]](repeating: [], count: stops.count)
-        for rep in reps { for t in stops.indices { logZ[t].append(rep.logZ[t]) } }
+        let logZ = stops.indices.map { t in reps.map { $0.logZ[t] } }
+        let reverseLogZ = stops.indices.map { t in reps.map { $0.reverseLogZ[t] } }
         let inflation = StudentT.varianceInflation(replicates: replicates)
-        let estimates = logZ.map { l -> LogEstimate in
+        func combined(_ l: [Double]) -> LogEstimate {
             let c = LogEstimate.combine(l)
             var e = LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar)
             e.variance *= inflation
+            return e
+        }
+        let estimates = logZ.map(combined)
+        let reverseEstimates = reverseLogZ.map { l -> LogEstimate in
+            var e = combined(l.map { -$0 })
+            e.value = -e.value
             return e
         }
         let slope = stops.indices.map { t -> Double in
             let w = LogSpace.normalizedWeights(logWeights: logZ[t])
             return zip(w, reps).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
         }
-        return Result(logZ: logZ, estimates: estimates, slope: slope, steps: reps.reduce(0) { $0 + $1.steps },
+        return Result(logZ: logZ, estimates: estimates, slope: slope, reverseLogZ: reverseLogZ, reverseEstimates: reverseEstimates,
+                      steps: reps.reduce(0) { $0 + $1.steps },
                       proposals: reps.reduce(0) { $0 + $1.proposals }, accepted: reps.reduce(0) { $0 + $1.accepted })
     }
 
@@ -120,6 +135,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     struct Replicate: Codable, Sendable {
         var logZ: [Double] = []
         var slope: [Double] = []
+        var reverseLogZ: [Double] = []
         var steps = 0, proposals = 0, accepted = 0
     }
 
@@ -128,6 +144,23 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
         let steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
         system.out.steps = steps
+        // The reverse pass: back from the last stop down the forward run's scales, through the other stops, to 0.
+        // With cum_k = log Ẑ[Z(down_k)/Z(top)], stop t's estimate of log Z(s_t) is cum(s_t) − cum(0) (the segment
+        // from s_t down), the top's −cum(0).
+        let top = stops[stops.count - 1]
+        guard top > 0 else {
+            system.out.reverseLogZ = stops.map { _ in 0 }
+            return system.out
+        }
+        let down = Array(stops.dropLast().reversed().filter { $0 > 0 }) + [0]
+        // The reverse pass starts from unweighted draws: resample by the last stop's weights.
+        system.resample(Tempering.systematic(system.weights, u: rng.uniform()))
+        // The acceptance reported is the forward pass's.
+        let (proposals, accepted) = (system.out.proposals, system.out.accepted)
+        let cum = try Tempering.reverse(&system, from: top, schedule: system.schedule.reversed(), stops: down, rng: &rng)
+        (system.out.proposals, system.out.accepted) = (proposals, accepted)
+        let atZero = cum[cum.count - 1]
+        system.out.reverseLogZ = stops.map { s in s == top ? -atZero : s > 0 ? cum[down.firstIndex(of: s)!] - atZero : 0 }
         return system.out
     }
 
@@ -138,6 +171,10 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         /// The random walk's step per stage.
         var h: [Double]
         var out = Replicate()
+        /// The scales at which the forward run resampled and moved, and its normalised weights at the last
+        /// stop, for the reverse pass.
+        var schedule: [Double] = []
+        var weights: [Double] = []
 
         var count: Int { particles.count }
         func logTarget(_ i: Int, at s: Double) -> Double { JointSMC.ell(particles[i], s) }
@@ -145,9 +182,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         mutating func move(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
             try sampler.move(&particles, ell: &ell, s: s, h: &h, rng: &rng, out: &out)
         }
+        mutating func stepped(at s: Double, moved: Bool) {
+            if moved { schedule.append(s) }
+        }
         mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights) {
             out.logZ.append(logZ)
             let w = weights.normalized
+            self.weights = w
             out.slope.append((0..<count).reduce(0) { $0 + w[$1] * JointSMC.slope(particles[$1], s) })
         }
     }

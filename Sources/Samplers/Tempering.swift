@@ -116,6 +116,32 @@ enum Tempering {
         return steps
     }
 
+    /// The reverse pass of bidirectional Monte Carlo (Grosse, Ghahramani & Adams 2015): `system`'s particles,
+    /// taken as draws of `π_top`, are annealed back down the descending scales of `schedule` (a forward run's,
+    /// reversed) and `stops` (each below `top`), reweighted by `e^{ℓ_{s'} − ℓ_s}` and then resampled and moved at
+    /// every scale above 0. Returns at each stop `log Ẑ` of `Z(stop)/Z(top)`, in the order of `stops`: with the
+    /// schedule fixed, the product of the mean weights is unbiased for it where the particles at `top` are
+    /// draws of `π_top`; a stop at 0 (`Z(0) = 1`) estimates `1/Z(top)`. (An adaptive schedule, chosen from the
+    /// same particles, is not: where they sit in the narrow target's bulk the weights look even and the steps
+    /// come out long.)
+    static func reverse<S: TemperedSystem>(_ system: inout S, from top: Double, schedule: [Double], stops: [Double],
+                                           rng: inout Xoshiro256) throws -> [Double] {
+        precondition(zip([top] + stops, stops).allSatisfy { $0 > $1 } && (stops.last ?? 0) >= 0)
+        let ladder = Set(schedule.filter { $0 >= 0 && $0 < top } + stops).sorted(by: >)
+        var weights = TemperingWeights(count: system.count)
+        weights.scale = top
+        weights.ell = (0..<system.count).map { system.logTarget($0, at: top) }
+        var out: [Double] = []
+        for s in ladder {
+            weights.reweight(to: s) { system.logTarget($0, at: $1) }
+            if stops.contains(s) { out.append(weights.stopLogZ) }
+            guard s > 0 else { continue }
+            system.resample(weights.resample(u: rng.uniform()))
+            try system.move(at: s, ell: &weights.ell, rng: &rng)
+        }
+        return out
+    }
+
     /// The next scale of an adaptive schedule from `s` towards `target`: `target` if the weights' ESS
     /// there stays ≥ `threshold`, else the largest scale that keeps it so (bisection to 0.1%), always past s.
     static func nextScale(from s: Double, to target: Double, threshold: Double, ess essAt: (Double) -> Double) -> Double {

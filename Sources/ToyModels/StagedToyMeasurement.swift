@@ -94,6 +94,14 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var coveredJoint: Int?
         public var mcBiasJoint: Double?
         public var mcSdJoint: Double?
+        /// With `Setting.joint`: its reverse pass's 2sED and interval and the interval to read (first trial:
+        /// `ReportedInterval.bidirectional`), and over the trials how often that interval held and its median
+        /// width relative to the exact value.
+        public var dZetaReverseJointMc: Double?
+        public var ci95ReverseJointMc: ClosedRange<Double>?
+        public var intervalJointMc: ReportedInterval?
+        public var coveredJointInterval: Int?
+        public var medianJointIntervalWidth: Double?
 
         enum CodingKeys: String, CodingKey {
             case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
@@ -101,7 +109,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  maxStageEssFraction, dZetaBracket, dZetaLowerBracket, bracketCovered, bracketCoveredLower,
                  coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
-                 coveredJoint, mcBiasJoint, mcSdJoint, stageMoves, stageIslandInner, stageIslandNoiseVar
+                 coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
+                 medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -149,6 +158,11 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encodeIfPresent(coveredJoint, forKey: .coveredJoint)
             try c.encodeIfPresent(mcBiasJoint, forKey: .mcBiasJoint)
             try c.encodeIfPresent(mcSdJoint, forKey: .mcSdJoint)
+            try c.encodeIfPresent(dZetaReverseJointMc, forKey: .dZetaReverseJointMc)
+            try c.encodeIfPresent(ci95ReverseJointMc, forKey: .ci95ReverseJointMc)
+            try intervalJointMc?.encode(into: &r, key: "interval_joint_mc")
+            try c.encodeIfPresent(coveredJointInterval, forKey: .coveredJointInterval)
+            try c.encodeIfPresent(medianJointIntervalWidth, forKey: .medianJointIntervalWidth)
         }
     }
 
@@ -246,10 +260,15 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             return (r, bracket, eps.indices.map { k in
                 let t = stops.firstIndex(of: sOf[k])!
                 let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
-                var est = j.estimates[t]
+                var est = j.estimates[t], reverse = j.reverseEstimates[t]
                 est.variance += cv
-                return EpsilonEstimate(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
-                                normalizationVariance: cv)
+                reverse.variance += cv
+                var p = EpsilonEstimate(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
+                                        normalizationVariance: cv)
+                p.setReverse(reverse, dimension: model.parameterCount, replicates: j.reverseLogZ[t])
+                p.bracket = bracket.points[k]
+                p.chooseIntervals(paths: paths)
+                return p
             })
         }
         // Trials are independent (each its own seed): with several, up to `threads` run side by side on one
@@ -313,6 +332,10 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                     q.coveredJoint = joints.filter { $0[i].interval95.contains(exact.dZeta) }.count
                     q.mcBiasJoint = jm - exact.dZeta
                     q.mcSdJoint = LogEstimate.sampleVariance(js).squareRoot()
+                    let read = joints.compactMap { $0[i].interval?.range }
+                    q.coveredJointInterval = read.filter { $0.contains(exact.dZeta) }.count
+                    q.medianJointIntervalWidth = exact.dZeta > 0 && !read.isEmpty
+                        ? Quantiles.quantile(read.map { ($0.upperBound - $0.lowerBound) / exact.dZeta }.sorted(), 0.5) : nil
                 }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
@@ -334,6 +357,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             if let j = joints.first?[i] {
                 q.dZetaJointMc = j.dZeta
                 q.ci95JointMc = j.ci95
+                (q.dZetaReverseJointMc, q.ci95ReverseJointMc, q.intervalJointMc) = (j.dZetaReverse, j.ci95Reverse, j.interval)
                 q.errorJointMc = j.dZeta - exact.dZeta
             }
             points[i].monteCarlo = q

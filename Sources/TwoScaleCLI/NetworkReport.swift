@@ -238,8 +238,8 @@ enum NetworkReport {
         return line
     }
 
-    /// The readable report of the tempering estimator (joint tempering): per ε the 2sED, its 95% interval (the replicates' spread)
-    /// and the certified bracket, and how far apart the replicates came out.
+    /// The readable report of the tempering estimator (joint tempering): per ε the 2sED, the interval to read (the hull of
+    /// both passes' intervals), the forward and reverse passes' own, the certified bracket, and how far apart the replicates came out.
     static func text(_ m: TemperingReport, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, tempering estimator: joint tempering): d = \(m.dimension), \(m.replicates) samplers of \(m.particles) particles, "
         head += "\(m.sweeps) sweeps per step, \(m.steps) tempering steps in all, acceptance \(Fmt.num(m.acceptance, 3))\n"
@@ -248,10 +248,13 @@ enum NetworkReport {
         head += rankLine(m.rank, dimension: m.dimension) + "\n"
         let rows = m.points.map { p -> [String] in
             let spread = (p.replicateLogZ.max() ?? 0) - (p.replicateLogZ.min() ?? 0)
-            return [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.ci95), interval(p.bracket?.dZeta), Fmt.num(spread, 3)]
+            return [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.interval?.range) + (p.interval?.source == .bracket ? " (bracket)" : ""),
+                    interval(p.ci95), Fmt.num(p.dZetaReverse), interval(p.ci95Reverse), interval(p.bracket?.dZeta), Fmt.num(spread, 3)]
         }
-        return head + Fmt.table(["eps", "d_zeta", "ci95", "certified bracket", "replicates' range (nats)"], rows)
-            + "\nci95: the replicates' spread (Student's t), blind to a region none of them reaches and to too few sweeps (docs/ESTIMATORS.md §8)\n"
+        return head + Fmt.table(["eps", "d_zeta", "interval", "forward ci95", "reverse", "reverse ci95", "certified bracket",
+                                 "replicates' range (nats)"], rows)
+            + "\ninterval: the hull of the forward and reverse passes' 95% intervals (Student's t over the replicates), cut to the bracket;\n"
+            + "the passes lag in opposite directions where the sweeps fall short, so a wide hull asks for more --sweeps (docs/ESTIMATORS.md §8)\n"
     }
 
     /// The readable report of the smc estimator.

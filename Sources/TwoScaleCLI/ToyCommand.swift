@@ -409,12 +409,15 @@ enum StagedToyReport {
     /// Joint tempering's table, where `--joint` asked for it.
     static func jointText<Model>(_ r: StagedToyMeasurement<Model>) -> String {
         guard let mc = r.monteCarlo, r.points.contains(where: { $0.monteCarlo?.dZetaJointMc != nil }) else { return "" }
-        var columns = ["eps", "joint d_zeta", "95% interval", "error"]
-        if mc.trials > 1 { columns += ["covered", "bias", "sd"] }
+        var columns = ["eps", "joint d_zeta", "forward 95%", "reverse 95%", "interval", "error"]
+        if mc.trials > 1 { columns += ["forward covered", "interval covered", "bias", "sd"] }
         let rows = r.points.compactMap { p -> [String]? in
             guard let q = p.monteCarlo, let j = q.dZetaJointMc else { return nil }
-            var row = [Fmt.num(p.eps), Fmt.num(j), NetworkReport.interval(q.ci95JointMc), Fmt.num(q.errorJointMc)]
-            if let t = q.trials { row += ["\(q.coveredJoint ?? 0)/\(t)", Fmt.num(q.mcBiasJoint), Fmt.num(q.mcSdJoint)] }
+            var row = [Fmt.num(p.eps), Fmt.num(j), NetworkReport.interval(q.ci95JointMc), NetworkReport.interval(q.ci95ReverseJointMc),
+                       NetworkReport.interval(q.intervalJointMc?.range), Fmt.num(q.errorJointMc)]
+            if let t = q.trials {
+                row += ["\(q.coveredJoint ?? 0)/\(t)", "\(q.coveredJointInterval ?? 0)/\(t)", Fmt.num(q.mcBiasJoint), Fmt.num(q.mcSdJoint)]
+            }
             return row
         }
         return "\njoint tempering (all stages moved together; \(mc.jointSweeps.map { "\($0) sweeps per step, " } ?? "")seed \(mc.seed)):\n"

@@ -50,6 +50,11 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public var bound: UpperBound?
     /// joint tempering: each replicate sampler's `log Ẑ` (nats).
     public var replicateLogZ: [Double] = []
+    /// joint tempering's reverse pass (`setReverse`): its 2sED and 95% interval, and each replicate's
+    /// `−log Ẑ_rev` (nats), its estimate of `log E det` from the top scale's particles annealed back to 0.
+    public var dZetaReverse: Double? = nil
+    public var ci95Reverse: ClosedRange<Double>? = nil
+    public var replicateLogZReverse: [Double] = []
     /// An estimator's own values at this ε that no field above holds (a plug-in's), in its order; the report
     /// that prints the point writes them under their names.
     public var extras: [Extra] = []
@@ -132,11 +137,22 @@ public struct EpsilonEstimate: Sendable, Equatable {
                                                         islandNoiseVariance: islandNoiseVariance, lower: true, bracket: b.dZetaLower) })
     }
 
-    /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`; nothing without a
-    /// bracket or a sampled interval).
+    /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`, or with a reverse
+    /// pass `ReportedInterval.bidirectional`; nothing without a bracket or a sampled interval).
     public mutating func chooseIntervals(paths: Int) {
-        guard let b = bracket, ci95 != nil else { return }
+        guard let b = bracket, let sampled = ci95 else { return }
+        if let reverse = ci95Reverse {
+            interval = ReportedInterval.bidirectional(forward: sampled, reverse: reverse, bracket: b.dZeta)
+            return
+        }
         (interval, intervalLower) = reportedIntervals(bracket: b, paths: paths)
+    }
+
+    /// Joint tempering: the reverse pass's 2sED and 95% interval from its estimate of `log E det` (with the
+    /// same variance terms as the forward one), and its replicates' values.
+    public mutating func setReverse(_ estimate: LogEstimate, dimension d: Int, replicates: [Double]) {
+        let j = estimate.dimension(d: d, zeta: zeta, eps: eps)
+        (dZetaReverse, ci95Reverse, replicateLogZReverse) = (j.value, j.ci95, replicates)
     }
 
     /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`, `d_zeta_lower`

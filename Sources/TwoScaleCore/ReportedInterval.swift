@@ -21,6 +21,9 @@ import Foundation
 ///   and the islands are quiet (σ̄² at most `maximumIslandNoiseVariance`), whatever the outer weights: its
 ///   later term is the mean over the outer particles, drawn from stage 1's population, of their islands'
 ///   logs, and no outer weight enters it (`lowerSamplingHolds`).
+/// * For joint tempering (`bidirectional`) there is no diagnostic to pass: the sampled interval is the hull
+///   of the forward pass's 95% interval, low where the moves lag, and the reverse pass's, high where they
+///   lag (docs/METHOD.md §21), cut to the bracket.
 /// * `bracket`: otherwise, or where the sampled interval misses the bracket altogether. It holds by
 ///   construction, with probability ≥ 1 − δ for its lower end, conditional on what the bracket is.
 public struct ReportedInterval: Sendable, Equatable, Encodable {
@@ -104,6 +107,16 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
             return ReportedInterval(range: bracket, source: .bracket)
         }
         return ReportedInterval(range: sampled.clamped(to: bracket), source: .sampled)
+    }
+
+    /// Joint tempering's interval to report: the hull of the forward and reverse passes' 95% intervals, cut
+    /// to the bracket (nil: none computed); the bracket where the hull misses it.
+    public static func bidirectional(forward: ClosedRange<Double>, reverse: ClosedRange<Double>,
+                                     bracket: ClosedRange<Double>?) -> ReportedInterval {
+        let hull = Swift.min(forward.lowerBound, reverse.lowerBound)...Swift.max(forward.upperBound, reverse.upperBound)
+        guard let bracket else { return ReportedInterval(range: hull, source: .sampled) }
+        guard hull.overlaps(bracket) else { return ReportedInterval(range: bracket, source: .bracket) }
+        return ReportedInterval(range: hull.clamped(to: bracket), source: .sampled)
     }
 
     /// JSON: `[lo, hi]` under `key` and the source under `key_source`.

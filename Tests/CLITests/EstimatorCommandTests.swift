@@ -115,12 +115,20 @@ final class EstimatorCommandTests: XCTestCase {
             let ci = try XCTUnwrap(p["ci95"]?.arrayValue).compactMap(\.doubleValue)
             XCTAssertTrue(ci[0] < d && d < ci[1])
             XCTAssertEqual(try XCTUnwrap(p["replicate_log_z"]?.arrayValue).count, 3)
+            XCTAssertEqual(try XCTUnwrap(p["replicate_log_z_reverse"]?.arrayValue).count, 3)
             XCTAssertEqual(try XCTUnwrap(p["d_zeta_bracket"]?.arrayValue).count, 2)
+            // The interval to read: the hull of the two passes' intervals, cut to the bracket.
+            let rev = try XCTUnwrap(p["ci95_reverse"]?.arrayValue).compactMap(\.doubleValue)
+            let bracket = try XCTUnwrap(p["d_zeta_bracket"]?.arrayValue).compactMap(\.doubleValue)
+            let read = try XCTUnwrap(p["interval"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertEqual(p["interval_source"], .string("sampled"))
+            XCTAssertEqual(read, [max(min(ci[0], rev[0]), bracket[0]), min(max(ci[1], rev[1]), bracket[1])])
             XCTAssertNil(p["d_zeta_lower"])
         }
         let (st, text, _) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3"])
         XCTAssertEqual(st, 0)
-        XCTAssertTrue(text.contains("tempering estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step"), text)
+        XCTAssertTrue(text.contains("tempering estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step")
+                      && text.contains("reverse ci95"), text)
         // --sweeps is tempering's: it reaches the sampler (other numbers), and any other estimator refuses it.
         let (s2, out2, err2) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--sweeps", "2", "--json"])
         XCTAssertEqual(s2, 0, err2)

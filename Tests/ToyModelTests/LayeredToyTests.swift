@@ -435,6 +435,8 @@ final class LayeredToyTests: XCTestCase {
         // Deterministic for a seed, whatever the threads.
         let again = try await JointSMC(model: m, box: m.box, seed: 3, particles: 32).run(stops: [5, 20], threads: 1)
         XCTAssertEqual(j.logZ, again.logZ)
+        XCTAssertEqual(j.reverseLogZ, again.reverseLogZ)
+        XCTAssertTrue(j.reverseLogZ.allSatisfy { $0.count == 4 && $0.allSatisfy(\.isFinite) })
     }
 
     /// The genealogy variance of a tempered SMC² stage (`eveVariance`, Lee & Whiteley 2018): with no
