@@ -73,18 +73,10 @@ public enum TemperingEstimator: NetworkEstimator {
         let j = try await joint.run(stops: stops, threads: request.threads)
         var points: [EpsilonEstimate] = []
         for (i, e) in request.eps.enumerated() {
-            let t = stops.firstIndex(of: sOf[i])!
-            let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
-            var est = j.estimates[t]
-            est.variance += cv
-            guard est.value.isFinite, est.variance.isFinite else {
+            let p = j.point(stops.firstIndex(of: sOf[i])!, eps: e, zeta: request.zeta, dimension: d, logVarianceOfC: varLogC)
+            guard p.dZeta.isFinite, (p.standardError ?? 0).isFinite else {
                 throw TwoScaleError.failure("tempering: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
-            var p = EpsilonEstimate(eps: e, zeta: request.zeta, dimension: d, estimate: est, normalizationVariance: cv)
-            p.replicateLogZ = j.logZ[t]
-            var reverse = j.reverseEstimates[t]
-            reverse.variance += cv
-            p.setReverse(reverse, dimension: d, replicates: j.reverseLogZ[t])
             points.append(p)
         }
         progress("Fisher rank from \(MarkovSMC.rankDraws) uniform draws, and the generic rank")

@@ -72,6 +72,19 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         public var steps: Int
         public var proposals: Int
         public var accepted: Int
+
+        /// Stop t's result at ε as every caller reports it: the forward and reverse passes' `log E det`, each with
+        /// ĉ's variance added (`TraceEstimate.addedVariance` at the stop's slope), and both passes' replicates.
+        public func point(_ t: Int, eps: Double, zeta: Double, dimension d: Int, logVarianceOfC: Double) -> EpsilonEstimate {
+            let cv = TraceEstimate.addedVariance(slope: slope[t], logVarianceOfC: logVarianceOfC)
+            var forward = estimates[t], reverse = reverseEstimates[t]
+            forward.variance += cv
+            reverse.variance += cv
+            var p = EpsilonEstimate(eps: eps, zeta: zeta, dimension: d, estimate: forward, normalizationVariance: cv)
+            p.replicateLogZ = logZ[t]
+            p.setReverse(reverse, dimension: d, replicates: reverseLogZ[t])
+            return p
+        }
     }
 
     /// Runs the replicates (in parallel) through the ascending `stops`.

@@ -258,14 +258,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
                 .run(stops: stops, threads: threads)
             return (r, bracket, eps.indices.map { k in
-                let t = stops.firstIndex(of: sOf[k])!
-                let cv = TraceEstimate.addedVariance(slope: j.slope[t], logVarianceOfC: varLogC)
-                var est = j.estimates[t], reverse = j.reverseEstimates[t]
-                est.variance += cv
-                reverse.variance += cv
-                var p = EpsilonEstimate(eps: eps[k], zeta: zeta, dimension: model.parameterCount, estimate: est, stageESS: [],
-                                        normalizationVariance: cv)
-                p.setReverse(reverse, dimension: model.parameterCount, replicates: j.reverseLogZ[t])
+                var p = j.point(stops.firstIndex(of: sOf[k])!, eps: eps[k], zeta: zeta, dimension: model.parameterCount,
+                                logVarianceOfC: varLogC)
                 p.bracket = bracket.points[k]
                 p.chooseIntervals(paths: paths)
                 return p

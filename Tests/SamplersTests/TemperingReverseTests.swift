@@ -12,7 +12,6 @@ import TwoScaleCore
     /// Particles in [0, 1] with `ℓ_s(x) = s x`; `move` redraws each from `π_s` by its inverse CDF.
     struct Exponential: TemperedSystem {
         var x: [Double]
-        var stops: [Double] = []
         var logZ: [Double] = []
         var count: Int { x.count }
         func logTarget(_ i: Int, at s: Double) -> Double { s * x[i] }
