@@ -4,12 +4,15 @@ import Samplers
 import TwoScaleCore
 
 /// `PrecisionTarget`'s rounds with a network estimator, for `ed` (`Setting.targetWidth`): the smc estimator,
-/// whose report carries the reported intervals and their diagnostics.
+/// whose report carries the reported intervals and their diagnostics, or joint tempering (`runTempering`).
 extension PrecisionTarget {
     /// Runs `estimator` on `problem` (its budget the first round's) until the target is met.
     public static func run(_ estimator: any NetworkEstimator.Type, problem: EstimatorProblem, request: MeasurementRequest,
                            width target: Double, maxPaths: Int?,
                            progress: @escaping @Sendable (String) -> Void) async throws -> (estimate: NetworkEstimate, target: PrecisionTarget) {
+        if estimator.kind == TemperingEstimator.kind {
+            return try await runTempering(problem: problem, request: request, width: target, maxPaths: maxPaths, progress: progress)
+        }
         let start = Budget(paths: problem.budget.paths, inner: problem.budget.inner,
                            stageOneSweeps: problem.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps,
                            independenceMoves: (problem.budget.settings[.independenceMoves] ?? 0) != 0)
@@ -23,6 +26,22 @@ extension PrecisionTarget {
             if b.independenceMoves != start.independenceMoves { p.budget.settings[.independenceMoves] = 1 }
             let estimate = try await estimator.estimate(p, request: request, progress: progress)
             return (estimate, (estimate.report as? SMCReport)?.points ?? [])
+        }
+        return (out.result, out.target)
+    }
+
+    /// Joint tempering's rounds: P (`Setting.paths`) or the sweeps doubled, as `PrecisionTarget.runTempering` decides.
+    static func runTempering(problem: EstimatorProblem, request: MeasurementRequest, width target: Double, maxPaths: Int?,
+                             progress: @escaping @Sendable (String) -> Void) async throws -> (estimate: NetworkEstimate, target: PrecisionTarget) {
+        let startSweeps = TemperingEstimator.sweeps(problem.budget, model: problem.model)
+        let out = try await runTempering(paths: problem.budget.paths, replicates: problem.budget.inner, sweeps: startSweeps, width: target,
+                                         maxPaths: maxPaths, progress: progress) { paths, sweeps in
+            var p = problem
+            p.budget.paths = paths
+            // Written only once a round changes it, so the problem the user gave runs unchanged.
+            if sweeps != startSweeps { p.budget.settings[.sweeps] = sweeps }
+            let estimate = try await TemperingEstimator.estimate(p, request: request, progress: progress)
+            return (estimate, estimate.points)
         }
         return (out.result, out.target)
     }

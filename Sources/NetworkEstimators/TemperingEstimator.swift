@@ -15,18 +15,20 @@ import TwoScaleCore
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum TemperingEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.tempering
-    /// smc's trace draws for ĉ (the two share them), and Metropolis sweeps over every unit per tempering step.
-    static let sweepsOption = EstimatorOption(.sweeps, defaultValue: defaultSweeps)
+    /// smc's trace draws for ĉ (the two share them), and Metropolis sweeps over every unit per tempering step
+    /// (by default derived from the network's widest unit, `JointSMC.defaultSweeps(units:)`).
+    static let sweepsOption = EstimatorOption(.sweeps, defaultValue: nil)
     public static var options: [EstimatorOption] { [SMCEstimator.traceDrawsOption, sweepsOption] }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { false }
 
-    /// MH sweeps over every unit per tempering step, unless `Setting.sweeps` says otherwise.
-    public static var defaultSweeps: Int { JointSMC<MarkovFisher>.defaultSweeps }
-
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
-    static func sweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(sweepsOption) }
+    /// MH sweeps over every unit per tempering step: as given, else a quarter of the widest unit's weights (a
+    /// first-layer neuron's fan-in and bias, or the softmax layer's matrix).
+    static func sweeps(_ budget: EstimatorBudget, model: MarkovFisher) -> Int {
+        budget.settings.value(sweepsOption, fallback: JointSMC<MarkovFisher>.defaultSweeps(units: model.stageUnits))
+    }
 
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {
         guard (4...100_000).contains(budget.paths) else {
@@ -35,7 +37,7 @@ public enum TemperingEstimator: NetworkEstimator {
         guard (2...1_000).contains(budget.inner) else {
             throw TwoScaleError.invalid("\(Setting.inner)", "\(budget.inner)", allowed: "tempering: replicate samplers, 2 to 1000 (their spread is the interval)")
         }
-        try JointSMC<MarkovFisher>.checkSweeps(sweeps(budget))
+        if let sweeps = budget.settings[.sweeps] { try JointSMC<MarkovFisher>.checkSweeps(sweeps) }
         let draws = SMCEstimator.traceDraws(budget, parameters: 0)
         guard (2...10_000_000).contains(draws) else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(draws)", allowed: "2 to 10⁷")
@@ -44,7 +46,7 @@ public enum TemperingEstimator: NetworkEstimator {
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
         try c.encode(budget.settings[.traceDraws], forKey: ResultKey("trace_draws"))
-        try c.encode(sweeps(budget), forKey: ResultKey("sweeps"))
+        try c.encode(budget.settings[.sweeps], forKey: ResultKey("sweeps"))
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -56,7 +58,7 @@ public enum TemperingEstimator: NetworkEstimator {
         for e in request.eps { try ScaleParameters.checkEpsilon(e) }
         let model = problem.model, b = problem.budget, d = model.architecture.parameterCount
         try checkBudget(b, layers: model.blockDimensions.count)
-        let draws = SMCEstimator.traceDraws(b, parameters: d), sweeps = sweeps(b)
+        let draws = SMCEstimator.traceDraws(b, parameters: d), sweeps = sweeps(b, model: model)
         // ĉ and the Fisher rank from the smc estimator's uniform draws at this seed (its streams), so both share them.
         progress("trace normalisation from \(draws) uniform draws")
         var smc = try MarkovSMC(model: model, box: problem.box, seed: problem.seed, paths: MarkovSMC.defaultPaths,

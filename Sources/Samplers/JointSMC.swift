@@ -31,8 +31,15 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
-    /// Metropolis sweeps over every unit per tempering step unless `Setting.sweeps` says otherwise.
-    public static var defaultSweeps: Int { 5 }
+    /// Metropolis sweeps over every unit per tempering step unless `Setting.sweeps` says otherwise: a quarter
+    /// of the widest unit's coordinates, `max(5, ⌈max_m p_m / 4⌉)` (at most 1000), the ratio at which the two
+    /// passes' interval was validated on layered toys, and 5 where units are narrow (docs/ESTIMATORS.md §8).
+    /// A random walk in all of a unit's p coordinates at once needs of order p accepted moves to forget where
+    /// it started.
+    public static func defaultSweeps(units: [StageUnits]) -> Int {
+        let widest = units.map(\.dimension).max() ?? 1
+        return Swift.min(1_000, Swift.max(5, (widest + 3) / 4))
+    }
 
     /// `Setting.sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
     public static func checkSweeps(_ sweeps: Int) throws {
@@ -41,8 +48,10 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         }
     }
 
-    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int = defaultSweeps,
+    /// `sweeps` nil: `defaultSweeps(units:)` of the model's units.
+    public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int? = nil,
                 essFraction: Double = 0.8) throws {
+        let sweeps = sweeps ?? Self.defaultSweeps(units: model.stageUnits)
         guard particles >= 4, particles <= 1_000_000, replicates >= 2, replicates <= 1_000, sweeps >= 1, sweeps <= 1_000,
               essFraction > 0, essFraction < 1, essFraction * Double(particles) > 1 else {
             throw TwoScaleError.failure("joint SMC: particles 4…10⁶, replicates 2…1000, sweeps 1…1000 and τP > 1 (got \(particles), \(replicates), \(sweeps), τ = \(essFraction))")

@@ -34,19 +34,34 @@ public struct PrecisionTarget: Sendable, Encodable {
         }
     }
 
+    /// One round: K and J (joint tempering: P particles and R replicates), what else it ran with, and its widest interval.
     public struct Round: Sendable, Encodable {
         public var paths: Int
         public var inner: Int
-        /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
-        public var stage1Sweeps: Int
-        public var independenceMoves: Bool
+        /// smc: stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
+        public var stage1Sweeps: Int?
+        public var independenceMoves: Bool?
+        /// Joint tempering: Metropolis sweeps per tempering step.
+        public var sweeps: Int?
         /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
         public var width: Double
         public var eps: Double
         public var source: String
         public var seconds: Double
         enum CodingKeys: String, CodingKey {
-            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", width, eps, source, seconds
+            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", sweeps, width, eps, source, seconds
+        }
+
+        /// An smc round.
+        public init(paths: Int, inner: Int, stage1Sweeps: Int, independenceMoves: Bool, width: Double, eps: Double, source: String, seconds: Double) {
+            (self.paths, self.inner, self.stage1Sweeps, self.independenceMoves) = (paths, inner, stage1Sweeps, independenceMoves)
+            (self.width, self.eps, self.source, self.seconds) = (width, eps, source, seconds)
+        }
+
+        /// A joint tempering round.
+        public init(paths: Int, inner: Int, sweeps: Int, width: Double, eps: Double, source: String, seconds: Double) {
+            (self.paths, self.inner, self.sweeps) = (paths, inner, sweeps)
+            (self.width, self.eps, self.source, self.seconds) = (width, eps, source, seconds)
         }
     }
 
@@ -54,11 +69,25 @@ public struct PrecisionTarget: Sendable, Encodable {
     public var maxPaths: Int
     public var outcome: Outcome
     public var rounds: [Round]
-    /// Stage 1's sweeps where none were asked for (the summary names only other counts), and the most a run takes.
+    /// smc: stage 1's sweeps where none were asked for (the summary names only other counts), and the most a run takes.
     public var defaultStageOneSweeps: Int
     public var maximumStageOneSweeps: Int
+    /// Joint tempering: the most sweeps a round takes (nil for smc), and whether the budget ran out on them.
+    public var maximumSweeps: Int?
+    public var sweepsSpent = false
 
     enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
+
+    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], defaultStageOneSweeps: Int, maximumStageOneSweeps: Int) {
+        (self.target, self.maxPaths, self.outcome, self.rounds) = (target, maxPaths, outcome, rounds)
+        (self.defaultStageOneSweeps, self.maximumStageOneSweeps) = (defaultStageOneSweeps, maximumStageOneSweeps)
+    }
+
+    /// Joint tempering's rounds, at most `maximumSweeps` sweeps; `sweepsSpent`: the next round would have passed them.
+    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], maximumSweeps: Int, sweepsSpent: Bool) {
+        self.init(target: target, maxPaths: maxPaths, outcome: outcome, rounds: rounds, defaultStageOneSweeps: 0, maximumStageOneSweeps: 0)
+        (self.maximumSweeps, self.sweepsSpent) = (maximumSweeps, sweepsSpent)
+    }
 
     /// The widest reported interval of a run's points (`interval`, `intervalLower` set), relative to its
     /// estimate: (width, ε, source); nil where no point carries a reported interval.
@@ -194,19 +223,23 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The report's line: what happened, and why.
     public var summary: String {
         let last = rounds.last
-        let widths = rounds.map {
-            "K = \($0.paths), J = \($0.inner)\($0.stage1Sweeps == defaultStageOneSweeps ? "" : ", \($0.stage1Sweeps) stage-1 sweeps")"
-                + "\($0.independenceMoves ? ", independence moves" : ""): \(String(format: "%.3g", 100 * $0.width))%"
+        let widths = rounds.map { r -> String in
+            let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps" }
+                ?? "K = \(r.paths), J = \(r.inner)\((r.stage1Sweeps ?? defaultStageOneSweeps) == defaultStageOneSweeps ? "" : ", \(r.stage1Sweeps ?? 0) stage-1 sweeps")"
+                + "\(r.independenceMoves == true ? ", independence moves" : "")"
+            return budget + ": \(String(format: "%.3g", 100 * r.width))%"
         }.joined(separator: "; ")
         switch outcome {
         case .reached:
             return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
         case .bracketLimited:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
+        case .budgetSpent where sweepsSpent:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the two passes lie apart (the moves lag), and the next round would pass \(maximumSweeps ?? 0) sweeps (\(widths))"
         case .budgetSpent where (last?.source ?? "") == ReportedInterval.Source.bracket.rawValue:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the sampled interval did not stand, and the next round would pass \(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J (\(widths))"
         case .budgetSpent:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached within K ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
+            return "target width \(String(format: "%.3g", 100 * target))% not reached within \(maximumSweeps == nil ? "K" : "P") ≤ \(maxPaths) (\(widths)); raise \(Setting.maxPaths)"
         }
     }
 }

@@ -236,7 +236,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
     @discardableResult
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
                                        stageOneSweeps: Int = StagedSMC<Model>.defaultStageOneSweeps,
-                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int = JointSMC<Model>.defaultSweeps, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
+                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int? = nil, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
@@ -359,7 +359,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         monteCarlo = MonteCarloSummary(estimator: .smc, paths: paths, inner: inner, seed: seed, trials: trials, traceDraws: draws,
                                        mcScale: first.scale, bracketDelta: brackets[0].delta, bracketDraws: brackets[0].draws,
                                        smc: .init(stage1: first.stage1.summary, islands: first.islands.summary),
-                                       jointSweeps: joint ? jointSweeps : nil,
+                                       jointSweeps: joint ? jointSweeps ?? JointSMC<Model>.defaultSweeps(units: model.stageUnits) : nil,
                                        stage1Sweeps: stageOneSweeps == StagedSMC<Model>.defaultStageOneSweeps ? nil : stageOneSweeps,
                                        independenceMoves: independenceMoves ? true : nil)
         return first.points.indices.map { i in

@@ -44,13 +44,13 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var estimation: EstimatorOptions<Defaults>
 
-    @Option(help: "tempering: MH sweeps per tempering step (default 5).")
+    @Option(help: "tempering: sweeps per step (default ⌈widest unit/4⌉).")
     var sweeps: Int?
 
-    @Option(help: ArgumentHelp("smc: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
+    @Option(help: ArgumentHelp("smc, tempering: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
     var targetWidth: Double?
 
-    @Option(help: "With --target-width: the largest K (default 8 × the starting K).")
+    @Option(help: "With --target-width: the largest K or P (default 8 × the starting one).")
     var maxPaths: Int?
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
@@ -121,8 +121,8 @@ struct EdCommand: AsyncParsableCommand {
         if estimation.estimator == nil, !plainOnly.isEmpty, !TwoScaleMain.silentRank {
             Console.note("ed: \(plainOnly.joined(separator: ", ")) needs uniform-path spectra, which only the \(kind) estimator produces: using --estimator \(kind) (\(EstimatorRegistry.edDefault) is the default otherwise; give --estimator to choose)")
         }
-        if targetWidth != nil, kind != SMCEstimator.kind {
-            throw TwoScaleError.usage("--target-width works with the smc estimator's reported intervals, not with \(kind)"
+        if targetWidth != nil, kind != SMCEstimator.kind, kind != TemperingEstimator.kind {
+            throw TwoScaleError.usage("--target-width works with the smc and tempering estimators' reported intervals, not with \(kind)"
                 + (plainOnly.isEmpty ? "" : " (chosen for \(plainOnly.joined(separator: ", ")))"))
         }
         if request.lower, !estimator.estimatesLower {

@@ -149,7 +149,7 @@ struct ToyCommand: AsyncParsableCommand {
     @Flag(help: "Staged families with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
-    @Option(help: "--joint: Metropolis sweeps over every unit per tempering step (default 5, as ed's joint).")
+    @Option(help: "--joint: Metropolis sweeps per tempering step (default: a quarter of the widest unit, at least 5).")
     var sweeps: Int?
 
     @Option(help: "Staged families with --mc: as ed's --outer-moves, on stage 1 (default 0, off).")
@@ -292,7 +292,7 @@ struct ToyCommand: AsyncParsableCommand {
                                              stageOneSweeps: firstSweeps, moveProposals: outerMoves)
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
             let exact = result, joint = self.joint, outerMoves = self.outerMoves
-            let jointSweeps = self.sweeps ?? JointSMC<Model>.defaultSweeps
+            let jointSweeps = self.sweeps ?? JointSMC<Model>.defaultSweeps(units: model.stageUnits)
             // One run of the estimator at a budget, beside the exact values; its first trial's points.
             @Sendable func run(_ b: PrecisionTarget.Budget) async throws -> (result: StagedToyMeasurement<Model>, points: [EpsilonEstimate]) {
                 var r = exact

@@ -129,6 +129,33 @@ final class PrecisionTargetTests: XCTestCase {
                          decorrelation: nil).any)
     }
 
+    /// Joint tempering's rounds (`PrecisionTarget.runTempering`) on 8-4-3 from P = 16: its two passes agree
+    /// within their spread here, so P doubles, the sweeps stay at the default 5, until the hull is at most 0.5%;
+    /// the estimate printed is the last round's. A cap on P stops it, and says so in P.
+    func testTemperingRoundsDoubleTheParticles() async throws {
+        let net = ["ed", "--estimator", "tempering", "--arch", "8-4-3", "--samples", "20", "--paths", "16"]
+        let j = try await runJSON(net + ["--eps", "0.001,0.1", "--target-width", "0.005", "--json"])
+        let t = try XCTUnwrap(j["precision_target"])
+        XCTAssertEqual(t["outcome"]?.stringValue, "reached")
+        let rounds = try XCTUnwrap(t["rounds"]?.arrayValue)
+        XCTAssertGreaterThanOrEqual(rounds.count, 2, "P = 16's hull is wider than 0.5% here")
+        for (r, round) in rounds.enumerated() {
+            XCTAssertEqual(round["paths"]?.doubleValue, Double(16 << r))
+            XCTAssertEqual(round["inner"]?.doubleValue, 4)
+            XCTAssertEqual(round["sweeps"]?.doubleValue, 5)
+            XCTAssertNil(round["stage1_sweeps"])
+            let w = try XCTUnwrap(round["width"]?.doubleValue)
+            if r < rounds.count - 1 { XCTAssertGreaterThan(w, 0.005) } else { XCTAssertLessThanOrEqual(w, 0.005) }
+        }
+        XCTAssertEqual(try XCTUnwrap(rounds.last?["width"]?.doubleValue), Self.widest(j, keys: [("interval", "d_zeta")]), accuracy: 1e-12)
+        XCTAssertEqual(j["paths"]?.doubleValue, rounds.last?["paths"]?.doubleValue)
+        let text = await runCLI(net + ["--eps", "0.1", "--target-width", "0.0001", "--max-paths", "32"]).out
+        XCTAssertTrue(text.contains("not reached within P ≤ 32") && text.contains("P = 16, 5 sweeps"), text)
+        let r = await runCLICapturingErrors(net + ["--target-width", "0.1", "--max-paths", "8"])
+        XCTAssertEqual(r.status, 2, r.err)
+        XCTAssertTrue(r.err.contains("at least the starting P = 16"), r.err)
+    }
+
     func testMisuseIsRefused() async throws {
         for (args, message) in [(["--max-paths", "100"], "--max-paths caps --target-width"),
                                 (["--target-width", "0"], "--target-width: '0.0' is not allowed"),

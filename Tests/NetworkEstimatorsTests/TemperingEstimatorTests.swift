@@ -79,9 +79,32 @@ final class TemperingEstimatorTests: XCTestCase {
         XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 3, inner: 4), layers: 2))
         XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 1), layers: 2))
         XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 0])), layers: 2))
+        XCTAssertThrowsError(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 1_001])), layers: 2))
         XCTAssertNoThrow(try TemperingEstimator.checkBudget(EstimatorBudget(paths: 16, inner: 3, settings: EstimatorSettings([.sweeps: 1])), layers: 2))
         XCTAssertFalse(TemperingEstimator.estimatesLower)
         XCTAssertTrue(EstimatorRegistry.kinds.contains(.tempering))
         XCTAssertTrue(try EstimatorRegistry.estimator(EstimatorKind(rawValue: "joint")) == TemperingEstimator.self, "the former name")
+    }
+
+    /// The default sweeps: a quarter of the widest unit's weights, at least 5. On 54-13-11-9-7 (no biases) the first
+    /// layer's neurons have 54 weights and the softmax unit 9·7 = 63, so ⌈63/4⌉ = 16; on 54-16-7 the softmax unit's
+    /// 112 give 28; with biases 784-32-10's neurons have 785, so 197; a 1-1-2 network's widest unit (2) gives the floor 5.
+    /// A value given is used as given.
+    func testDefaultSweepsFromTheWidestUnit() throws {
+        func sweeps(_ arch: String, bias: Bool = false, inputs: Int = 54, given: Int? = nil) throws -> Int {
+            let x = Matrix(rows: 3, cols: inputs, data: (0..<(3 * inputs)).map { Double($0 % 7) / 7 - 0.5 })
+            let m = try MarkovFisher(architecture: try Architecture(parsing: arch, bias: bias), activation: .relu, data: x, sigma2: 0.1,
+                                     noiseSamples: 1, noiseSeed: 1)
+            let settings = given.map { EstimatorSettings([.sweeps: $0]) } ?? EstimatorSettings()
+            return TemperingEstimator.sweeps(EstimatorBudget(paths: 16, inner: 2, settings: settings), model: m)
+        }
+        XCTAssertEqual(try sweeps("54-13-11-9-7"), 16)
+        XCTAssertEqual(try sweeps("54-16-7"), 28)
+        XCTAssertEqual(try sweeps("784-32-10", bias: true, inputs: 784), 197)
+        XCTAssertEqual(try sweeps("1-1-2", inputs: 1), 5)
+        XCTAssertEqual(try sweeps("54-13-11-9-7", given: 3), 3)
+        XCTAssertEqual(JointSMC<MarkovFisher>.defaultSweeps(units: [StageUnits(count: 2, dimension: 20), StageUnits(count: 2, dimension: 30)]), 8)
+        XCTAssertEqual(JointSMC<MarkovFisher>.defaultSweeps(units: [StageUnits(count: 10, dimension: 1_000)]), 250)
+        XCTAssertEqual(JointSMC<MarkovFisher>.defaultSweeps(units: [StageUnits(count: 1, dimension: 10_000)]), 1_000)
     }
 }

@@ -1,0 +1,87 @@
+import Samplers
+import TwoScaleCore
+import XCTest
+
+/// Joint tempering's precision target (`PrecisionTarget.runTempering`): which of P and the sweeps each round
+/// doubles, and when it stops, on rounds whose intervals are set here so that every decision is known.
+final class TemperingTargetTests: XCTestCase {
+    /// A point at 2sED `value` with forward and reverse 95% intervals of half-width `half` around `value` and
+    /// `value + gap`, the hull as reported (cut to a wide bracket).
+    static func point(eps: Double = 0.1, value: Double = 100, half: Double, gap: Double) -> EpsilonEstimate {
+        var p = EpsilonEstimate(eps: eps, zeta: 0.5, dZeta: value, dZetaJoint: value, ci95: (value - half)...(value + half))
+        p.dZetaReverse = value + gap
+        p.ci95Reverse = (value + gap - half)...(value + gap + half)
+        p.interval = ReportedInterval.bidirectional(forward: p.ci95!, reverse: p.ci95Reverse!, bracket: 0...1_000)
+        return p
+    }
+
+    func testSweepsWhereThePassesLieApart() {
+        XCTAssertTrue(PrecisionTarget.temperingWantsSweeps(Self.point(half: 0.1, gap: 0.3)))
+        XCTAssertFalse(PrecisionTarget.temperingWantsSweeps(Self.point(half: 0.3, gap: 0.29)))
+        XCTAssertTrue(PrecisionTarget.temperingWantsSweeps(Self.point(half: 0.3, gap: -0.31)), "either side")
+        // A hull that misses the bracket: the bracket is reported, and the passes are off.
+        var off = Self.point(half: 1, gap: 0)
+        off.interval = ReportedInterval.bidirectional(forward: off.ci95!, reverse: off.ci95Reverse!, bracket: 200...300)
+        XCTAssertEqual(off.interval?.source, .bracket)
+        XCTAssertTrue(PrecisionTarget.temperingWantsSweeps(off))
+        // No reverse pass (another estimator's point): never the sweeps.
+        var plain = Self.point(half: 0.1, gap: 5)
+        plain.dZetaReverse = nil
+        plain.ci95Reverse = nil
+        XCTAssertFalse(PrecisionTarget.temperingWantsSweeps(plain))
+    }
+
+    /// Rounds where the gap is 4/sweeps and each pass's half-width 4/√P at ε = 0.1 (a width 8 times smaller at
+    /// 10⁻³), the hull (2·half + gap)/100: P = 64, 5 sweeps: gap 0.8 > half 0.5, 1.8%; 10 sweeps: gap 0.4 ≤ 0.5,
+    /// 1.4%; P = 128: gap 0.4 > half 0.354, 1.11%; 20 sweeps: 0.907%, reached.
+    func testRoundsDoubleWhatDominates() async throws {
+        let calls = Calls()
+        let out = try await PrecisionTarget.runTempering(paths: 64, replicates: 4, sweeps: 5, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s in
+            await calls.add(p, s)
+            let half = 4 / Double(p).squareRoot(), gap = 4 / Double(s)
+            return ((p, s), [Self.point(eps: 0.001, half: half / 8, gap: 0), Self.point(half: half, gap: gap)])
+        }
+        let seen = await calls.list
+        XCTAssertEqual(seen.map(\.0), [64, 64, 128, 128])
+        XCTAssertEqual(seen.map(\.1), [5, 10, 10, 20])
+        XCTAssertEqual(out.target.outcome, .reached)
+        XCTAssertEqual(out.result.0, 128)
+        XCTAssertEqual(out.target.rounds.map(\.sweeps), [5, 10, 10, 20])
+        XCTAssertEqual(out.target.rounds.map(\.eps), [0.1, 0.1, 0.1, 0.1])
+        XCTAssertEqual(try XCTUnwrap(out.target.rounds.last).width, (8 / 128.0.squareRoot() + 0.2) / 100, accuracy: 1e-12)
+        XCTAssertTrue(out.target.rounds.allSatisfy { $0.stage1Sweeps == nil && $0.inner == 4 })
+        XCTAssertTrue(out.target.summary.contains("reached") && out.target.summary.contains("P = 128, 20 sweeps"), out.target.summary)
+    }
+
+    /// The budget: a gap that never closes stops at 8× the starting sweeps; a spread that never narrows at `maxPaths`.
+    func testTheBudgetStopsItAndSaysWhich() async throws {
+        let lag = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s in
+            ((), [Self.point(half: 0.1, gap: 3)])
+        }
+        XCTAssertEqual(lag.target.outcome, .budgetSpent)
+        XCTAssertEqual(lag.target.rounds.map(\.sweeps), [5, 10, 20, 40])
+        XCTAssertTrue(lag.target.sweepsSpent)
+        XCTAssertTrue(lag.target.summary.contains("the two passes lie apart") && lag.target.summary.contains("40 sweeps"), lag.target.summary)
+        let spread = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: 64, progress: { _ in }) { p, s in
+            ((), [Self.point(half: 3, gap: 0)])
+        }
+        XCTAssertEqual(spread.target.outcome, .budgetSpent)
+        XCTAssertEqual(spread.target.rounds.map(\.paths), [16, 32, 64])
+        XCTAssertFalse(spread.target.sweepsSpent)
+        XCTAssertTrue(spread.target.summary.contains("within P ≤ 64"), spread.target.summary)
+        await XCTAssertThrowsErrorAsync(try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: 8,
+                                                                              progress: { _ in }) { _, _ in ((), [EpsilonEstimate]()) })
+    }
+}
+
+private actor Calls {
+    var list: [(Int, Int)] = []
+    func add(_ p: Int, _ s: Int) { list.append((p, s)) }
+}
+
+private func XCTAssertThrowsErrorAsync<T>(_ body: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async {
+    do {
+        _ = try await body()
+        XCTFail("no error", file: file, line: line)
+    } catch {}
+}
