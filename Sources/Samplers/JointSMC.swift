@@ -78,20 +78,33 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         /// `1/Z`, bias-corrected and widened as `estimates`, then negated).
         public var reverseLogZ: [[Double]]
         public var reverseEstimates: [LogEstimate]
+        /// What the intervals are built from: the replicates' mean `log Ẑ_r` (forward) and mean `−log Ẑ_rev,r`
+        /// (reverse), each with variance `s²/R` times `StudentT.varianceInflation`. Since `Ẑ_r` is unbiased,
+        /// `E log Ẑ_r ≤ log Z` whatever the moves' mixing (Jensen), and from exact draws `−E log Ẑ_rev ≥ log Z`;
+        /// the mean of logs is also close to normal where the `Ẑ_r` themselves are too heavy-tailed for their
+        /// spread to be estimated from R values (docs/METHOD.md §21).
+        public var meanLog: [LogEstimate]
+        public var reverseMeanLog: [LogEstimate]
         public var steps: Int
         public var proposals: Int
         public var accepted: Int
 
-        /// Stop t's result at ε as every caller reports it: the forward and reverse passes' `log E det`, each with
-        /// ĉ's variance added (`TraceEstimate.addedVariance` at the stop's slope), and both passes' replicates.
+        /// Stop t's result at ε as every caller reports it: the forward and reverse passes' `log E det` (the
+        /// point estimates), each pass's 95% interval from its mean of logs (`meanLog`), all with ĉ's variance
+        /// added (`TraceEstimate.addedVariance` at the stop's slope), and both passes' replicates.
         public func point(_ t: Int, eps: Double, zeta: Double, dimension d: Int, logVarianceOfC: Double) -> EpsilonEstimate {
             let cv = TraceEstimate.addedVariance(slope: slope[t], logVarianceOfC: logVarianceOfC)
-            var forward = estimates[t], reverse = reverseEstimates[t]
+            var forward = estimates[t], reverse = reverseEstimates[t], low = meanLog[t], high = reverseMeanLog[t]
             forward.variance += cv
             reverse.variance += cv
+            low.variance += cv
+            high.variance += cv
             var p = EpsilonEstimate(eps: eps, zeta: zeta, dimension: d, estimate: forward, normalizationVariance: cv)
             p.replicateLogZ = logZ[t]
             p.setReverse(reverse, dimension: d, replicates: reverseLogZ[t])
+            p.ci95 = low.dimension(d: d, zeta: zeta, eps: eps).ci95
+            p.ci95Joint = p.ci95
+            p.ci95Reverse = high.dimension(d: d, zeta: zeta, eps: eps).ci95
             return p
         }
     }
@@ -119,11 +132,17 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
             e.value = -e.value
             return e
         }
+        func meanLog(_ l: [Double]) -> LogEstimate {
+            let mean = l.reduce(0, +) / Double(l.count)
+            let s2 = l.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(l.count - 1)
+            return LogEstimate(value: mean, variance: s2 / Double(l.count) * inflation)
+        }
         let slope = stops.indices.map { t -> Double in
             let w = LogSpace.normalizedWeights(logWeights: logZ[t])
             return zip(w, reps).reduce(0) { $0 + $1.0 * $1.1.slope[t] }
         }
         return Result(logZ: logZ, estimates: estimates, slope: slope, reverseLogZ: reverseLogZ, reverseEstimates: reverseEstimates,
+                      meanLog: logZ.map(meanLog), reverseMeanLog: reverseLogZ.map(meanLog),
                       steps: reps.reduce(0) { $0 + $1.steps },
                       proposals: reps.reduce(0) { $0 + $1.proposals }, accepted: reps.reduce(0) { $0 + $1.accepted })
     }
