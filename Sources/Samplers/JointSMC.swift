@@ -2,6 +2,10 @@ import Foundation
 import RandomStreams
 import TwoScaleCore
 
+/// The most Metropolis sweeps per tempering step that `Setting.sweeps`, `JointSMC`'s default and the
+/// precision target's rounds may reach.
+let jointMaximumSweeps = 1_000
+
 /// Joint tempering: one annealed SMC sampler on the whole θ of a `StagedModel`, for `log E_θ G_s` with
 /// `G_s = Π_m det(I + s F_m^{1/2})` (the 2sED's term), where the staged estimator's outer weights
 /// degenerate (docs/METHOD.md §21).
@@ -38,13 +42,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     /// it started.
     public static func defaultSweeps(units: [StageUnits]) -> Int {
         let widest = units.map(\.dimension).max() ?? 1
-        return Swift.min(1_000, Swift.max(5, (widest + 3) / 4))
+        return Swift.min(jointMaximumSweeps, Swift.max(5, (widest + 3) / 4))
     }
 
     /// `Setting.sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
     public static func checkSweeps(_ sweeps: Int) throws {
-        guard (1...1_000).contains(sweeps) else {
-            throw TwoScaleError.invalid("\(Setting.sweeps)", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to 1000")
+        guard (1...jointMaximumSweeps).contains(sweeps) else {
+            throw TwoScaleError.invalid("\(Setting.sweeps)", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to \(jointMaximumSweeps)")
         }
     }
 
@@ -52,9 +56,9 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     public init(model: Model, box: ClosedRange<Double>, seed: UInt64, particles: Int, replicates: Int = 4, sweeps: Int? = nil,
                 essFraction: Double = 0.8) throws {
         let sweeps = sweeps ?? Self.defaultSweeps(units: model.stageUnits)
-        guard particles >= 4, particles <= 1_000_000, replicates >= 2, replicates <= 1_000, sweeps >= 1, sweeps <= 1_000,
+        guard particles >= 4, particles <= 1_000_000, replicates >= 2, replicates <= 1_000, sweeps >= 1, sweeps <= jointMaximumSweeps,
               essFraction > 0, essFraction < 1, essFraction * Double(particles) > 1 else {
-            throw TwoScaleError.failure("joint SMC: particles 4…10⁶, replicates 2…1000, sweeps 1…1000 and τP > 1 (got \(particles), \(replicates), \(sweeps), τ = \(essFraction))")
+            throw TwoScaleError.failure("joint SMC: particles 4…10⁶, replicates 2…1000, sweeps 1…\(jointMaximumSweeps) and τP > 1 (got \(particles), \(replicates), \(sweeps), τ = \(essFraction))")
         }
         self.model = model
         self.box = box

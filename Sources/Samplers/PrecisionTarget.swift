@@ -162,6 +162,19 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The largest J the rounds reach, as a multiple of the starting J.
     public static var maximumInnerFactor: Int { 8 }
 
+    /// Checks the target width (in (0, 10)) and returns the cap on the outer particles (`particles`, K or P):
+    /// `maxPaths`, at least the starting `start`, or 8 × `start` when not given.
+    static func checkedCap(width target: Double, maxPaths: Int?, start: Int, particles: String) throws -> Int {
+        guard target.isFinite, target > 0, target < 10 else {
+            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
+        }
+        let cap = maxPaths ?? 8 * start
+        guard cap >= start else {
+            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting \(particles) = \(start)")
+        }
+        return cap
+    }
+
     /// Runs `round` from the budget `start` until the target is met. `round` runs the estimator at a budget
     /// and returns its result with the points whose reported intervals (and brackets) decide.
     public static func run<R: Sendable>(start: Budget, width target: Double, maxPaths: Int?,
@@ -169,13 +182,7 @@ public struct PrecisionTarget: Sendable, Encodable {
                                         progress: @escaping @Sendable (String) -> Void,
                                         round: (Budget) async throws -> (result: R, points: [EpsilonEstimate])) async throws
         -> (result: R, target: PrecisionTarget) {
-        guard target.isFinite, target > 0, target < 10 else {
-            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
-        }
-        let cap = maxPaths ?? 8 * start.paths
-        guard cap >= start.paths else {
-            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting K = \(start.paths)")
-        }
+        let cap = try checkedCap(width: target, maxPaths: maxPaths, start: start.paths, particles: "K")
         let innerCap = maximumInnerFactor * start.inner
         var b = start
         var rounds: [Round] = []

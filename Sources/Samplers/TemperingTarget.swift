@@ -7,7 +7,7 @@ import TwoScaleCore
 /// the passes is the moves' lag, which more particles barely close and more sweeps do (docs/METHOD.md §21).
 /// Each round starts afresh (same seed) and doubles the one that dominates at the widest interval's ε.
 extension PrecisionTarget {
-    /// The largest sweeps the rounds reach, as a multiple of the starting sweeps (and at most 1000).
+    /// The largest sweeps the rounds reach, as a multiple of the starting sweeps (and at most `jointMaximumSweeps`).
     public static var maximumSweepsFactor: Int { 8 }
 
     /// Whether joint tempering's interval at `p` wants more sweeps rather than more particles: its two
@@ -22,19 +22,13 @@ extension PrecisionTarget {
 
     /// Runs `round` (the tempering estimator at P particles and a number of sweeps, returning its result and
     /// points) from `paths` and `sweeps` until every reported interval is at most `target` of its estimate, or
-    /// the next round would pass `maxPaths` (default 8 P) or `maximumSweepsFactor` × the sweeps (at most 1000).
+    /// the next round would pass `maxPaths` (default 8 P) or `maximumSweepsFactor` × the sweeps (at most `jointMaximumSweeps`).
     public static func runTempering<R: Sendable>(paths: Int, replicates: Int, sweeps: Int, width target: Double, maxPaths: Int?,
                                                  progress: @escaping @Sendable (String) -> Void,
                                                  round: (_ paths: Int, _ sweeps: Int) async throws -> (result: R, points: [EpsilonEstimate]))
         async throws -> (result: R, target: PrecisionTarget) {
-        guard target.isFinite, target > 0, target < 10 else {
-            throw TwoScaleError.invalid("\(Setting.targetWidth)", "\(target)", allowed: "a relative width (hi − lo)/estimate in (0, 10), e.g. 0.02 for 2%")
-        }
-        let cap = maxPaths ?? 8 * paths
-        guard cap >= paths else {
-            throw TwoScaleError.invalid("\(Setting.maxPaths)", "\(cap)", allowed: "at least the starting P = \(paths)")
-        }
-        let sweepsCap = Swift.min(1_000, maximumSweepsFactor * sweeps)
+        let cap = try checkedCap(width: target, maxPaths: maxPaths, start: paths, particles: "P")
+        let sweepsCap = Swift.min(jointMaximumSweeps, maximumSweepsFactor * sweeps)
         var (p, s) = (paths, sweeps)
         var rounds: [Round] = []
         while true {
