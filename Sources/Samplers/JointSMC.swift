@@ -45,7 +45,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         return Swift.min(jointMaximumSweeps, Swift.max(5, (widest + 3) / 4))
     }
 
-    /// `Setting.sweeps`: 1 to 1000 Metropolis sweeps per tempering step.
+    /// `Setting.sweeps`: 1 to `jointMaximumSweeps` Metropolis sweeps per tempering step.
     public static func checkSweeps(_ sweeps: Int) throws {
         guard (1...jointMaximumSweeps).contains(sweeps) else {
             throw TwoScaleError.invalid("\(Setting.sweeps)", "\(sweeps)", allowed: "joint: Metropolis sweeps per tempering step, 1 to \(jointMaximumSweeps)")

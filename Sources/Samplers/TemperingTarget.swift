@@ -11,13 +11,11 @@ extension PrecisionTarget {
     public static var maximumSweepsFactor: Int { 8 }
 
     /// Whether joint tempering's interval at `p` wants more sweeps rather than more particles: its two
-    /// passes' estimates lie further apart than the wider of their 95% half-widths, or the hull misses the
-    /// certified bracket altogether (the reported interval is then the bracket, and the passes are off).
+    /// passes' estimates lie further apart than the wider of their 95% half-widths without ĉ's share
+    /// (`EpsilonEstimate.passesApart`), or the hull misses the certified bracket altogether (the reported
+    /// interval is then the bracket, and the passes are off).
     public static func temperingWantsSweeps(_ p: EpsilonEstimate) -> Bool {
-        if p.interval?.source == .bracket { return true }
-        guard let f = p.ci95, let r = p.ci95Reverse, let reverse = p.dZetaReverse else { return false }
-        let half = Swift.max(f.upperBound - f.lowerBound, r.upperBound - r.lowerBound) / 2
-        return abs(reverse - p.dZeta) > half
+        p.interval?.source == .bracket || p.passesApart
     }
 
     /// Runs `round` (the tempering estimator at P particles and a number of sweeps, returning its result and

@@ -180,7 +180,21 @@ enum NetworkReport {
     static func warnings(_ e: NetworkEstimate) -> [String] {
         let d = e.diagnostics
         return [essWarning(d.degeneracy), orderWarning(d.lowerAboveNested), tailWarning(d.tailShortfall), boundWarning(d.aboveBound),
-                boundShortfallWarning(at: d.boundShortfall, paths: e.paths), bracketWarning(d.bracketCheck)].compactMap { $0 }
+                boundShortfallWarning(at: d.boundShortfall, paths: e.paths), bracketWarning(d.bracketCheck),
+                passesWarning(d.passesApart)].compactMap { $0 }
+    }
+
+    /// Joint tempering's check that the sweeps suffice: where the two passes lie further apart than their replicates' 95%
+    /// half-widths (`EpsilonEstimate.passesGap`), the moves lag and the interval is not to be trusted.
+    static func passesWarning(_ points: [EpsilonEstimate]) -> String? {
+        let apart = points.compactMap { p in
+            p.passesGap.map { "at ε = \(Fmt.num(p.eps)) the reverse 2sED is \(Fmt.num(abs($0.gap), 4)) \($0.gap < 0 ? "below" : "above") "
+                + "the forward one, beyond their replicates' 95% half-width \(Fmt.num($0.halfWidth, 3))" }
+        }
+        guard !apart.isEmpty else { return nil }
+        return "joint tempering's two passes lie apart: " + apart.joined(separator: "; ")
+            + " (ĉ's share, common to both, taken out). The moves lag behind the targets; the interval spans both passes, "
+            + "and more --sweeps narrow it (docs/ESTIMATORS.md §8)"
     }
 
     /// The readable report of an estimate: its report's own where the CLI words it, else a table of

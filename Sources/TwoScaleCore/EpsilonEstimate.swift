@@ -155,6 +155,26 @@ public struct EpsilonEstimate: Sendable, Equatable {
         (dZetaReverse, ci95Reverse, replicateLogZReverse) = (j.value, j.ci95, replicates)
     }
 
+    /// Joint tempering: how far the reverse pass's 2sED lies from the forward one's, and the wider of the two
+    /// passes' 95% half-widths with ĉ's share taken out. Both passes are evaluated at the same ĉ, so their gap
+    /// holds none of its error: each half-width `h` becomes `√(h² − (1.96 σ_c / |log ε|)²)`, with
+    /// `σ_c² = normalizationShare · standardError²` the variance ĉ adds to `log E det` (docs/METHOD.md §21).
+    /// Nil without a reverse pass.
+    public var passesGap: (gap: Double, halfWidth: Double)? {
+        guard let f = ci95, let r = ci95Reverse, let reverse = dZetaReverse else { return nil }
+        let se = standardError ?? 0
+        let c = 1.959963984540054 * (normalizationShare * se * se).squareRoot() / Swift.abs(Foundation.log(eps))
+        func own(_ i: ClosedRange<Double>) -> Double {
+            let h = (i.upperBound - i.lowerBound) / 2
+            return Swift.max(0, h * h - c * c).squareRoot()
+        }
+        return (reverse - dZeta, Swift.max(own(f), own(r)))
+    }
+
+    /// Whether joint tempering's two passes lie further apart than `passesGap`'s half-width: the sign that the
+    /// moves lag behind the targets (docs/METHOD.md §21). False without a reverse pass.
+    public var passesApart: Bool { passesGap.map { Swift.abs($0.gap) > $0.halfWidth } ?? false }
+
     /// The keys every estimator's point starts with: `eps`, `zeta`, `d_zeta`, `d_zeta_joint`, `d_zeta_lower`
     /// (with the lower 2sED), `ci95`, `ci95_joint`, `ci95_lower` (with the lower 2sED; null intervals written
     /// as null); then `d_zeta_bracket` and, with the lower 2sED, `d_zeta_lower_bracket` (absent without a bracket).

@@ -276,6 +276,18 @@ final class EssWarningTests: XCTestCase {
         XCTAssertFalse(real?.contains("--inner") == true)
     }
 
+    /// Joint tempering's lag warning names each ε whose passes lie apart, the gap and the half-width, and asks for sweeps.
+    func testPassesApartText() {
+        XCTAssertNil(NetworkReport.passesWarning([]))
+        var p = EpsilonEstimate(eps: 0.001, zeta: 0.5, dimension: 40, estimate: LogEstimate(value: 10, variance: 0.05))
+        p.setReverse(LogEstimate(value: 13, variance: 0.09), dimension: 40, replicates: [])
+        XCTAssertTrue(p.passesApart)
+        let w = NetworkReport.passesWarning([p])
+        for part in ["at ε = 0.001 the reverse 2sED is 0.4343 above the forward one", "half-width 0.0851", "The moves lag", "more --sweeps"] {
+            XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
+        }
+    }
+
     /// The order warning names ε, both intervals, and says neither value is to be trusted without a larger J.
     func testLowerAboveNestedText() {
         XCTAssertNil(NetworkReport.orderWarning(nil))

@@ -1,3 +1,4 @@
+import Foundation
 import Samplers
 import TwoScaleCore
 import XCTest
@@ -29,6 +30,37 @@ final class TemperingTargetTests: XCTestCase {
         plain.dZetaReverse = nil
         plain.ci95Reverse = nil
         XCTAssertFalse(PrecisionTarget.temperingWantsSweeps(plain))
+    }
+
+    /// The passes' gap is read against their replicates' half-widths: the variance ĉ adds (σ_c² = 0.8 nats²), which both
+    /// passes carry alike, comes out of each. At ε = 10⁻³ the reverse pass's replicates give 0.09 nats², so its
+    /// half-width is 1.96·0.3/log 1000 = 0.0851 without ĉ and 1.96·√0.89/log 1000 = 0.2687 with it: a gap of one nat
+    /// (0.1448) lies between the two and asks for sweeps; half a nat (0.0724) does not.
+    func testTheNormalizationIsNoPartOfTheGap() throws {
+        let eps = 0.001, l = Foundation.log(1000.0), cv = 0.8
+        func point(gap nats: Double) -> EpsilonEstimate {
+            var p = EpsilonEstimate(eps: eps, zeta: 0.5, dimension: 40, estimate: LogEstimate(value: 10, variance: 0.05 + cv),
+                                    normalizationVariance: cv)
+            p.ci95 = LogEstimate(value: 10, variance: 0.04 + cv).dimension(d: 40, zeta: 0.5, eps: eps).ci95
+            p.setReverse(LogEstimate(value: 10 + nats, variance: 0.09 + cv), dimension: 40, replicates: [])
+            return p
+        }
+        let apart = point(gap: 1), close = point(gap: 0.5)
+        let g = try XCTUnwrap(apart.passesGap)
+        XCTAssertEqual(g.gap, 1 / l, accuracy: 1e-12)
+        XCTAssertEqual(g.halfWidth, 1.959963984540054 * 0.3 / l, accuracy: 1e-12)
+        let withC = try XCTUnwrap(apart.ci95Reverse)
+        XCTAssertEqual((withC.upperBound - withC.lowerBound) / 2, 1.959963984540054 * 0.89.squareRoot() / l, accuracy: 1e-12)
+        XCTAssertTrue(apart.passesApart)
+        XCTAssertTrue(PrecisionTarget.temperingWantsSweeps(apart))
+        XCTAssertFalse(close.passesApart)
+        XCTAssertFalse(PrecisionTarget.temperingWantsSweeps(close))
+        // Without ĉ's variance (a toy's exact c) the half-widths are the intervals' own.
+        var exact = EpsilonEstimate(eps: eps, zeta: 0.5, dimension: 40, estimate: LogEstimate(value: 10, variance: 0.05))
+        exact.setReverse(LogEstimate(value: 11, variance: 0.09), dimension: 40, replicates: [])
+        XCTAssertEqual(try XCTUnwrap(exact.passesGap).halfWidth, try XCTUnwrap(exact.ci95Reverse).upperBound - exact.dZetaReverse!,
+                       accuracy: 1e-12)
+        XCTAssertNil(EpsilonEstimate(eps: eps, zeta: 0.5, dZeta: 1, dZetaJoint: 1, ci95: 0...2).passesGap)
     }
 
     /// Rounds where the gap is 4/sweeps and each pass's half-width 4/√P at ε = 0.1 (a width 8 times smaller at
