@@ -185,7 +185,7 @@ enum NetworkReport {
     }
 
     /// Joint tempering's check that the sweeps suffice: where the two passes lie further apart than their replicates' 95%
-    /// half-widths (`EpsilonEstimate.passesGap`), the moves lag and the interval is not to be trusted.
+    /// half-widths (`EpsilonEstimate.passesGap`), the moves lag; the interval spans both passes, and more sweeps narrow it.
     static func passesWarning(_ points: [EpsilonEstimate]) -> String? {
         let apart = points.compactMap { p in
             p.passesGap.map { "at ε = \(Fmt.num(p.eps)) the reverse 2sED is \(Fmt.num(abs($0.gap), 4)) \($0.gap < 0 ? "below" : "above") "
