@@ -195,19 +195,15 @@ public struct NetworkEstimate: Sendable, Encodable {
         /// The point whose upper bound is expected to fall short by more than its interval reaches.
         public var boundShortfall: EpsilonEstimate?
         public var bracketCheck: BracketCheck?
-        /// Joint tempering: the points whose two passes lie apart (`EpsilonEstimate.passesApart`), the moves lagging.
-        public var passesApart: [EpsilonEstimate]
 
         public init(degeneracy: WeightDegeneracy? = nil, lowerAboveNested: LowerAboveNested? = nil, tailShortfall: TailShortfall? = nil,
-                    aboveBound: EstimateAboveBound? = nil, boundShortfall: EpsilonEstimate? = nil, bracketCheck: BracketCheck? = nil,
-                    passesApart: [EpsilonEstimate] = []) {
+                    aboveBound: EstimateAboveBound? = nil, boundShortfall: EpsilonEstimate? = nil, bracketCheck: BracketCheck? = nil) {
             self.degeneracy = degeneracy
             self.lowerAboveNested = lowerAboveNested
             self.tailShortfall = tailShortfall
             self.aboveBound = aboveBound
             self.boundShortfall = boundShortfall
             self.bracketCheck = bracketCheck
-            self.passesApart = passesApart
         }
     }
 

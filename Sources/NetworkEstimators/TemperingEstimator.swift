@@ -96,8 +96,7 @@ public enum TemperingEstimator: NetworkEstimator {
         let check = report.attach(bracket)
         report.settings = problem.configuration
         return NetworkEstimate(kind: kind, points: report.points, paths: b.paths, scale: c, bracket: bracket,
-                               diagnostics: .init(bracketCheck: check, passesApart: report.points.filter(\.passesApart)),
-                               report: problem.configuration == nil ? nil : report)
+                               diagnostics: .init(bracketCheck: check), report: problem.configuration == nil ? nil : report)
     }
 }
 

@@ -181,13 +181,14 @@ enum NetworkReport {
         let d = e.diagnostics
         return [essWarning(d.degeneracy), orderWarning(d.lowerAboveNested), tailWarning(d.tailShortfall), boundWarning(d.aboveBound),
                 boundShortfallWarning(at: d.boundShortfall, paths: e.paths), bracketWarning(d.bracketCheck),
-                passesWarning(d.passesApart)].compactMap { $0 }
+                passesWarning(e.points)].compactMap { $0 }
     }
 
-    /// Joint tempering's check that the sweeps suffice: where the two passes lie further apart than their replicates' 95%
-    /// half-widths (`EpsilonEstimate.passesGap`), the moves lag; the interval spans both passes, and more sweeps narrow it.
+    /// Joint tempering's check that the sweeps suffice, at the points whose two passes lie further apart than their
+    /// replicates' 95% half-widths (`EpsilonEstimate.passesApart`): the moves lag; the interval spans both passes, and
+    /// more sweeps narrow it. Nil where none does (and for every other estimator, whose points have no reverse pass).
     static func passesWarning(_ points: [EpsilonEstimate]) -> String? {
-        let apart = points.compactMap { p in
+        let apart = points.filter(\.passesApart).compactMap { p in
             p.passesGap.map { "at ε = \(Fmt.num(p.eps)) the reverse 2sED is \(Fmt.num(abs($0.gap), 4)) \($0.gap < 0 ? "below" : "above") "
                 + "the forward one, beyond their replicates' 95% half-width \(Fmt.num($0.halfWidth, 3))" }
         }

@@ -282,10 +282,15 @@ final class EssWarningTests: XCTestCase {
         var p = EpsilonEstimate(eps: 0.001, zeta: 0.5, dimension: 40, estimate: LogEstimate(value: 10, variance: 0.05))
         p.setReverse(LogEstimate(value: 13, variance: 0.09), dimension: 40, replicates: [])
         XCTAssertTrue(p.passesApart)
-        let w = NetworkReport.passesWarning([p])
+        var close = p
+        close.setReverse(LogEstimate(value: 10.1, variance: 0.09), dimension: 40, replicates: [])
+        XCTAssertFalse(close.passesApart)
+        XCTAssertNil(NetworkReport.passesWarning([close]), "only the points whose passes lie apart")
+        let w = NetworkReport.passesWarning([close, p])
         for part in ["at ε = 0.001 the reverse 2sED is 0.4343 above the forward one", "half-width 0.0851", "The moves lag", "more --sweeps"] {
             XCTAssertTrue(w?.contains(part) == true, "\(part): \(w ?? "nil")")
         }
+        XCTAssertEqual(w?.components(separatedBy: "at ε =").count, 2, "one point named: \(w ?? "nil")")
     }
 
     /// The order warning names ε, both intervals, and says neither value is to be trusted without a larger J.
