@@ -30,16 +30,19 @@ extension PrecisionTarget {
         return (out.result, out.target)
     }
 
-    /// Joint tempering's rounds: P (`Setting.paths`) or the sweeps doubled, as `PrecisionTarget.runTempering` decides.
+    /// Joint tempering's rounds: P (`Setting.paths`) or the sweeps doubled, or the trace draws quadrupled, as
+    /// `PrecisionTarget.runTempering` decides.
     static func runTempering(problem: EstimatorProblem, request: MeasurementRequest, width target: Double, maxPaths: Int?,
                              progress: @escaping @Sendable (String) -> Void) async throws -> (estimate: NetworkEstimate, target: PrecisionTarget) {
         let startSweeps = TemperingEstimator.sweeps(problem.budget, model: problem.model)
-        let out = try await runTempering(paths: problem.budget.paths, replicates: problem.budget.inner, sweeps: startSweeps, width: target,
-                                         maxPaths: maxPaths, progress: progress) { paths, sweeps in
+        let startDraws = SMCEstimator.traceDraws(problem.budget, parameters: problem.model.architecture.parameterCount)
+        let out = try await runTempering(paths: problem.budget.paths, replicates: problem.budget.inner, sweeps: startSweeps,
+                                         traceDraws: startDraws, width: target, maxPaths: maxPaths, progress: progress) { paths, sweeps, draws in
             var p = problem
             p.budget.paths = paths
-            // Written only once a round changes it, so the problem the user gave runs unchanged.
+            // Written only once a round changes them, so the problem the user gave runs unchanged.
             if sweeps != startSweeps { p.budget.settings[.sweeps] = sweeps }
+            if draws != startDraws { p.budget.settings[.traceDraws] = draws }
             let estimate = try await TemperingEstimator.estimate(p, request: request, progress: progress)
             return (estimate, estimate.points)
         }

@@ -41,15 +41,17 @@ public struct PrecisionTarget: Sendable, Encodable {
         /// smc: stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
         public var stage1Sweeps: Int?
         public var independenceMoves: Bool?
-        /// Joint tempering: Metropolis sweeps per tempering step.
+        /// Joint tempering: Metropolis sweeps per tempering step, and the uniform draws of Tr F behind ĉ.
         public var sweeps: Int?
+        public var traceDraws: Int?
         /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
         public var width: Double
         public var eps: Double
         public var source: String
         public var seconds: Double
         enum CodingKeys: String, CodingKey {
-            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", sweeps, width, eps, source, seconds
+            case paths, inner, stage1Sweeps = "stage1_sweeps", independenceMoves = "independence_moves", sweeps, traceDraws = "trace_draws"
+            case width, eps, source, seconds
         }
 
         /// An smc round.
@@ -59,8 +61,8 @@ public struct PrecisionTarget: Sendable, Encodable {
         }
 
         /// A joint tempering round.
-        public init(paths: Int, inner: Int, sweeps: Int, width: Double, eps: Double, source: String, seconds: Double) {
-            (self.paths, self.inner, self.sweeps) = (paths, inner, sweeps)
+        public init(paths: Int, inner: Int, sweeps: Int, traceDraws: Int, width: Double, eps: Double, source: String, seconds: Double) {
+            (self.paths, self.inner, self.sweeps, self.traceDraws) = (paths, inner, sweeps, traceDraws)
             (self.width, self.eps, self.source, self.seconds) = (width, eps, source, seconds)
         }
     }
@@ -72,9 +74,11 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// smc: stage 1's sweeps where none were asked for (the summary names only other counts), and the most a run takes.
     public var defaultStageOneSweeps: Int
     public var maximumStageOneSweeps: Int
-    /// Joint tempering: the most sweeps a round takes (nil for smc), and whether the budget ran out on them.
+    /// Joint tempering: the most sweeps and trace draws a round takes (nil for smc), and whether the budget ran out on them.
     public var maximumSweeps: Int?
+    public var maximumTraceDraws: Int?
     public var sweepsSpent = false
+    public var traceDrawsSpent = false
 
     enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
 
@@ -83,10 +87,12 @@ public struct PrecisionTarget: Sendable, Encodable {
         (self.defaultStageOneSweeps, self.maximumStageOneSweeps) = (defaultStageOneSweeps, maximumStageOneSweeps)
     }
 
-    /// Joint tempering's rounds, at most `maximumSweeps` sweeps; `sweepsSpent`: the next round would have passed them.
-    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], maximumSweeps: Int, sweepsSpent: Bool) {
+    /// Joint tempering's rounds, at most `maximumSweeps` sweeps and `maximumTraceDraws` trace draws; `sweepsSpent`,
+    /// `traceDrawsSpent`: the next round would have passed them.
+    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], maximumSweeps: Int, maximumTraceDraws: Int,
+                sweepsSpent: Bool, traceDrawsSpent: Bool) {
         self.init(target: target, maxPaths: maxPaths, outcome: outcome, rounds: rounds, defaultStageOneSweeps: 0, maximumStageOneSweeps: 0)
-        (self.maximumSweeps, self.sweepsSpent) = (maximumSweeps, sweepsSpent)
+        (self.maximumSweeps, self.maximumTraceDraws, self.sweepsSpent, self.traceDrawsSpent) = (maximumSweeps, maximumTraceDraws, sweepsSpent, traceDrawsSpent)
     }
 
     /// The widest reported interval of a run's points (`interval`, `intervalLower` set), relative to its
@@ -231,7 +237,7 @@ public struct PrecisionTarget: Sendable, Encodable {
     public var summary: String {
         let last = rounds.last
         let widths = rounds.map { r -> String in
-            let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps" }
+            let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps\(r.traceDraws.map { ", \($0) trace draws" } ?? "")" }
                 ?? "K = \(r.paths), J = \(r.inner)\((r.stage1Sweeps ?? defaultStageOneSweeps) == defaultStageOneSweeps ? "" : ", \(r.stage1Sweeps ?? 0) stage-1 sweeps")"
                 + "\(r.independenceMoves == true ? ", independence moves" : "")"
             return budget + ": \(String(format: "%.3g", 100 * r.width))%"
@@ -243,6 +249,8 @@ public struct PrecisionTarget: Sendable, Encodable {
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
         case .budgetSpent where sweepsSpent:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the two passes lie apart (the moves lag), and the next round would pass \(maximumSweeps ?? 0) sweeps (\(widths))"
+        case .budgetSpent where traceDrawsSpent:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: most of the interval is the trace normalisation ĉ's, and the next round would pass \(maximumTraceDraws ?? 0) trace draws (\(widths))"
         case .budgetSpent where (last?.source ?? "") == ReportedInterval.Source.bracket.rawValue:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the sampled interval did not stand, and the next round would pass \(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J (\(widths))"
         case .budgetSpent:

@@ -156,6 +156,40 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssertTrue(r.err.contains("at least the starting P = 16"), r.err)
     }
 
+    /// Where ĉ's error is most of the widest interval (8-4-3 from 10 trace draws), the next round quadruples the
+    /// trace draws, not P; once it is less than half, P doubles. Each round is rerun here alone at its budget:
+    /// it gives the round's width, and its widest point's `normalization_share` decides the next round.
+    func testTemperingRoundsRaiseTheTraceDrawsWhereTheNormalizationDominates() async throws {
+        let net = ["ed", "--estimator", "tempering", "--arch", "8-4-3", "--samples", "20", "--eps", "0.001,0.1"]
+        let j = try await runJSON(net + ["--paths", "16", "--trace-draws", "10", "--target-width", "0.012", "--json"])
+        let t = try XCTUnwrap(j["precision_target"])
+        XCTAssertEqual(t["outcome"]?.stringValue, "reached")
+        let rounds = try XCTUnwrap(t["rounds"]?.arrayValue)
+        XCTAssertGreaterThanOrEqual(rounds.count, 2)
+        var sawDraws = false, sawPaths = false
+        for (r, round) in rounds.enumerated().dropLast() {
+            let (p, d) = (try XCTUnwrap(round["paths"]?.doubleValue), try XCTUnwrap(round["trace_draws"]?.doubleValue))
+            let alone = try await runJSON(net + ["--paths", "\(Int(p))", "--trace-draws", "\(Int(d))", "--json"])
+            XCTAssertEqual(try XCTUnwrap(round["width"]?.doubleValue), Self.widest(alone, keys: [("interval", "d_zeta")]), accuracy: 1e-12)
+            let eps = try XCTUnwrap(round["eps"]?.doubleValue)
+            let share = try XCTUnwrap(alone["points"]?.arrayValue?.first { $0["eps"]?.doubleValue == eps }?["normalization_share"]?.doubleValue)
+            let next = rounds[r + 1]
+            if share >= 0.5 {
+                sawDraws = true
+                XCTAssertEqual(next["trace_draws"]?.doubleValue, 4 * d)
+                XCTAssertEqual(next["paths"]?.doubleValue, p)
+            } else {
+                sawPaths = true
+                XCTAssertEqual(next["trace_draws"]?.doubleValue, d)
+                XCTAssertEqual(next["paths"]?.doubleValue, 2 * p)
+            }
+            XCTAssertEqual(next["sweeps"]?.doubleValue, round["sweeps"]?.doubleValue)
+        }
+        XCTAssertTrue(sawDraws && sawPaths, "10 trace draws leave ĉ most of the width here, 40 do not")
+        XCTAssertEqual(j["trace_draws"]?.doubleValue, rounds.last?["trace_draws"]?.doubleValue)
+        XCTAssertEqual(j["paths"]?.doubleValue, rounds.last?["paths"]?.doubleValue)
+    }
+
     func testMisuseIsRefused() async throws {
         for (args, message) in [(["--max-paths", "100"], "--max-paths caps --target-width"),
                                 (["--target-width", "0"], "--target-width: '0.0' is not allowed"),

@@ -68,7 +68,7 @@ final class TemperingTargetTests: XCTestCase {
     /// 1.4%; P = 128: gap 0.4 > half 0.354, 1.11%; 20 sweeps: 0.907%, reached.
     func testRoundsDoubleWhatDominates() async throws {
         let calls = Calls()
-        let out = try await PrecisionTarget.runTempering(paths: 64, replicates: 4, sweeps: 5, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s in
+        let out = try await PrecisionTarget.runTempering(paths: 64, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s, _ in
             await calls.add(p, s)
             let half = 4 / Double(p).squareRoot(), gap = 4 / Double(s)
             return ((p, s), [Self.point(eps: 0.001, half: half / 8, gap: 0), Self.point(half: half, gap: gap)])
@@ -82,27 +82,83 @@ final class TemperingTargetTests: XCTestCase {
         XCTAssertEqual(out.target.rounds.map(\.eps), [0.1, 0.1, 0.1, 0.1])
         XCTAssertEqual(try XCTUnwrap(out.target.rounds.last).width, (8 / 128.0.squareRoot() + 0.2) / 100, accuracy: 1e-12)
         XCTAssertTrue(out.target.rounds.allSatisfy { $0.stage1Sweeps == nil && $0.inner == 4 })
-        XCTAssertTrue(out.target.summary.contains("reached") && out.target.summary.contains("P = 128, 20 sweeps"), out.target.summary)
+        XCTAssertTrue(out.target.summary.contains("reached") && out.target.summary.contains("P = 128, 20 sweeps, 1000 trace draws"),
+                      out.target.summary)
+        XCTAssertEqual(out.target.rounds.map(\.traceDraws), [1000, 1000, 1000, 1000], "ĉ's share is 0 here")
+    }
+
+    /// A point whose passes agree and whose half-width² is `normalization` (ĉ's part) plus `spread` (the
+    /// replicates'), with ĉ's share of it set as the estimator sets it.
+    static func point(eps: Double = 0.1, normalization: Double, spread: Double) -> EpsilonEstimate {
+        var p = point(eps: eps, half: (normalization + spread).squareRoot(), gap: 0)
+        p.normalizationShare = normalization / (normalization + spread)
+        return p
+    }
+
+    /// Rounds where ĉ's part of each pass's half-width² is 16 at 1 000 trace draws (∝ 1/draws) and the replicates'
+    /// 1 at P = 64 (∝ 1/P), the hull 2·half/100: ĉ's share 0.94, 0.8 and 0.5 quadruple the draws (8.25%, 4.47%,
+    /// 2.83%); at 64 000 draws it is 0.2 (2.24%), so P doubles: 1.73%, then 1.41%, reached. A narrow point at
+    /// 10⁻³ whose variance is nearly all ĉ's does not decide: the widest does.
+    func testTraceDrawsWhereTheNormalizationDominates() async throws {
+        let calls = Calls()
+        let out = try await PrecisionTarget.runTempering(paths: 64, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.015, maxPaths: nil,
+                                                         progress: { _ in }) { p, s, t in
+            await calls.add(p, t)
+            let c = 16 * 1000 / Double(t), r = 64 / Double(p)
+            return ((), [Self.point(eps: 0.001, normalization: c / 64, spread: c / 6400), Self.point(normalization: c, spread: r)])
+        }
+        let seen = await calls.list
+        XCTAssertEqual(seen.map(\.0), [64, 64, 64, 64, 128, 256])
+        XCTAssertEqual(seen.map(\.1), [1000, 4000, 16000, 64000, 64000, 64000])
+        XCTAssertEqual(out.target.outcome, .reached)
+        XCTAssertEqual(out.target.rounds.map(\.traceDraws), [1000, 4000, 16000, 64000, 64000, 64000])
+        XCTAssertEqual(out.target.rounds.map(\.sweeps), [5, 5, 5, 5, 5, 5])
+        XCTAssertEqual(try XCTUnwrap(out.target.rounds.first).width, 2 * 17.0.squareRoot() / 100, accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(out.target.rounds.last).width, 2 * 0.5.squareRoot() / 100, accuracy: 1e-12)
+        XCTAssertTrue(out.target.summary.contains("P = 256, 5 sweeps, 64000 trace draws: 1.41%"), out.target.summary)
+        // The passes lying apart come first: the sweeps, whatever ĉ's share.
+        var apart = Self.point(normalization: 16, spread: 1)
+        apart.interval = ReportedInterval.bidirectional(forward: apart.ci95!, reverse: apart.ci95!, bracket: 200...300)
+        XCTAssertTrue(PrecisionTarget.temperingWantsSweeps(apart))
+        XCTAssertFalse(PrecisionTarget.temperingWantsTraceDraws(apart))
+        XCTAssertFalse(PrecisionTarget.temperingWantsTraceDraws(Self.point(normalization: 0.49, spread: 0.51)))
+    }
+
+    /// An interval that ĉ keeps wide stops at 64× the starting trace draws, or at 10⁷, and says so.
+    func testTheTraceDrawsBudgetStopsIt() async throws {
+        let spent = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: nil,
+                                                           progress: { _ in }) { _, _, _ in ((), [Self.point(normalization: 8, spread: 1)]) }
+        XCTAssertEqual(spent.target.outcome, .budgetSpent)
+        XCTAssertEqual(spent.target.rounds.map(\.traceDraws), [1000, 4000, 16000, 64000])
+        XCTAssertEqual(spent.target.rounds.map(\.paths), [16, 16, 16, 16])
+        XCTAssertTrue(spent.target.traceDrawsSpent)
+        XCTAssertFalse(spent.target.sweepsSpent)
+        XCTAssertTrue(spent.target.summary.contains("trace normalisation") && spent.target.summary.contains("pass 64000 trace draws"),
+                      spent.target.summary)
+        let large = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1_000_000, width: 0.01, maxPaths: nil,
+                                                           progress: { _ in }) { _, _, _ in ((), [Self.point(normalization: 8, spread: 1)]) }
+        XCTAssertEqual(large.target.rounds.map(\.traceDraws), [1_000_000, 4_000_000])
+        XCTAssertEqual(large.target.maximumTraceDraws, 10_000_000)
     }
 
     /// The budget: a gap that never closes stops at 8× the starting sweeps; a spread that never narrows at `maxPaths`.
     func testTheBudgetStopsItAndSaysWhich() async throws {
-        let lag = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s in
+        let lag = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s, _ in
             ((), [Self.point(half: 0.1, gap: 3)])
         }
         XCTAssertEqual(lag.target.outcome, .budgetSpent)
         XCTAssertEqual(lag.target.rounds.map(\.sweeps), [5, 10, 20, 40])
         XCTAssertTrue(lag.target.sweepsSpent)
         XCTAssertTrue(lag.target.summary.contains("the two passes lie apart") && lag.target.summary.contains("40 sweeps"), lag.target.summary)
-        let spread = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: 64, progress: { _ in }) { p, s in
+        let spread = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: 64, progress: { _ in }) { p, s, _ in
             ((), [Self.point(half: 3, gap: 0)])
         }
         XCTAssertEqual(spread.target.outcome, .budgetSpent)
         XCTAssertEqual(spread.target.rounds.map(\.paths), [16, 32, 64])
         XCTAssertFalse(spread.target.sweepsSpent)
         XCTAssertTrue(spread.target.summary.contains("within P ≤ 64"), spread.target.summary)
-        await XCTAssertThrowsErrorAsync(try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, width: 0.01, maxPaths: 8,
-                                                                              progress: { _ in }) { _, _ in ((), [EpsilonEstimate]()) })
+        await XCTAssertThrowsErrorAsync(try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: 8,
+                                                                              progress: { _ in }) { _, _, _ in ((), [EpsilonEstimate]()) })
     }
 }
 
