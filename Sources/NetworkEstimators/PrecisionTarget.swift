@@ -15,7 +15,8 @@ extension PrecisionTarget {
         }
         let start = Budget(paths: problem.budget.paths, inner: problem.budget.inner,
                            stageOneSweeps: problem.budget.settings[.stageOneSweeps] ?? MarkovSMC.defaultStageOneSweeps,
-                           independenceMoves: (problem.budget.settings[.independenceMoves] ?? 0) != 0)
+                           independenceMoves: (problem.budget.settings[.independenceMoves] ?? 0) != 0,
+                           traceDraws: SMCEstimator.traceDraws(problem.budget, parameters: problem.model.architecture.parameterCount))
         let out = try await run(start: start, width: target, maxPaths: maxPaths, defaultStageOneSweeps: MarkovSMC.defaultStageOneSweeps,
                              maximumStageOneSweeps: MarkovSMC.maximumStageOneSweeps, progress: progress) { b in
             var p = problem
@@ -24,6 +25,7 @@ extension PrecisionTarget {
             // A setting is written only once a round changes it, so the problem the user gave runs unchanged.
             if b.stageOneSweeps != start.stageOneSweeps { p.budget.settings[.stageOneSweeps] = b.stageOneSweeps }
             if b.independenceMoves != start.independenceMoves { p.budget.settings[.independenceMoves] = 1 }
+            if b.traceDraws != start.traceDraws { p.budget.settings[.traceDraws] = b.traceDraws }
             let estimate = try await estimator.estimate(p, request: request, progress: progress)
             return (estimate, (estimate.report as? SMCReport)?.points ?? [])
         }

@@ -4,7 +4,8 @@ import TwoScaleCore
 /// Runs the smc estimator until every reported interval is at most `width` of its estimate wide, or a budget
 /// is spent, and says which happened; for any staged model (`ed` on networks, `toy` on the layered toy, whose
 /// exact values check it). Each round starts afresh (same seed). Where the widest interval is sampled, the
-/// next round doubles the outer particles K and the islands' J. Where it is the certified bracket, the next
+/// next round doubles the outer particles K and the islands' J, or quadruples the trace draws where at least
+/// `traceDrawsShare` of its variance is ĉ's, which K and J do not narrow. Where it is the certified bracket, the next
 /// round changes what kept the sampled interval from standing (`Levers`): stage 1's moves that did not
 /// decorrelate its particles (`ReportedInterval.minimumDecorrelation`) get twice the sweeps, and where that
 /// did not do it independence sweeps, then doublings again; outer weights whose spread is in good part the
@@ -28,9 +29,12 @@ public struct PrecisionTarget: Sendable, Encodable {
         /// Stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
         public var stageOneSweeps: Int
         public var independenceMoves: Bool
+        /// The uniform draws of Tr F behind ĉ.
+        public var traceDraws: Int
 
-        public init(paths: Int, inner: Int, stageOneSweeps: Int, independenceMoves: Bool) {
+        public init(paths: Int, inner: Int, stageOneSweeps: Int, independenceMoves: Bool, traceDraws: Int) {
             (self.paths, self.inner, self.stageOneSweeps, self.independenceMoves) = (paths, inner, stageOneSweeps, independenceMoves)
+            self.traceDraws = traceDraws
         }
     }
 
@@ -41,8 +45,9 @@ public struct PrecisionTarget: Sendable, Encodable {
         /// smc: stage 1's Metropolis–Hastings sweeps per step, and whether independence sweeps follow them.
         public var stage1Sweeps: Int?
         public var independenceMoves: Bool?
-        /// Joint tempering: Metropolis sweeps per tempering step, and the uniform draws of Tr F behind ĉ.
+        /// Joint tempering: Metropolis sweeps per tempering step.
         public var sweeps: Int?
+        /// The uniform draws of Tr F behind ĉ.
         public var traceDraws: Int?
         /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
         public var width: Double
@@ -55,8 +60,10 @@ public struct PrecisionTarget: Sendable, Encodable {
         }
 
         /// An smc round.
-        public init(paths: Int, inner: Int, stage1Sweeps: Int, independenceMoves: Bool, width: Double, eps: Double, source: String, seconds: Double) {
+        public init(paths: Int, inner: Int, stage1Sweeps: Int, independenceMoves: Bool, traceDraws: Int, width: Double, eps: Double,
+                    source: String, seconds: Double) {
             (self.paths, self.inner, self.stage1Sweeps, self.independenceMoves) = (paths, inner, stage1Sweeps, independenceMoves)
+            self.traceDraws = traceDraws
             (self.width, self.eps, self.source, self.seconds) = (width, eps, source, seconds)
         }
 
@@ -74,40 +81,58 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// smc: stage 1's sweeps where none were asked for (the summary names only other counts), and the most a run takes.
     public var defaultStageOneSweeps: Int
     public var maximumStageOneSweeps: Int
-    /// Joint tempering: the most sweeps and trace draws a round takes (nil for smc), and whether the budget ran out on them.
+    /// Joint tempering: the most sweeps a round takes (nil for smc), and whether the budget ran out on them.
     public var maximumSweeps: Int?
-    public var maximumTraceDraws: Int?
     public var sweepsSpent = false
+    /// The most trace draws a round takes, and whether the budget ran out on them.
+    public var maximumTraceDraws: Int?
     public var traceDrawsSpent = false
 
     enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
 
-    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], defaultStageOneSweeps: Int, maximumStageOneSweeps: Int) {
+    public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], defaultStageOneSweeps: Int, maximumStageOneSweeps: Int,
+                maximumTraceDraws: Int? = nil, traceDrawsSpent: Bool = false) {
         (self.target, self.maxPaths, self.outcome, self.rounds) = (target, maxPaths, outcome, rounds)
         (self.defaultStageOneSweeps, self.maximumStageOneSweeps) = (defaultStageOneSweeps, maximumStageOneSweeps)
+        (self.maximumTraceDraws, self.traceDrawsSpent) = (maximumTraceDraws, traceDrawsSpent)
     }
 
     /// Joint tempering's rounds, at most `maximumSweeps` sweeps and `maximumTraceDraws` trace draws; `sweepsSpent`,
     /// `traceDrawsSpent`: the next round would have passed them.
     public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], maximumSweeps: Int, maximumTraceDraws: Int,
                 sweepsSpent: Bool, traceDrawsSpent: Bool) {
-        self.init(target: target, maxPaths: maxPaths, outcome: outcome, rounds: rounds, defaultStageOneSweeps: 0, maximumStageOneSweeps: 0)
-        (self.maximumSweeps, self.maximumTraceDraws, self.sweepsSpent, self.traceDrawsSpent) = (maximumSweeps, maximumTraceDraws, sweepsSpent, traceDrawsSpent)
+        self.init(target: target, maxPaths: maxPaths, outcome: outcome, rounds: rounds, defaultStageOneSweeps: 0, maximumStageOneSweeps: 0,
+                  maximumTraceDraws: maximumTraceDraws, traceDrawsSpent: traceDrawsSpent)
+        (self.maximumSweeps, self.sweepsSpent) = (maximumSweeps, sweepsSpent)
     }
 
     /// The widest reported interval of a run's points (`interval`, `intervalLower` set), relative to its
-    /// estimate: (width, ε, source); nil where no point carries a reported interval.
-    public static func widest(_ points: [EpsilonEstimate]) -> (width: Double, eps: Double, source: ReportedInterval.Source)? {
-        var best: (Double, Double, ReportedInterval.Source)?
+    /// estimate: (width, ε, source, and the share of its variance that is ĉ's where it is sampled, else 0);
+    /// nil where no point carries a reported interval.
+    public static func widest(_ points: [EpsilonEstimate])
+        -> (width: Double, eps: Double, source: ReportedInterval.Source, normalizationShare: Double)? {
+        var best: (Double, Double, ReportedInterval.Source, Double)?
         for p in points {
-            for (interval, value) in [(p.interval, p.dZeta), (p.intervalLower, p.dZetaLower ?? p.dZeta)] {
+            for (interval, value, lower) in [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)] {
                 guard let i = interval, value > 0 else { continue }
                 let w = (i.range.upperBound - i.range.lowerBound) / value
-                if best == nil || w > best!.0 { best = (w, p.eps, i.source) }
+                let share = i.source == .sampled ? p.normalizationShare(lower: lower) : 0
+                if best == nil || w > best!.0 { best = (w, p.eps, i.source, share) }
             }
         }
         return best
     }
+
+    /// The least share of a sampled interval's variance that is ĉ's from which the next round quadruples the
+    /// trace draws (which halve ĉ's part of the half-width) rather than doubling the particles, which leave it.
+    public static var traceDrawsShare: Double { 0.5 }
+
+    /// The largest trace draws the rounds reach, as a multiple of the starting draws (and at most 10⁷): three
+    /// quadruplings.
+    public static var maximumTraceDrawsFactor: Int { 64 }
+
+    /// The cap on the trace draws from `start`.
+    static func traceDrawsCap(start: Int) -> Int { Swift.max(start, Swift.min(10_000_000, maximumTraceDrawsFactor * start)) }
 
     /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
     /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
@@ -189,7 +214,7 @@ public struct PrecisionTarget: Sendable, Encodable {
                                         round: (Budget) async throws -> (result: R, points: [EpsilonEstimate])) async throws
         -> (result: R, target: PrecisionTarget) {
         let cap = try checkedCap(width: target, maxPaths: maxPaths, start: start.paths, particles: "K")
-        let innerCap = maximumInnerFactor * start.inner
+        let innerCap = maximumInnerFactor * start.inner, drawsCap = traceDrawsCap(start: start.traceDraws)
         var b = start
         var rounds: [Round] = []
         while true {
@@ -200,20 +225,28 @@ public struct PrecisionTarget: Sendable, Encodable {
                 throw TwoScaleError.usage("\(Setting.targetWidth) needs the smc estimator's reported intervals (the Markov FIM with its certified bracket)")
             }
             rounds.append(Round(paths: b.paths, inner: b.inner, stage1Sweeps: b.stageOneSweeps, independenceMoves: b.independenceMoves,
-                                width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
+                                traceDraws: b.traceDraws, width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
             let levers = w.width > target && w.source == .bracket
                 ? points.first(where: { $0.eps == w.eps }).map { Levers($0, paths: b.paths) } ?? Levers(stageOne: false, islands: false)
                 : Levers(stageOne: false, islands: false)
+            // A sampled interval that is mostly ĉ's: more trace draws, not more particles.
+            let wantsDraws = w.width > target && w.source == .sampled && w.normalizationShare >= traceDrawsShare
             let sweeps = b.stageOneSweeps, startSweeps = start.stageOneSweeps
             let spent = (levers.stageOne && (b.independenceMoves || sweeps == startSweeps) && 2 * sweeps > maximumStageOneSweeps)
                 || (levers.islands && 2 * b.inner > innerCap)
             let outcome: Outcome? = w.width <= target ? .reached
                 : levers.any ? (spent ? .budgetSpent : nil)
                 : w.source == .bracket ? .bracketLimited
+                : wantsDraws ? (4 * b.traceDraws > drawsCap ? .budgetSpent : nil)
                 : 2 * b.paths > cap ? .budgetSpent : nil
             if let outcome {
                 return (result, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds,
-                                                defaultStageOneSweeps: defaultStageOneSweeps, maximumStageOneSweeps: maximumStageOneSweeps))
+                                                defaultStageOneSweeps: defaultStageOneSweeps, maximumStageOneSweeps: maximumStageOneSweeps,
+                                                maximumTraceDraws: drawsCap, traceDrawsSpent: outcome == .budgetSpent && wantsDraws))
+            }
+            if wantsDraws {
+                b.traceDraws *= 4
+                continue
             }
             if levers.any {
                 if levers.stageOne {
@@ -240,6 +273,7 @@ public struct PrecisionTarget: Sendable, Encodable {
             let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps\(r.traceDraws.map { ", \($0) trace draws" } ?? "")" }
                 ?? "K = \(r.paths), J = \(r.inner)\((r.stage1Sweeps ?? defaultStageOneSweeps) == defaultStageOneSweeps ? "" : ", \(r.stage1Sweeps ?? 0) stage-1 sweeps")"
                 + "\(r.independenceMoves == true ? ", independence moves" : "")"
+                + "\(r.traceDraws == rounds.first?.traceDraws ? "" : ", \(r.traceDraws ?? 0) trace draws")"
             return budget + ": \(String(format: "%.3g", 100 * r.width))%"
         }.joined(separator: "; ")
         switch outcome {

@@ -11,10 +11,6 @@ extension PrecisionTarget {
     /// The largest sweeps the rounds reach, as a multiple of the starting sweeps (and at most `jointMaximumSweeps`).
     public static var maximumSweepsFactor: Int { 8 }
 
-    /// The largest trace draws the rounds reach, as a multiple of the starting draws (and at most 10⁷): three
-    /// quadruplings, each of which halves ĉ's part of the half-width.
-    public static var maximumTraceDrawsFactor: Int { 64 }
-
     /// Whether joint tempering's interval at `p` wants more sweeps rather than more particles: its two
     /// passes' estimates lie further apart than the wider of their 95% half-widths without ĉ's share
     /// (`EpsilonEstimate.passesApart`), or the hull misses the certified bracket altogether (the reported
@@ -24,11 +20,11 @@ extension PrecisionTarget {
     }
 
     /// Whether, the sweeps sufficing, the interval at `p` wants more trace draws rather than more particles: at
-    /// least half of its variance is ĉ's (`normalizationShare`). Four times the draws then narrow each pass's
+    /// least `traceDrawsShare` (half) of its variance is ĉ's (`normalizationShare`). Four times the draws then narrow each pass's
     /// half-width by at least a fifth, and cost four times the draws of Tr F; twice the particles narrow it by at
     /// most a seventh, and cost twice the tempering.
     public static func temperingWantsTraceDraws(_ p: EpsilonEstimate) -> Bool {
-        !temperingWantsSweeps(p) && p.normalizationShare >= 0.5
+        !temperingWantsSweeps(p) && p.normalizationShare >= traceDrawsShare
     }
 
     /// Runs `round` (the tempering estimator at P particles, a number of sweeps and of trace draws, returning its
@@ -42,7 +38,7 @@ extension PrecisionTarget {
         async throws -> (result: R, target: PrecisionTarget) {
         let cap = try checkedCap(width: target, maxPaths: maxPaths, start: paths, particles: "P")
         let sweepsCap = Swift.min(jointMaximumSweeps, maximumSweepsFactor * sweeps)
-        let drawsCap = Swift.max(traceDraws, Swift.min(10_000_000, maximumTraceDrawsFactor * traceDraws))
+        let drawsCap = traceDrawsCap(start: traceDraws)
         var (p, s, t) = (paths, sweeps, traceDraws)
         var rounds: [Round] = []
         while true {

@@ -296,7 +296,7 @@ struct ToyCommand: AsyncParsableCommand {
             // One run of the estimator at a budget, beside the exact values; its first trial's points.
             @Sendable func run(_ b: PrecisionTarget.Budget) async throws -> (result: StagedToyMeasurement<Model>, points: [EpsilonEstimate]) {
                 var r = exact
-                let points = try await r.runMonteCarlo(paths: b.paths, inner: b.inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: draws,
+                let points = try await r.runMonteCarlo(paths: b.paths, inner: b.inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: b.traceDraws,
                                                        islandSweeps: sweeps, stageOneSweeps: b.stageOneSweeps, moveProposals: outerMoves,
                                                        independenceMoves: b.independenceMoves, joint: joint,
                                                        jointSweeps: jointSweeps, threads: o.threadCount) {
@@ -304,7 +304,8 @@ struct ToyCommand: AsyncParsableCommand {
                 }
                 return (r, points)
             }
-            let start = PrecisionTarget.Budget(paths: paths, inner: inner, stageOneSweeps: firstSweeps, independenceMoves: o.independenceMoves)
+            let start = PrecisionTarget.Budget(paths: paths, inner: inner, stageOneSweeps: firstSweeps, independenceMoves: o.independenceMoves,
+                                               traceDraws: draws)
             if let w = o.targetWidth {
                 let say: @Sendable (String) -> Void = { progress.phase($0) }
                 let out = try await progress.observing {

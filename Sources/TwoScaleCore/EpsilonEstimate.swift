@@ -105,6 +105,16 @@ public struct EpsilonEstimate: Sendable, Equatable {
         normalizationShare = estimate.variance > 0 ? normalizationVariance / estimate.variance : 0
     }
 
+    /// The share of the sampled 95% interval's variance that is ĉ's: `normalizationShare` for the 2sED; for the
+    /// lower 2sED (`lower`), the same variance `normalizationShare · standardError²` against the lower interval's
+    /// own, read from its half-width h as `(h |log ε| / 1.96)²` (0 where it has none).
+    public func normalizationShare(lower: Bool) -> Double {
+        guard lower else { return normalizationShare }
+        guard let i = ci95Lower, let se = standardError else { return 0 }
+        let v = Foundation.pow((i.upperBound - i.lowerBound) / 2 * Swift.abs(Foundation.log(eps)) / 1.959963984540054, 2)
+        return v > 0 ? Swift.min(1, normalizationShare * se * se / v) : 0
+    }
+
     /// The 2sED's 95% interval, or the estimate alone where the estimator gave none (plain without bootstrap).
     public var interval95: ClosedRange<Double> { ci95 ?? dZeta...dZeta }
 

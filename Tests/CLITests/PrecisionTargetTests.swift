@@ -156,6 +156,59 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssertTrue(r.err.contains("at least the starting P = 16"), r.err)
     }
 
+    /// smc's rounds where ĉ's error is most of the widest sampled interval (8-4-3 from 10 trace draws): the next
+    /// round quadruples the trace draws, not K and J; once it is less than half, K and J double. Each round is
+    /// rerun alone at its budget: it gives the round's width, and ĉ's share of that interval's variance, computed
+    /// here from `normalization_share`, `se_log_det` and the interval's half-width, decides the next round.
+    func testSMCRoundsRaiseTheTraceDrawsWhereTheNormalizationDominates() async throws {
+        let j = try await runJSON(Self.base + ["--trace-draws", "10", "--target-width", "0.006", "--json"])
+        let t = try XCTUnwrap(j["precision_target"])
+        XCTAssertEqual(t["outcome"]?.stringValue, "reached")
+        let rounds = try XCTUnwrap(t["rounds"]?.arrayValue)
+        var sawDraws = false, sawPaths = false
+        for (r, round) in rounds.enumerated().dropLast() {
+            let (k, jj, d) = (try XCTUnwrap(round["paths"]?.doubleValue), try XCTUnwrap(round["inner"]?.doubleValue),
+                              try XCTUnwrap(round["trace_draws"]?.doubleValue))
+            let alone = try await runJSON(Self.base + ["--paths", "\(Int(k))", "--inner", "\(Int(jj))", "--trace-draws", "\(Int(d))", "--json"])
+            let w = try XCTUnwrap(round["width"]?.doubleValue)
+            XCTAssertEqual(w, Self.widest(alone), accuracy: 1e-12)
+            let p = try XCTUnwrap(alone["points"]?.arrayValue?.first)
+            XCTAssertEqual(p["interval_source"]?.stringValue, "sampled")
+            // ĉ's variance in nats² against the widest interval's own (the 2sED's or the lower 2sED's).
+            let se = try XCTUnwrap(p["se_log_det"]?.doubleValue), cv = try XCTUnwrap(p["normalization_share"]?.doubleValue) * se * se
+            var shareOfWidest = 0.0
+            for (key, value) in [("interval", "d_zeta"), ("interval_lower", "d_zeta_lower")] {
+                let i = try XCTUnwrap(p[key]?.arrayValue?.compactMap(\.doubleValue)), v = try XCTUnwrap(p[value]?.doubleValue)
+                let own = pow((i[1] - i[0]) / 2 * Foundation.log(10.0) / 1.959963984540054, 2)
+                if abs((i[1] - i[0]) / v - w) < 1e-12 { shareOfWidest = cv / own }
+            }
+            XCTAssertGreaterThan(shareOfWidest, 0)
+            let next = rounds[r + 1]
+            if shareOfWidest >= 0.5 {
+                sawDraws = true
+                XCTAssertEqual(next["trace_draws"]?.doubleValue, 4 * d)
+                XCTAssertEqual(next["paths"]?.doubleValue, k)
+            } else {
+                sawPaths = true
+                XCTAssertEqual(next["trace_draws"]?.doubleValue, d)
+                XCTAssertEqual(next["paths"]?.doubleValue, 2 * k)
+                XCTAssertEqual(next["inner"]?.doubleValue, 2 * jj)
+            }
+        }
+        XCTAssertTrue(sawDraws && sawPaths, "10 trace draws leave ĉ most of the width here, 160 do not")
+        XCTAssertEqual(j["trace_draws"]?.doubleValue, rounds.last?["trace_draws"]?.doubleValue)
+        // The toy's rounds take the same lever, and the last is the plain run at its budget, trace draws included.
+        let toy = ["toy", "--family", "layered", "--units", "2,2", "--unit-size", "5,5", "--eps", "0.1", "--mc", "--seed", "1"]
+        let tj = try await runJSON(toy + ["--trace-draws", "4", "--target-width", "0.012", "--json"])
+        let last = try XCTUnwrap(tj["precision_target"]?["rounds"]?.arrayValue?.last)
+        let draws = try XCTUnwrap(last["trace_draws"]?.doubleValue)
+        XCTAssertGreaterThan(draws, 4)
+        let plain = try await runJSON(toy + ["--paths", "\(Int(last["paths"]?.doubleValue ?? 0))", "--inner", "\(Int(last["inner"]?.doubleValue ?? 0))",
+                                             "--trace-draws", "\(Int(draws))", "--json"])
+        XCTAssertEqual(plain["points"]?.arrayValue?.first?["d_zeta_mc"]?.doubleValue, tj["points"]?.arrayValue?.first?["d_zeta_mc"]?.doubleValue)
+        XCTAssertEqual(plain["monte_carlo"]?["trace_draws"]?.doubleValue, draws)
+    }
+
     /// Where ĉ's error is most of the widest interval (8-4-3 from 10 trace draws), the next round quadruples the
     /// trace draws, not P; once it is less than half, P doubles. Each round is rerun here alone at its budget:
     /// it gives the round's width, and its widest point's `normalization_share` decides the next round.
