@@ -183,17 +183,9 @@ final class PrecisionTargetTests: XCTestCase {
                 if abs((i[1] - i[0]) / v - w) < 1e-12 { shareOfWidest = cv / own }
             }
             XCTAssertGreaterThan(shareOfWidest, 0)
-            let next = rounds[r + 1]
-            if shareOfWidest >= 0.5 {
-                sawDraws = true
-                XCTAssertEqual(next["trace_draws"]?.doubleValue, 4 * d)
-                XCTAssertEqual(next["paths"]?.doubleValue, k)
-            } else {
-                sawPaths = true
-                XCTAssertEqual(next["trace_draws"]?.doubleValue, d)
-                XCTAssertEqual(next["paths"]?.doubleValue, 2 * k)
-                XCTAssertEqual(next["inner"]?.doubleValue, 2 * jj)
-            }
+            let raised = Self.checkNextRound(rounds[r + 1], share: shareOfWidest, paths: k, traceDraws: d)
+            if raised { sawDraws = true } else { sawPaths = true }
+            if !raised { XCTAssertEqual(rounds[r + 1]["inner"]?.doubleValue, 2 * jj) }
         }
         XCTAssertTrue(sawDraws && sawPaths, "10 trace draws leave ĉ most of the width here, 160 do not")
         XCTAssertEqual(j["trace_draws"]?.doubleValue, rounds.last?["trace_draws"]?.doubleValue)
@@ -226,21 +218,22 @@ final class PrecisionTargetTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(round["width"]?.doubleValue), Self.widest(alone, keys: [("interval", "d_zeta")]), accuracy: 1e-12)
             let eps = try XCTUnwrap(round["eps"]?.doubleValue)
             let share = try XCTUnwrap(alone["points"]?.arrayValue?.first { $0["eps"]?.doubleValue == eps }?["normalization_share"]?.doubleValue)
-            let next = rounds[r + 1]
-            if share >= 0.5 {
-                sawDraws = true
-                XCTAssertEqual(next["trace_draws"]?.doubleValue, 4 * d)
-                XCTAssertEqual(next["paths"]?.doubleValue, p)
-            } else {
-                sawPaths = true
-                XCTAssertEqual(next["trace_draws"]?.doubleValue, d)
-                XCTAssertEqual(next["paths"]?.doubleValue, 2 * p)
-            }
-            XCTAssertEqual(next["sweeps"]?.doubleValue, round["sweeps"]?.doubleValue)
+            if Self.checkNextRound(rounds[r + 1], share: share, paths: p, traceDraws: d) { sawDraws = true } else { sawPaths = true }
+            XCTAssertEqual(rounds[r + 1]["sweeps"]?.doubleValue, round["sweeps"]?.doubleValue)
         }
         XCTAssertTrue(sawDraws && sawPaths, "10 trace draws leave ĉ most of the width here, 40 do not")
         XCTAssertEqual(j["trace_draws"]?.doubleValue, rounds.last?["trace_draws"]?.doubleValue)
         XCTAssertEqual(j["paths"]?.doubleValue, rounds.last?["paths"]?.doubleValue)
+    }
+
+    /// Checks the round after one at `paths` and `traceDraws` whose widest interval is `share` ĉ's: four times the
+    /// draws at the same particles from half on, else twice the particles at the same draws. Returns which.
+    static func checkNextRound(_ next: JSONValue, share: Double, paths: Double, traceDraws: Double,
+                               file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        let raised = share >= 0.5
+        XCTAssertEqual(next["trace_draws"]?.doubleValue, raised ? 4 * traceDraws : traceDraws, file: file, line: line)
+        XCTAssertEqual(next["paths"]?.doubleValue, raised ? paths : 2 * paths, file: file, line: line)
+        return raised
     }
 
     func testMisuseIsRefused() async throws {
