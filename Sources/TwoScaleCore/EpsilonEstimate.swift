@@ -22,6 +22,8 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// variance that comes from the estimated normalisation ĉ.
     public var standardError: Double?
     public var normalizationShare: Double = 0
+    /// The same variance's share of the lower 2sED's (0 without one).
+    public var normalizationShareLower: Double = 0
     /// Per stage m ≥ 2 (empty for one stage): the ESS of the stage weights (smc: of the outer particles), as a count.
     public var ess: [Double] = []
     /// smc, per stage m ≥ 2: the share of the spread of `log Ẑ_m^k` over the outer particles that is the
@@ -101,19 +103,14 @@ public struct EpsilonEstimate: Sendable, Equatable {
             let r = l.dimension(d: d, zeta: zeta, eps: eps)
             dZetaLower = r.value
             ci95Lower = r.ci95
+            normalizationShareLower = l.variance > 0 ? normalizationVariance / l.variance : 0
         }
         normalizationShare = estimate.variance > 0 ? normalizationVariance / estimate.variance : 0
     }
 
-    /// The share of the sampled 95% interval's variance that is ĉ's: `normalizationShare` for the 2sED; for the
-    /// lower 2sED (`lower`), the same variance `normalizationShare · standardError²` against the lower interval's
-    /// own, read from its half-width h as `(h |log ε| / 1.96)²` (0 where it has none).
-    public func normalizationShare(lower: Bool) -> Double {
-        guard lower else { return normalizationShare }
-        guard let i = ci95Lower, let se = standardError else { return 0 }
-        let v = Foundation.pow((i.upperBound - i.lowerBound) / 2 * Swift.abs(Foundation.log(eps)) / 1.959963984540054, 2)
-        return v > 0 ? Swift.min(1, normalizationShare * se * se / v) : 0
-    }
+    /// The share of the sampled 95% interval's variance that is ĉ's: `normalizationShare` for the 2sED,
+    /// `normalizationShareLower` for the lower 2sED (`lower`).
+    public func normalizationShare(lower: Bool) -> Double { lower ? normalizationShareLower : normalizationShare }
 
     /// The 2sED's 95% interval, or the estimate alone where the estimator gave none (plain without bootstrap).
     public var interval95: ClosedRange<Double> { ci95 ?? dZeta...dZeta }
