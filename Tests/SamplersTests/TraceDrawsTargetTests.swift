@@ -73,8 +73,8 @@ final class TraceDrawsTargetTests: XCTestCase {
     }
 
     /// ĉ's share of the lower 2sED's interval: the variance ĉ adds (0.8 nats²) against the lower estimate's own
-    /// (0.2 + 0.8), read back from its interval; the 2sED's is 0.8/0.85. Where the lower interval is the widest, its
-    /// share decides: here 0.8, so the draws are quadrupled although the 2sED's interval is narrow.
+    /// (0.2 + 0.8); the 2sED's is 0.8/0.85. Where the lower interval is the widest, its share decides: here 0.8,
+    /// so the draws are quadrupled although the 2sED's interval is narrow.
     func testTheLowerIntervalsShare() async throws {
         let eps = 0.001, cv = 0.8
         var p = EpsilonEstimate(eps: eps, zeta: 0.5, dimension: 40, estimate: LogEstimate(value: 10, variance: 0.05 + cv),
