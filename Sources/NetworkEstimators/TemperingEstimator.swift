@@ -39,7 +39,7 @@ public enum TemperingEstimator: NetworkEstimator {
         }
         if let sweeps = budget.settings[.sweeps] { try JointSMC<MarkovFisher>.checkSweeps(sweeps) }
         let draws = SMCEstimator.traceDraws(budget, parameters: 0)
-        guard (2...10_000_000).contains(draws) else {
+        guard TraceEstimate.allowedDraws.contains(draws) else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(draws)", allowed: "2 to 10⁷")
         }
     }

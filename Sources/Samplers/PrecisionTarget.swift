@@ -48,7 +48,7 @@ public struct PrecisionTarget: Sendable, Encodable {
         /// Joint tempering: Metropolis sweeps per tempering step.
         public var sweeps: Int?
         /// The uniform draws of Tr F behind ĉ.
-        public var traceDraws: Int?
+        public var traceDraws: Int
         /// The widest reported interval, (hi − lo) / estimate, over ε, 2sED and lower 2sED; its ε and source.
         public var width: Double
         public var eps: Double
@@ -127,12 +127,14 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// trace draws (which halve ĉ's part of the half-width) rather than doubling the particles, which leave it.
     public static var traceDrawsShare: Double { 0.5 }
 
-    /// The largest trace draws the rounds reach, as a multiple of the starting draws (and at most 10⁷): three
-    /// quadruplings.
+    /// The largest trace draws the rounds reach, as a multiple of the starting draws (and at most
+    /// `TraceEstimate.allowedDraws`' end, 10⁷): three quadruplings.
     public static var maximumTraceDrawsFactor: Int { 64 }
 
     /// The cap on the trace draws from `start`.
-    static func traceDrawsCap(start: Int) -> Int { Swift.max(start, Swift.min(10_000_000, maximumTraceDrawsFactor * start)) }
+    static func traceDrawsCap(start: Int) -> Int {
+        Swift.max(start, Swift.min(TraceEstimate.allowedDraws.upperBound, maximumTraceDrawsFactor * start))
+    }
 
     /// What kept the sampled interval at one ε from standing, as the budget that may lift it: `islands`, the
     /// outer weights' checks fail and every later stage where they do has noisy islands (σ̄² above the target,
@@ -270,10 +272,10 @@ public struct PrecisionTarget: Sendable, Encodable {
     public var summary: String {
         let last = rounds.last
         let widths = rounds.map { r -> String in
-            let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps\(r.traceDraws.map { ", \($0) trace draws" } ?? "")" }
+            let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps, \(r.traceDraws) trace draws" }
                 ?? "K = \(r.paths), J = \(r.inner)\((r.stage1Sweeps ?? defaultStageOneSweeps) == defaultStageOneSweeps ? "" : ", \(r.stage1Sweeps ?? 0) stage-1 sweeps")"
                 + "\(r.independenceMoves == true ? ", independence moves" : "")"
-                + "\(r.traceDraws == rounds.first?.traceDraws ? "" : ", \(r.traceDraws ?? 0) trace draws")"
+                + "\(r.traceDraws == rounds.first?.traceDraws ? "" : ", \(r.traceDraws) trace draws")"
             return budget + ": \(String(format: "%.3g", 100 * r.width))%"
         }.joined(separator: "; ")
         switch outcome {

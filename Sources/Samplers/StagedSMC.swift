@@ -106,7 +106,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         guard stageOneSweeps >= 1, stageOneSweeps <= maximumStageOneSweeps else {
             throw TwoScaleError.invalid("\(Setting.stageOneSweeps)", "\(stageOneSweeps)", allowed: "give from 1 to \(maximumStageOneSweeps) Metropolis–Hastings sweeps per stage-1 step")
         }
-        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+        guard TraceEstimate.allowedDraws.contains(traceDraws) else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
         guard (0...1_000).contains(moveProposals) else {

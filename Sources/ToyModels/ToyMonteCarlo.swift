@@ -35,7 +35,7 @@ public struct ToyMonteCarlo: Sendable {
         guard paths >= 2, paths <= 10_000_000 else {
             throw TwoScaleError.invalid("\(Setting.paths)", "\(paths)", allowed: "the Monte Carlo budget K must be from 2 to 10⁷")
         }
-        guard traceDraws >= 2, traceDraws <= 10_000_000 else {
+        guard TraceEstimate.allowedDraws.contains(traceDraws) else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
         guard bootstrap == 0 || bootstrap >= 2 else {

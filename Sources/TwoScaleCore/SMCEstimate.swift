@@ -170,6 +170,9 @@ public struct TraceEstimate: Sendable, Equatable {
     /// and the toys' Monte Carlo (`Setting.monteCarlo`) use it when `Setting.traceDraws` is not given.
     public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
 
+    /// The allowed trace draws: from 2 (a sample variance) to 10⁷.
+    public static let allowedDraws = 2...10_000_000
+
     /// `c` and `Var(log c)` for the normalisation (zero variance for `none`).
     public func scale(_ normalization: Normalization, dimension d: Int) throws -> (c: Double, logVariance: Double) {
         let c = try normalization.constant(dimension: d, meanTrace: meanTrace)
