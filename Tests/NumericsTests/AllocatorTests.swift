@@ -62,12 +62,12 @@ import XCTest
 ///
 /// The measured thread allocates nothing but its blocks. Anything else it allocated while its later heaps
 /// were mapped could stay there and keep a heap from ever falling wholly free: the Swift runtime's first
-/// instantiation of a generic type's metadata takes a 16 KiB slab that it never frees (seen as
-/// `controls: [22, 0, 0]`, the first control's arena pinned and the later threads reusing it). So the
-/// pointers live in memory the calling thread allocates, the loops use no generic types, the faults come from
-/// `getrusage`, and a warm-up thread runs the same path with small blocks first (a guard), so that whatever the runtime
-/// keeps from a thread's first run lies in a first heap, which glibc never unmaps. Each thread is joined
-/// before the next starts, so the next takes the arena it left.
+/// instantiation of a generic type's metadata takes a 16 KiB slab that it never frees (seen as `controls:
+/// [22, 0, 0]`, the first control's arena pinned and the later threads reusing it). So the pointers live in
+/// memory the calling thread allocates, the loops use no generic types, the faults come from `getrusage`, and
+/// a warm-up thread runs the same path with small blocks first (a guard), so that whatever the runtime keeps
+/// from a thread's first run lies in a first heap, which glibc never unmaps. Each thread is joined before the
+/// next starts, so the next takes the arena it left.
 final class AllocatorProbe: XCTestCase {
     static let variable = "TWOSCALE_ALLOCATOR_PROBE"
     static let prefix = "allocator-probe: "
