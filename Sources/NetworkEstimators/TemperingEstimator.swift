@@ -11,7 +11,8 @@ import TwoScaleCore
 /// one neuron's weights (the softmax layer's whole matrix) at a time, accepted with the ratio of the whole
 /// `det(I + s F^{1/2})`, so every layer is moved under all the layers after it. There is no staging and no
 /// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`Setting.sweeps`),
-/// which the replicates' spread does not show. It estimates the 2sED only (it has no layerwise terms for the lower 2sED).
+/// which the replicates' spread does not show. With `--lower`, the lower 2sED's later terms come from tempering
+/// each prefix of stages (`TemperedLower`).
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum TemperingEstimator: NetworkEstimator {
     public static let kind = EstimatorKind.tempering
@@ -20,7 +21,7 @@ public enum TemperingEstimator: NetworkEstimator {
     static let sweepsOption = EstimatorOption(.sweeps, defaultValue: nil)
     public static var options: [EstimatorOption] { [SMCEstimator.traceDrawsOption, sweepsOption] }
     public static var reportsIntervals: Bool { true }
-    public static var estimatesLower: Bool { false }
+    public static var estimatesLower: Bool { true }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
@@ -51,9 +52,6 @@ public enum TemperingEstimator: NetworkEstimator {
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
                                 progress: @escaping @Sendable (String) -> Void) async throws -> NetworkEstimate {
-        guard !request.lower else {
-            throw TwoScaleError.usage("\(Setting.estimator) tempering estimates the 2sED only (joint tempering has no layerwise terms): drop \(Setting.lower), or use \(Setting.estimator) smc")
-        }
         try ScaleParameters.checkZeta(request.zeta)
         for e in request.eps { try ScaleParameters.checkEpsilon(e) }
         let model = problem.model, b = problem.budget, d = model.architecture.parameterCount
@@ -73,10 +71,25 @@ public enum TemperingEstimator: NetworkEstimator {
                                  sweeps: sweeps)
         joint.sharing = problem.sharing
         let j = try await joint.run(stops: stops, threads: request.threads)
+        // The lower 2sED: each later stage's earlier layers drawn by tempering the stages before it (`TemperedLower`).
+        var lower: TemperedLower?
+        if request.lower {
+            let islands = Swift.max(1, b.paths / b.inner)
+            progress("lower 2sED: \(model.stageUnits.count - 1) prefix sampler(s) × \(b.inner) of \(b.paths) particles, \(islands) islands each per scale")
+            lower = try await smc.staged.temperedLower(stops: stops, particles: b.paths, replicates: b.inner,
+                                                       sweeps: b.settings[.sweeps], islands: islands, threads: request.threads)
+        }
         var points: [EpsilonEstimate] = []
         for (i, e) in request.eps.enumerated() {
-            let p = j.point(stops.firstIndex(of: sOf[i])!, eps: e, zeta: request.zeta, dimension: d, logVarianceOfC: varLogC)
-            guard p.dZeta.isFinite, (p.standardError ?? 0).isFinite else {
+            let t = stops.firstIndex(of: sOf[i])!
+            var p = j.point(t, eps: e, zeta: request.zeta, dimension: d, logVarianceOfC: varLogC)
+            if let lower {
+                let low = lower.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
+                let dim = low.estimate.dimension(d: d, zeta: request.zeta, eps: e)
+                (p.dZetaLower, p.ci95Lower) = (dim.value, dim.ci95)
+                p.normalizationShareLower = low.estimate.variance > 0 ? low.normalizationVariance / low.estimate.variance : 0
+            }
+            guard p.dZeta.isFinite, (p.standardError ?? 0).isFinite, p.dZetaLower?.isFinite ?? true else {
                 throw TwoScaleError.failure("tempering: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
             points.append(p)
@@ -117,6 +130,10 @@ public struct TemperingReport: NetworkEstimateReport {
             try c.encode(p.ci95Reverse, forKey: ResultKey("ci95_reverse"))
             try c.encode(p.replicateLogZReverse, forKey: ResultKey("replicate_log_z_reverse"))
             try p.interval?.encode(into: &c, key: "interval")
+            if p.lower {
+                try p.intervalLower?.encode(into: &c, key: "interval_lower")
+                try c.encode(p.normalizationShareLower, forKey: ResultKey("normalization_share_lower"))
+            }
         }
     }
 

@@ -209,6 +209,19 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         return system.out
     }
 
+    /// One replicate's forward pass alone: at each of the ascending `stops`, its particles' states and their
+    /// normalised weights there, a weighted sample of `π_s ∝ G_s · U` (the lower 2sED's `π_{m−1}` where the
+    /// model is a prefix of stages, `StagePrefix`), and its `log Ẑ` and slope.
+    func forwardDraws(stops: [Double], settleSweeps: Int = 0, rng: inout Xoshiro256) throws
+        -> (draws: [(states: [Model.State], weights: [Double])], replicate: Replicate) {
+        let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
+        var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
+        system.keepDraws = true
+        system.settleSweeps = settleSweeps
+        system.out.steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
+        return (system.draws, system.out)
+    }
+
     /// A replicate's particles as `Tempering` sees them.
     struct Particles: TemperedSystem {
         let sampler: JointSMC
@@ -220,6 +233,11 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         /// stop, for the reverse pass.
         var schedule: [Double] = []
         var weights: [Double] = []
+        /// With `keepDraws`, the particles' states and normalised weights at each stop (`forwardDraws`), after
+        /// `settleSweeps` further sweeps there.
+        var keepDraws = false
+        var settleSweeps = 0
+        var draws: [(states: [Model.State], weights: [Double])] = []
 
         var count: Int { particles.count }
         func logTarget(_ i: Int, at s: Double) -> Double { JointSMC.ell(particles[i], s) }
@@ -230,11 +248,18 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         mutating func stepped(at s: Double, moved: Bool) {
             if moved { schedule.append(s) }
         }
+        mutating func settle(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
+            guard keepDraws, settleSweeps > 0 else { return }
+            var more = sampler
+            more.sweeps = settleSweeps
+            try more.move(&particles, ell: &ell, s: s, h: &h, rng: &rng, out: &out)
+        }
         mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights) {
             out.logZ.append(logZ)
             let w = weights.normalized
             self.weights = w
             out.slope.append((0..<count).reduce(0) { $0 + w[$1] * JointSMC.slope(particles[$1], s) })
+            if keepDraws { draws.append((particles.map(\.state), w)) }
         }
     }
 

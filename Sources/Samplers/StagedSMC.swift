@@ -219,16 +219,17 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     }
 
     /// The island of stage m at θ_{<m} = `state`: a pooled sampler of the stage's units at scale s, its
-    /// factor, n draws of the units (before the last stage), and at the last stage (with `bound`) the supremum.
+    /// factor, n draws of the units (before the last stage, unless `draws` is false), and at the last stage
+    /// (with `bound`) the supremum.
     func island(_ state: Model.State, stage m: Int, scale s: Double, settings: SMCSettings, stream: [UInt64],
-                drawStream: [UInt64], bound withBound: Bool = true) throws -> Island {
+                drawStream: [UInt64], bound withBound: Bool = true, draws: Bool = true) throws -> Island {
         let last = m == model.stageUnits.count - 1
         let n = model.stageUnits[m].count
         let stage = try model.stage(state, m, box: box)
-        let est = try runBlock(stage.unit, units: n, stops: [s], settings: settings, stream: stream, keep: !last)
+        let est = try runBlock(stage.unit, units: n, stops: [s], settings: settings, stream: stream, keep: !last && draws)
         let b = Self.block(est, units: n, stop: 0)
         var drawn: [[Double]] = []
-        if !last {
+        if !last && draws {
             var rng = Xoshiro256(seed: seed, stream: drawStream)
             drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
         }
@@ -236,7 +237,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         let bound = last && withBound ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil
         return Island(logZ: b.logZ, lower: b.log.value, noise: b.noise, slope: b.slope, units: drawn,
                       diag: est.diagnostics, boundLog: bound?.log, boundSlope: bound?.slope,
-                      population: moveProposals > 0 && !last ? est : nil)
+                      population: moveProposals > 0 && !last && draws ? est : nil)
     }
 
     /// The variance of the later stages' terms together, from the genealogy, for three or more stages.

@@ -22,10 +22,14 @@ protocol TemperedSystem {
     mutating func collect(stop s: Double, logZ: Double, weights: TemperingWeights)
     /// Called after each adaptive step, moved or not (for a frozen record of the schedule).
     mutating func stepped(at s: Double, moved: Bool)
+    /// Called on reaching a stop, before `collect`: may move the weighted particles further by kernels that leave
+    /// `π_s` invariant (their weights stay as they are), keeping `ell` as in `move`.
+    mutating func settle(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws
 }
 
 extension TemperedSystem {
     mutating func stepped(at s: Double, moved: Bool) {}
+    mutating func settle(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {}
 }
 
 /// The weights of a tempered particle system between resamplings, and `log Ẑ` so far.
@@ -111,6 +115,7 @@ enum Tempering {
                     system.stepped(at: next, moved: false)
                 }
             }
+            try system.settle(at: target, ell: &weights.ell, rng: &rng)
             system.collect(stop: target, logZ: weights.stopLogZ, weights: weights)
         }
         return steps
@@ -156,9 +161,10 @@ enum Tempering {
         return a > s ? a : b
     }
 
-    /// Systematic resampling: `n` indices from normalised weights with one uniform.
-    static func systematic(_ w: [Double], u: Double) -> [Int] {
-        let n = w.count
+    /// Systematic resampling: `count` indices (by default as many as the weights) from normalised weights
+    /// with one uniform.
+    static func systematic(_ w: [Double], u: Double, count: Int? = nil) -> [Int] {
+        let n = count ?? w.count
         var out = [Int](repeating: 0, count: n)
         var c = w[0], j = 0
         for i in 0..<n {

@@ -102,6 +102,15 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var intervalJointMc: ReportedInterval?
         public var coveredJointInterval: Int?
         public var medianJointIntervalWidth: Double?
+        /// With `Setting.joint`: the lower 2sED with the earlier layers drawn by joint tempering
+        /// (`TemperedLower`): first trial's value, interval and error, and over the trials its coverage, mean
+        /// error and median interval width relative to the exact value.
+        public var dZetaLowerJointMc: Double?
+        public var ci95LowerJointMc: ClosedRange<Double>?
+        public var errorLowerJointMc: Double?
+        public var coveredLowerJoint: Int?
+        public var mcBiasLowerJoint: Double?
+        public var medianJointLowerWidth: Double?
 
         enum CodingKeys: String, CodingKey {
             case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
@@ -110,7 +119,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
-                 medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar
+                 medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
+                 ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -163,6 +173,12 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try intervalJointMc?.encode(into: &r, key: "interval_joint_mc")
             try c.encodeIfPresent(coveredJointInterval, forKey: .coveredJointInterval)
             try c.encodeIfPresent(medianJointIntervalWidth, forKey: .medianJointIntervalWidth)
+            try c.encodeIfPresent(dZetaLowerJointMc, forKey: .dZetaLowerJointMc)
+            try c.encodeIfPresent(ci95LowerJointMc, forKey: .ci95LowerJointMc)
+            try c.encodeIfPresent(errorLowerJointMc, forKey: .errorLowerJointMc)
+            try c.encodeIfPresent(coveredLowerJoint, forKey: .coveredLowerJoint)
+            try c.encodeIfPresent(mcBiasLowerJoint, forKey: .mcBiasLowerJoint)
+            try c.encodeIfPresent(medianJointLowerWidth, forKey: .medianJointLowerWidth)
         }
     }
 
@@ -255,11 +271,18 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
             let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
             let stops = Array(Set(sOf)).sorted()
-            let j = try await JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
-                .run(stops: stops, threads: threads)
+            let joint = try JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
+            let j = try await joint.run(stops: stops, threads: threads)
+            // The lower 2sED, its later stages' earlier layers drawn by tempering (`TemperedLower`).
+            let tl = try await smc.temperedLower(stops: stops, particles: paths, replicates: joint.replicates, sweeps: jointSweeps,
+                                                 islands: Swift.max(1, paths / joint.replicates), threads: threads)
             return (r, bracket, eps.indices.map { k in
-                var p = j.point(stops.firstIndex(of: sOf[k])!, eps: eps[k], zeta: zeta, dimension: model.parameterCount,
-                                logVarianceOfC: varLogC)
+                let t = stops.firstIndex(of: sOf[k])!
+                var p = j.point(t, eps: eps[k], zeta: zeta, dimension: model.parameterCount, logVarianceOfC: varLogC)
+                let low = tl.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
+                let dim = low.estimate.dimension(d: model.parameterCount, zeta: zeta, eps: eps[k])
+                (p.dZetaLower, p.ci95Lower) = (dim.value, dim.ci95)
+                p.normalizationShareLower = low.estimate.variance > 0 ? low.normalizationVariance / low.estimate.variance : 0
                 p.bracket = bracket.points[k]
                 p.chooseIntervals(paths: paths)
                 return p
@@ -330,6 +353,11 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                     q.coveredJointInterval = read.filter { $0.contains(exact.dZeta) }.count
                     q.medianJointIntervalWidth = exact.dZeta > 0 && !read.isEmpty
                         ? Quantiles.quantile(read.map { ($0.upperBound - $0.lowerBound) / exact.dZeta }.sorted(), 0.5) : nil
+                    let lows = joints.compactMap { $0[i].ci95Lower }
+                    q.coveredLowerJoint = lows.filter { $0.contains(exact.dZetaLower) }.count
+                    q.mcBiasLowerJoint = joints.compactMap { $0[i].dZetaLower }.reduce(0, +) / n - exact.dZetaLower
+                    q.medianJointLowerWidth = exact.dZetaLower > 0 && !lows.isEmpty
+                        ? Quantiles.quantile(lows.map { ($0.upperBound - $0.lowerBound) / exact.dZetaLower }.sorted(), 0.5) : nil
                 }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
@@ -353,6 +381,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.ci95JointMc = j.ci95
                 (q.dZetaReverseJointMc, q.ci95ReverseJointMc, q.intervalJointMc) = (j.dZetaReverse, j.ci95Reverse, j.interval)
                 q.errorJointMc = j.dZeta - exact.dZeta
+                (q.dZetaLowerJointMc, q.ci95LowerJointMc) = (j.dZetaLower, j.ci95Lower)
+                q.errorLowerJointMc = j.dZetaLower.map { $0 - exact.dZetaLower }
             }
             points[i].monteCarlo = q
         }

@@ -261,15 +261,20 @@ enum NetworkReport {
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
         if let s = m.settings { head += conditionLine(s, normalization: m.normalization, traceDraws: m.traceDraws, bracket: m.bracket?.scale) }
         head += rankLine(m.rank, dimension: m.dimension) + "\n"
+        let lower = m.points.first?.lower ?? false
         let rows = m.points.map { p -> [String] in
             let spread = (p.replicateLogZ.max() ?? 0) - (p.replicateLogZ.min() ?? 0)
-            return [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.interval?.range) + (p.interval?.source == .bracket ? " (bracket)" : ""),
-                    interval(p.ci95), Fmt.num(p.dZetaReverse), interval(p.ci95Reverse), interval(p.bracket?.dZeta), Fmt.num(spread, 3)]
+            var row = [Fmt.num(p.eps), Fmt.num(p.dZeta), interval(p.interval?.range) + (p.interval?.source == .bracket ? " (bracket)" : ""),
+                       interval(p.ci95), Fmt.num(p.dZetaReverse), interval(p.ci95Reverse), interval(p.bracket?.dZeta)]
+            if lower { row += [Fmt.num(p.dZetaLower), reported(p.intervalLower, else: p.ci95Lower), interval(p.bracket?.dZetaLower)] }
+            return row + [Fmt.num(spread, 3)]
         }
-        return head + Fmt.table(["eps", "d_zeta", "interval", "forward ci95", "reverse", "reverse ci95", "certified bracket",
-                                 "replicates' range (nats)"], rows)
+        var header = ["eps", "d_zeta", "interval", "forward ci95", "reverse", "reverse ci95", "certified bracket"]
+        if lower { header += ["lower", "interval lower", "bracket lower"] }
+        return head + Fmt.table(header + ["replicates' range (nats)"], rows)
             + "\ninterval: the hull of the forward and reverse passes' 95% intervals (Student's t over the replicates), cut to the bracket;\n"
             + "the passes lag in opposite directions where the sweeps fall short, so a wide hull asks for more --sweeps (docs/ESTIMATORS.md §8)\n"
+            + (lower ? "interval lower: from tempering each prefix of layers, then islands of the next layer (docs/ESTIMATORS.md §8)\n" : "")
     }
 
     /// The readable report of the smc estimator.

@@ -145,11 +145,13 @@ public struct EpsilonEstimate: Sendable, Equatable {
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`, or with a reverse
-    /// pass `ReportedInterval.bidirectional`; nothing without a bracket or a sampled interval).
+    /// pass `ReportedInterval.bidirectional` and, for joint tempering's lower 2sED, `ReportedInterval.cut`;
+    /// nothing without a bracket or a sampled interval).
     public mutating func chooseIntervals(paths: Int) {
         guard let b = bracket, let sampled = ci95 else { return }
         if let reverse = ci95Reverse {
             interval = ReportedInterval.bidirectional(forward: sampled, reverse: reverse, bracket: b.dZeta)
+            intervalLower = ci95Lower.map { ReportedInterval.cut($0, to: b.dZetaLower) }
             return
         }
         (interval, intervalLower) = reportedIntervals(bracket: b, paths: paths)

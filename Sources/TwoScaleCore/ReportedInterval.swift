@@ -113,10 +113,15 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// to the bracket (nil: none computed); the bracket where the hull misses it.
     public static func bidirectional(forward: ClosedRange<Double>, reverse: ClosedRange<Double>,
                                      bracket: ClosedRange<Double>?) -> ReportedInterval {
-        let hull = Swift.min(forward.lowerBound, reverse.lowerBound)...Swift.max(forward.upperBound, reverse.upperBound)
-        guard let bracket else { return ReportedInterval(range: hull, source: .sampled) }
-        guard hull.overlaps(bracket) else { return ReportedInterval(range: bracket, source: .bracket) }
-        return ReportedInterval(range: hull.clamped(to: bracket), source: .sampled)
+        cut(Swift.min(forward.lowerBound, reverse.lowerBound)...Swift.max(forward.upperBound, reverse.upperBound), to: bracket)
+    }
+
+    /// A sampled interval that no diagnostic gates, cut to the bracket (nil: none computed); the bracket where
+    /// it misses it: the lower 2sED of joint tempering (`TemperedLower`).
+    public static func cut(_ sampled: ClosedRange<Double>, to bracket: ClosedRange<Double>?) -> ReportedInterval {
+        guard let bracket else { return ReportedInterval(range: sampled, source: .sampled) }
+        guard sampled.overlaps(bracket) else { return ReportedInterval(range: bracket, source: .bracket) }
+        return ReportedInterval(range: sampled.clamped(to: bracket), source: .sampled)
     }
 
     /// JSON: `[lo, hi]` under `key` and the source under `key_source`.

@@ -96,7 +96,7 @@ final class EstimatorCommandTests: XCTestCase {
     /// uniform-path spectra: then plain, with one note on stderr naming the flags, and the same bytes as
     /// --estimator plain (and no note when the estimator is given).
     /// `ed --estimator tempering` (joint tempering): the same ĉ and Fisher rank as smc at the seed, a 95% interval per ε with the
-    /// bracket beside it, the readable table; `--lower`, `compare`, smc's own flags and a bad budget refused.
+    /// bracket beside it, the readable table, the lower 2sED with `--lower`; smc's own flags and a bad budget refused.
     func testEdTemperingReportAndRefusals() async throws {
         let net = ["--arch", "4-3-3", "--data", "synthetic:gaussian", "--samples", "20", "--sigma2", "0.1", "--seed", "1", "--eps", "0.01,0.1"]
         let (s, out, err) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--json"])
@@ -125,6 +125,26 @@ final class EstimatorCommandTests: XCTestCase {
             XCTAssertEqual(read, [max(min(ci[0], rev[0]), bracket[0]), min(max(ci[1], rev[1]), bracket[1])])
             XCTAssertNil(p["d_zeta_lower"])
         }
+        // --lower: the lower 2sED from tempering each prefix of layers, its interval cut to the lower bracket; the
+        // 2sED's numbers as without it.
+        let (sl, outLower, errLower) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--lower", "--json"])
+        XCTAssertEqual(sl, 0, errLower)
+        let jl = try JSONValue.parse(Data(outLower.utf8), source: "stdout")
+        for (p, q) in zip(try XCTUnwrap(jl["points"]?.arrayValue), try XCTUnwrap(j["points"]?.arrayValue)) {
+            XCTAssertEqual(p["d_zeta"], q["d_zeta"])
+            XCTAssertEqual(p["interval"], q["interval"])
+            let low = try XCTUnwrap(p["d_zeta_lower"]?.doubleValue)
+            let ci = try XCTUnwrap(p["ci95_lower"]?.arrayValue).compactMap(\.doubleValue)
+            let bracket = try XCTUnwrap(p["d_zeta_lower_bracket"]?.arrayValue).compactMap(\.doubleValue)
+            XCTAssertTrue(ci[0] < low && low < ci[1])
+            XCTAssertEqual(p["interval_lower_source"], .string("sampled"))
+            XCTAssertEqual(try XCTUnwrap(p["interval_lower"]?.arrayValue).compactMap(\.doubleValue), [max(ci[0], bracket[0]), min(ci[1], bracket[1])])
+            let share = try XCTUnwrap(p["normalization_share_lower"]?.doubleValue)
+            XCTAssertTrue(share >= 0 && share <= 1)
+        }
+        let (lt, lowerText, _) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3", "--lower"])
+        XCTAssertEqual(lt, 0)
+        XCTAssertTrue(lowerText.contains("interval lower") && lowerText.contains("bracket lower"), lowerText)
         let (st, text, _) = await run(["ed", "--estimator", "tempering"] + net + ["--paths", "16", "--inner", "3"])
         XCTAssertEqual(st, 0)
         XCTAssertTrue(text.contains("tempering estimator") && text.contains("certified bracket") && text.contains("5 sweeps per step")
@@ -143,7 +163,7 @@ final class EstimatorCommandTests: XCTestCase {
             XCTAssertTrue(e.contains("--sweeps is a setting of the tempering estimator") && e.contains(says), e)
             XCTAssertTrue(o.isEmpty)
         }
-        for (args, says) in [(["--lower"], "--lower"), (["--island-sweeps", "2"], "--island-sweeps"), (["--inner", "1"], "--inner"),
+        for (args, says) in [(["--island-sweeps", "2"], "--island-sweeps"), (["--inner", "1"], "--inner"),
                              (["--paths", "2"], "--paths"), (["--sweeps", "0"], "--sweeps")] {
             let (code, o, e) = await run(["ed", "--estimator", "tempering"] + net + args)
             XCTAssertEqual(code, 2, "\(args)")
@@ -163,9 +183,9 @@ final class EstimatorCommandTests: XCTestCase {
         XCTAssertEqual(sOld, 0, errOld)
         XCTAssertEqual(withoutTimingKeys(try JSONValue.parse(Data(outOld.utf8), source: "stdout")), withoutTimingKeys(j))
         XCTAssertTrue(errOld.contains("--estimator joint is now --estimator tempering"), errOld)
-        let (code, _, e) = await run(["compare", "--archs", "4-3-3,4-2-3", "--data", "synthetic:gaussian", "--estimator", "tempering"])
-        XCTAssertEqual(code, 2)
-        XCTAssertTrue(e.contains("lower 2sED"), e)
+        // compare ranks by the lower 2sED, which tempering now estimates.
+        XCTAssertNoThrow(try CompareCommand.parse(["--archs", "4-3-3,4-2-3", "--data", "synthetic:teacher:4-3-3",
+                                                   "--estimator", "tempering"]).validate())
     }
 
     func testEdDefaultEstimator() async throws {

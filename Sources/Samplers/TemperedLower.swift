@@ -1,0 +1,126 @@
+import Foundation
+import RandomStreams
+import TwoScaleCore
+
+/// Stages 0..<`count` of a staged model as a model of their own: the earlier layers' prior `π_{m−1} ∝
+/// Π_{j<m} G_j · U` is this prefix's tempering target (docs/METHOD.md §6). A state still holds every stage's
+/// coordinates; the prefix's stages never read the later ones.
+struct StagePrefix<Model: UniformStagedModel>: UniformStagedModel {
+    typealias State = Model.State
+    let model: Model
+    let count: Int
+
+    var parameterCount: Int { stageUnits.reduce(0) { $0 + $1.count * $1.dimension } }
+    var stageUnits: [StageUnits] { Array(model.stageUnits.prefix(count)) }
+    func emptyState() -> State { model.emptyState() }
+    func setUnit(_ state: inout State, stage m: Int, unit u: Int, parameters: [Double]) {
+        model.setUnit(&state, stage: m, unit: u, parameters: parameters)
+    }
+    func stage(_ state: State, _ m: Int, box: ClosedRange<Double>) throws -> StageUnit {
+        precondition(m < count)
+        return try model.stage(state, m, box: box)
+    }
+    func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double {
+        throw TwoScaleError.failure("a stage prefix has no trace normalisation of its own")
+    }
+    func uniformState(box: ClosedRange<Double>, rng: inout Xoshiro256) -> State { model.uniformState(box: box, rng: &rng) }
+    func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double] { model.unitParameters(state, stage: m, unit: u) }
+}
+
+/// The lower 2sED's later terms `E_{π_{m−1}}[log I_m]` with the earlier layers drawn by joint tempering
+/// (docs/ESTIMATORS.md §8, "The lower 2sED"), where the staged filter's outer particles degenerate.
+///
+/// For each later stage m and each of R replicates: joint tempering (`JointSMC`, forward pass) on the prefix
+/// of stages before m anneals P particles from s = 0 through the stops, so that at stop s its weighted
+/// particles sample `π_{m−1}`; `islands` of them are drawn by their weights (systematic), and an island at
+/// each (`StagedSMC.island`) gives the unbiased log estimate of `I_m` at it. The replicate's term is the
+/// islands' mean; the estimate is the mean over replicates, its variance their spread over R times
+/// `StudentT.varianceInflation` (replicates are independent: their own tempering runs and islands).
+public struct TemperedLower: Sendable {
+    /// Stage 1's term `log I_1` at each stop: the staged run's pooled first-stage sampler (`corrected`), and its
+    /// replicates (its variance is their spread).
+    public var first: [LogEstimate]
+    public var firstReplicates: Int
+    /// `terms[t][m − 1]`: stage m's term at stop t; `replicates[t][m − 1]`: each replicate's.
+    public var terms: [[LogEstimate]]
+    public var replicates: [[[Double]]]
+    /// The prefix samplers' Metropolis sweeps per step, per later stage.
+    public var sweeps: [Int]
+
+    /// The terms summed at stop t (independent stages: variances add).
+    public func sum(_ t: Int) -> LogEstimate { terms[t].reduce(LogEstimate()) { $0 + $1 } }
+
+    /// The lower 2sED's `log I_1 + Σ_m E log I_m` at stop t: stage 1's term (its variance widened to Student's t
+    /// for its replicates) and the later stages' terms, all independent, plus ĉ's variance at `slope` (the
+    /// 2sED's, as for smc); and that added variance.
+    public func lowerLog(_ t: Int, slope: Double, logVarianceOfC: Double) -> (estimate: LogEstimate, normalizationVariance: Double) {
+        var one = first[t]
+        if firstReplicates >= 2 { one.variance *= StudentT.varianceInflation(replicates: firstReplicates) }
+        var low = one + sum(t)
+        let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: logVarianceOfC)
+        low.variance += cv
+        return (low, cv)
+    }
+}
+
+extension StagedSMC where Model: UniformStagedModel {
+    static var temperedLowerStream: UInt64 { 0x544C_4F57 }  // "TLOW"
+
+    /// The sweeps a prefix sampler's particles are given at each stop before their islands, as a multiple of its
+    /// sweeps per step. A tempering step's sweeps leave wide units lagging behind the target, towards the prior;
+    /// the 2sED's `Ẑ` carries that lag as a low bias that the reverse pass brackets, but the draws of `π_{m−1}`
+    /// themselves must be in place, and more sweeps at the stop (the weights stay valid: each leaves `π_s`
+    /// invariant) put them there (docs/ESTIMATORS.md §8).
+    public static var temperedLowerSettleFactor: Int { 16 }
+
+    /// `TemperedLower` through the ascending `stops`: R = `replicates` prefix samplers of `particles` each
+    /// per later stage (`sweeps` nil: each prefix's `JointSMC.defaultSweeps`; at each stop `settleFactor` times
+    /// as many again, nil: `temperedLowerSettleFactor`), `islands` islands per replicate and stop, with this
+    /// run's island settings.
+    public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
+                              settleFactor: Int? = nil, threads: Int) async throws -> TemperedLower {
+        guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
+        let stageOne = try await self.stageOne(stops: stops, threads: threads, progress: { _ in })
+        let n1 = model.stageUnits[0].count
+        let first = stops.indices.map { Self.block(stageOne.estimate, units: n1, stop: $0).corrected }
+        let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
+        let later = model.stageUnits.count - 1
+        guard later >= 1 else {
+            return TemperedLower(first: first, firstReplicates: firstReplicates, terms: stops.map { _ in [] },
+                                 replicates: stops.map { _ in [] }, sweeps: [])
+        }
+        let me = self
+        let settings = try (1...later).map { try islandSettings(block: $0) }
+        let prefixes = try (1...later).map { m in
+            try JointSMC(model: StagePrefix(model: model, count: m), box: box, seed: seed, particles: particles,
+                         replicates: replicates, sweeps: sweeps)
+        }
+        // One task per (stage, replicate): its prefix run, then its islands at every stop.
+        let perTask: [[Double]] = try await sharing.map(later * replicates, threads: threads) { i in
+            let m = i / replicates + 1, r = i % replicates
+            var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
+            let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
+            let (draws, _) = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
+            return try stops.indices.map { t in
+                let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
+                let lows = try idx.enumerated().map { k, j in
+                    try me.island(draws[t].states[j], stage: m, scale: stops[t], settings: settings[m - 1],
+                                  stream: [Self.temperedLowerStream, UInt64(m), UInt64(r), UInt64(t), UInt64(k)],
+                                  drawStream: [], bound: false, draws: false).lower
+                }
+                return lows.reduce(0, +) / Double(lows.count)
+            }
+        }
+        let inflation = StudentT.varianceInflation(replicates: replicates)
+        let reps = stops.indices.map { t in (1...later).map { m in (0..<replicates).map { r in perTask[(m - 1) * replicates + r][t] } } }
+        let terms = reps.map { byStage in
+            byStage.map { l -> LogEstimate in
+                var e = LogEstimate.mean(l)
+                e.variance *= inflation
+                return e
+            }
+        }
+        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps,
+                             sweeps: prefixes.map(\.sweeps))
+    }
+}
