@@ -11,7 +11,7 @@ import TwoScaleCore
 /// one neuron's weights (the softmax layer's whole matrix) at a time, accepted with the ratio of the whole
 /// `det(I + s F^{1/2})`, so every layer is moved under all the layers after it. There is no staging and no
 /// outer weighting, so nothing degenerates across layers; what limits it is how well the moves mix (`Setting.sweeps`),
-/// which the replicates' spread does not show. With `--lower`, the lower 2sED's later terms come from tempering
+/// which the replicates' spread does not show. With `Setting.lower`, the lower 2sED's later terms come from tempering
 /// each prefix of stages (`TemperedLower`).
 /// `Setting.paths` is P, `Setting.inner` is R; ĉ comes from the same uniform draws as the smc estimator's at that seed.
 public enum TemperingEstimator: NetworkEstimator {
