@@ -85,9 +85,7 @@ public enum TemperingEstimator: NetworkEstimator {
             var p = j.point(t, eps: e, zeta: request.zeta, dimension: d, logVarianceOfC: varLogC)
             if let lower {
                 let low = lower.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
-                let dim = low.estimate.dimension(d: d, zeta: request.zeta, eps: e)
-                (p.dZetaLower, p.ci95Lower) = (dim.value, dim.ci95)
-                p.normalizationShareLower = low.estimate.variance > 0 ? low.normalizationVariance / low.estimate.variance : 0
+                p.setLower(low.estimate, dimension: d, normalizationVariance: low.normalizationVariance)
             }
             guard p.dZeta.isFinite, (p.standardError ?? 0).isFinite, p.dZetaLower?.isFinite ?? true else {
                 throw TwoScaleError.failure("tempering: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")

@@ -211,15 +211,15 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
 
     /// One replicate's forward pass alone: at each of the ascending `stops`, its particles' states and their
     /// normalised weights there, a weighted sample of `π_s ∝ G_s · U` (the lower 2sED's `π_{m−1}` where the
-    /// model is a prefix of stages, `StagePrefix`), and its `log Ẑ` and slope.
+    /// model is a prefix of stages, `StagePrefix`), after `settleSweeps` further sweeps there.
     func forwardDraws(stops: [Double], settleSweeps: Int = 0, rng: inout Xoshiro256) throws
-        -> (draws: [(states: [Model.State], weights: [Double])], replicate: Replicate) {
+        -> [(states: [Model.State], weights: [Double])] {
         let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
         var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
         system.keepDraws = true
         system.settleSweeps = settleSweeps
-        system.out.steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
-        return (system.draws, system.out)
+        _ = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
+        return system.draws
     }
 
     /// A replicate's particles as `Tempering` sees them.
@@ -249,7 +249,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
             if moved { schedule.append(s) }
         }
         mutating func settle(at s: Double, ell: inout [Double], rng: inout Xoshiro256) throws {
-            guard keepDraws, settleSweeps > 0 else { return }
+            guard settleSweeps > 0 else { return }
             var more = sampler
             more.sweeps = settleSweeps
             try more.move(&particles, ell: &ell, s: s, h: &h, rng: &rng, out: &out)

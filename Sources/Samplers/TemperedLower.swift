@@ -44,8 +44,6 @@ public struct TemperedLower: Sendable {
     /// `terms[t][m − 1]`: stage m's term at stop t; `replicates[t][m − 1]`: each replicate's.
     public var terms: [[LogEstimate]]
     public var replicates: [[[Double]]]
-    /// The prefix samplers' Metropolis sweeps per step, per later stage.
-    public var sweeps: [Int]
 
     /// The terms summed at stop t (independent stages: variances add).
     public func sum(_ t: Int) -> LogEstimate { terms[t].reduce(LogEstimate()) { $0 + $1 } }
@@ -87,7 +85,7 @@ extension StagedSMC where Model: UniformStagedModel {
         let later = model.stageUnits.count - 1
         guard later >= 1 else {
             return TemperedLower(first: first, firstReplicates: firstReplicates, terms: stops.map { _ in [] },
-                                 replicates: stops.map { _ in [] }, sweeps: [])
+                                 replicates: stops.map { _ in [] })
         }
         let me = self
         let settings = try (1...later).map { try islandSettings(block: $0) }
@@ -100,7 +98,7 @@ extension StagedSMC where Model: UniformStagedModel {
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
-            let (draws, _) = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
+            let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
             return try stops.indices.map { t in
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
                 let lows = try idx.enumerated().map { k, j in
@@ -120,7 +118,6 @@ extension StagedSMC where Model: UniformStagedModel {
                 return e
             }
         }
-        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps,
-                             sweeps: prefixes.map(\.sweeps))
+        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps)
     }
 }

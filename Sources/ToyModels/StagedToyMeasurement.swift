@@ -280,9 +280,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 let t = stops.firstIndex(of: sOf[k])!
                 var p = j.point(t, eps: eps[k], zeta: zeta, dimension: model.parameterCount, logVarianceOfC: varLogC)
                 let low = tl.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
-                let dim = low.estimate.dimension(d: model.parameterCount, zeta: zeta, eps: eps[k])
-                (p.dZetaLower, p.ci95Lower) = (dim.value, dim.ci95)
-                p.normalizationShareLower = low.estimate.variance > 0 ? low.normalizationVariance / low.estimate.variance : 0
+                p.setLower(low.estimate, dimension: model.parameterCount, normalizationVariance: low.normalizationVariance)
                 p.bracket = bracket.points[k]
                 p.chooseIntervals(paths: paths)
                 return p

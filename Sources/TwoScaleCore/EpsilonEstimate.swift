@@ -99,13 +99,16 @@ public struct EpsilonEstimate: Sendable, Equatable {
         let j = estimate.dimension(d: d, zeta: zeta, eps: eps)
         self.init(eps: eps, zeta: zeta, dZeta: j.value, dZetaJoint: j.value, ci95: j.ci95, ci95Joint: j.ci95, ess: stageESS)
         standardError = estimate.variance.squareRoot()
-        if let l = lower {
-            let r = l.dimension(d: d, zeta: zeta, eps: eps)
-            dZetaLower = r.value
-            ci95Lower = r.ci95
-            normalizationShareLower = l.variance > 0 ? normalizationVariance / l.variance : 0
-        }
+        if let l = lower { setLower(l, dimension: d, normalizationVariance: normalizationVariance) }
         normalizationShare = estimate.variance > 0 ? normalizationVariance / estimate.variance : 0
+    }
+
+    /// The lower 2sED and its 95% interval from its estimate of `log E det` (with ĉ's variance
+    /// `normalizationVariance` already in it), and ĉ's share of that variance.
+    public mutating func setLower(_ l: LogEstimate, dimension d: Int, normalizationVariance: Double) {
+        let r = l.dimension(d: d, zeta: zeta, eps: eps)
+        (dZetaLower, ci95Lower) = (r.value, r.ci95)
+        normalizationShareLower = l.variance > 0 ? normalizationVariance / l.variance : 0
     }
 
     /// The share of the sampled 95% interval's variance that is ĉ's: `normalizationShare` for the 2sED,
