@@ -83,10 +83,7 @@ public enum TemperingEstimator: NetworkEstimator {
         for (i, e) in request.eps.enumerated() {
             let t = stops.firstIndex(of: sOf[i])!
             var p = j.point(t, eps: e, zeta: request.zeta, dimension: d, logVarianceOfC: varLogC)
-            if let lower {
-                let low = lower.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
-                p.setLower(low.estimate, dimension: d, normalizationVariance: low.normalizationVariance)
-            }
+            lower?.setLower(on: &p, stop: t, slope: j.slope[t], logVarianceOfC: varLogC, dimension: d)
             guard p.dZeta.isFinite, (p.standardError ?? 0).isFinite, p.dZetaLower?.isFinite ?? true else {
                 throw TwoScaleError.failure("tempering: log E det at ε = \(e) is not finite; the spectra hold infinite values (use a smaller \(Setting.box))")
             }
@@ -114,7 +111,8 @@ public enum TemperingEstimator: NetworkEstimator {
 /// The tempering estimator's result in `ed` (JSON keys in docs/COMMANDS.md).
 public struct TemperingReport: NetworkEstimateReport {
     /// One ε of the grid (`EpsilonEstimate`) in `ed`'s tempering keys: the estimates and the bracket,
-    /// `se_log_det`, `normalization_share` and each replicate sampler's `replicate_log_z`.
+    /// `se_log_det`, `normalization_share` and each replicate sampler's `replicate_log_z`; with the lower 2sED
+    /// its reported interval and the diagnostics that interval reads.
     struct PointKeys: Encodable {
         let p: EpsilonEstimate
 
@@ -131,6 +129,9 @@ public struct TemperingReport: NetworkEstimateReport {
             if p.lower {
                 try p.intervalLower?.encode(into: &c, key: "interval_lower")
                 try c.encode(p.normalizationShareLower, forKey: ResultKey("normalization_share_lower"))
+                try c.encode(p.islandInner, forKey: ResultKey("stage_island_inner"))
+                try c.encode(p.islandNoiseVariance, forKey: ResultKey("stage_island_noise_var"))
+                try c.encode(p.stageOneDecorrelation, forKey: ResultKey("stage1_decorrelation"))
             }
         }
     }

@@ -107,17 +107,17 @@ public struct PrecisionTarget: Sendable, Encodable {
     }
 
     /// The widest reported interval of a run's points (`interval`, `intervalLower` set), relative to its
-    /// estimate: (width, ε, source, and the share of its variance that is ĉ's where it is sampled, else 0);
-    /// nil where no point carries a reported interval.
+    /// estimate: (width, ε, source, the share of its variance that is ĉ's where it is sampled, else 0, and
+    /// whether it is the lower 2sED's); nil where no point carries a reported interval.
     public static func widest(_ points: [EpsilonEstimate])
-        -> (width: Double, eps: Double, source: ReportedInterval.Source, normalizationShare: Double)? {
-        var best: (Double, Double, ReportedInterval.Source, Double)?
+        -> (width: Double, eps: Double, source: ReportedInterval.Source, normalizationShare: Double, lower: Bool)? {
+        var best: (Double, Double, ReportedInterval.Source, Double, Bool)?
         for p in points {
             for (interval, value, lower) in [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)] {
                 guard let i = interval, value > 0 else { continue }
                 let w = (i.range.upperBound - i.range.lowerBound) / value
                 let share = i.source == .sampled ? p.normalizationShare(lower: lower) : 0
-                if best == nil || w > best!.0 { best = (w, p.eps, i.source, share) }
+                if best == nil || w > best!.0 { best = (w, p.eps, i.source, share, lower) }
             }
         }
         return best

@@ -44,6 +44,12 @@ public struct TemperedLower: Sendable {
     /// `terms[t][m − 1]`: stage m's term at stop t; `replicates[t][m − 1]`: each replicate's.
     public var terms: [[LogEstimate]]
     public var replicates: [[[Double]]]
+    /// `islandNoise[t][m − 1]`: stage m's islands' mean noise variance σ̄² at stop t (nats², over every replicate's
+    /// islands, each at its J), which `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
+    /// J its replicates' islands were sized to; and stage 1's smallest decorrelation of a move (nil: none measured).
+    public var islandNoise: [[Double]]
+    public var islandInner: [[Int]]
+    public var firstDecorrelation: Double?
 
     /// The terms summed at stop t (independent stages: variances add).
     public func sum(_ t: Int) -> LogEstimate { terms[t].reduce(LogEstimate()) { $0 + $1 } }
@@ -58,6 +64,14 @@ public struct TemperedLower: Sendable {
         let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: logVarianceOfC)
         low.variance += cv
         return (low, cv)
+    }
+
+    /// Sets point `p`'s lower 2sED from stop t (`lowerLog`) and the diagnostics its reported interval reads
+    /// (`ReportedInterval.temperedLower`): the later stages' islands' noise and J, and stage 1's decorrelation.
+    public func setLower(on p: inout EpsilonEstimate, stop t: Int, slope: Double, logVarianceOfC: Double, dimension d: Int) {
+        let low = lowerLog(t, slope: slope, logVarianceOfC: logVarianceOfC)
+        p.setLower(low.estimate, dimension: d, normalizationVariance: low.normalizationVariance)
+        (p.islandNoiseVariance, p.islandInner, p.stageOneDecorrelation) = (islandNoise[t], islandInner[t], firstDecorrelation)
     }
 }
 
@@ -74,43 +88,66 @@ extension StagedSMC where Model: UniformStagedModel {
     /// `TemperedLower` through the ascending `stops`: R = `replicates` prefix samplers of `particles` each
     /// per later stage (`sweeps` nil: each prefix's `JointSMC.defaultSweeps`; at each stop `settleFactor` times
     /// as many again, nil: `temperedLowerSettleFactor`), `islands` islands per replicate and stop, with this
-    /// run's island settings.
+    /// run's island settings. With `sizeIslands` each replicate's islands at a stop are run again at twice the
+    /// J while their mean noise variance exceeds `ReportedInterval.maximumIslandNoiseVariance`, up to
+    /// `maximumInnerFactor` times this run's J (as `sizedIslands` does for smc, and as there only where stage 1
+    /// decorrelated; each replicate judges its own, so replicates stay independent).
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
-                              settleFactor: Int? = nil, threads: Int) async throws -> TemperedLower {
+                              settleFactor: Int? = nil, sizeIslands: Bool = true, threads: Int) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
         let stageOne = try await self.stageOne(stops: stops, threads: threads, progress: { _ in })
         let n1 = model.stageUnits[0].count
         let first = stops.indices.map { Self.block(stageOne.estimate, units: n1, stop: $0).corrected }
         let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
+        let mixed = stageOne.estimate.diagnostics.minDecorrelation
         let later = model.stageUnits.count - 1
         guard later >= 1 else {
             return TemperedLower(first: first, firstReplicates: firstReplicates, terms: stops.map { _ in [] },
-                                 replicates: stops.map { _ in [] })
+                                 replicates: stops.map { _ in [] }, islandNoise: stops.map { _ in [] }, islandInner: stops.map { _ in [] },
+                                 firstDecorrelation: mixed)
         }
         let me = self
         let settings = try (1...later).map { try islandSettings(block: $0) }
+        // Where stage 1 did not decorrelate, the interval is the bracket whatever the islands' noise: no sizing.
+        let sized = sizeIslands && (mixed ?? 1) >= ReportedInterval.minimumDecorrelation
         let prefixes = try (1...later).map { m in
             try JointSMC(model: StagePrefix(model: model, count: m), box: box, seed: seed, particles: particles,
                          replicates: replicates, sweeps: sweeps)
         }
-        // One task per (stage, replicate): its prefix run, then its islands at every stop.
+        // One task per (stage, replicate): its prefix run, then its islands at every stop, J doubled while their
+        // mean noise exceeds the target (`sizeIslands`); per stop its islands' mean log, mean noise variance and J.
+        let target = ReportedInterval.maximumIslandNoiseVariance
         let perTask: [[Double]] = try await sharing.map(later * replicates, threads: threads) { i in
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
             let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
-            return try stops.indices.map { t in
+            let cap = settings[m - 1].particles * (sized ? Self.maximumInnerFactor : 1)
+            return try stops.indices.flatMap { t in
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
-                let lows = try idx.enumerated().map { k, j in
-                    try me.island(draws[t].states[j], stage: m, scale: stops[t], settings: settings[m - 1],
-                                  stream: [Self.temperedLowerStream, UInt64(m), UInt64(r), UInt64(t), UInt64(k)],
-                                  drawStream: [], bound: false, draws: false).lower
+                func islandsAt(_ s: SMCSettings) throws -> [Island] {
+                    try idx.enumerated().map { k, j in
+                        try me.island(draws[t].states[j], stage: m, scale: stops[t], settings: s,
+                                      stream: [Self.temperedLowerStream, UInt64(m), UInt64(r), UInt64(t), UInt64(k)],
+                                      drawStream: [], bound: false, draws: false)
+                    }
                 }
-                return lows.reduce(0, +) / Double(lows.count)
+                var s = settings[m - 1]
+                var run = try islandsAt(s)
+                while Self.meanNoise(run) > target, s.particles * 2 <= cap {
+                    s.particles *= 2
+                    run = try islandsAt(s)
+                }
+                return [run.reduce(0) { $0 + $1.lower } / Double(run.count), Self.meanNoise(run), Double(s.particles * s.replicates)]
             }
         }
         let inflation = StudentT.varianceInflation(replicates: replicates)
-        let reps = stops.indices.map { t in (1...later).map { m in (0..<replicates).map { r in perTask[(m - 1) * replicates + r][t] } } }
+        func perStage(_ t: Int, _ k: Int) -> [[Double]] {
+            (1...later).map { m in (0..<replicates).map { r in perTask[(m - 1) * replicates + r][3 * t + k] } }
+        }
+        let reps = stops.indices.map { perStage($0, 0) }
+        let noise = stops.indices.map { perStage($0, 1).map { $0.reduce(0, +) / Double(replicates) } }
+        let inner = stops.indices.map { perStage($0, 2).map { Int($0.max() ?? 0) } }
         let terms = reps.map { byStage in
             byStage.map { l -> LogEstimate in
                 var e = LogEstimate.mean(l)
@@ -118,6 +155,7 @@ extension StagedSMC where Model: UniformStagedModel {
                 return e
             }
         }
-        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps)
+        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps, islandNoise: noise,
+                             islandInner: inner, firstDecorrelation: mixed)
     }
 }

@@ -6,7 +6,8 @@ import TwoScaleCore
 /// width has three parts. The gap between the passes is the moves' lag, which more particles barely close and
 /// more sweeps do (docs/METHOD.md §21). Each pass's half-width is the replicates' spread, which shrinks with the
 /// particles P, and ĉ's error, which both passes share and only more draws of Tr F narrow. Each round starts
-/// afresh (same seed) and changes the one that dominates at the widest interval's ε.
+/// afresh (same seed) and changes the one that dominates at the widest interval's ε. Where the widest is the lower
+/// 2sED's bracket, none of them narrows it, and the rounds stop there.
 extension PrecisionTarget {
     /// The largest sweeps the rounds reach, as a multiple of the starting sweeps (and at most `jointMaximumSweeps`).
     public static var maximumSweepsFactor: Int { 8 }
@@ -50,10 +51,14 @@ extension PrecisionTarget {
             }
             rounds.append(Round(paths: p, inner: replicates, sweeps: s, traceDraws: t, width: w.width, eps: w.eps, source: w.source.rawValue,
                                 seconds: (clock.now - t0) / .seconds(1)))
+            // The lower 2sED's bracket (`ReportedInterval.temperedLower`: stage 1 did not decorrelate, or its islands
+            // stayed noisy at their largest J): no round's P, sweeps or trace draws change either.
+            let lowerBracket = w.lower && w.source == .bracket
             let widest = points.first(where: { $0.eps == w.eps })
-            let wantsSweeps = w.width > target && widest.map(temperingWantsSweeps) == true
-            let wantsDraws = w.width > target && !wantsSweeps && widest.map(temperingWantsTraceDraws) == true
+            let wantsSweeps = w.width > target && !lowerBracket && widest.map(temperingWantsSweeps) == true
+            let wantsDraws = w.width > target && !lowerBracket && !wantsSweeps && widest.map(temperingWantsTraceDraws) == true
             let outcome: Outcome? = w.width <= target ? .reached
+                : lowerBracket ? .bracketLimited
                 : wantsSweeps ? (2 * s > sweepsCap ? .budgetSpent : nil)
                 : wantsDraws ? (4 * t > drawsCap ? .budgetSpent : nil)
                 : 2 * p > cap ? .budgetSpent : nil

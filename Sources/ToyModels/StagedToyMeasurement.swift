@@ -111,6 +111,14 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var coveredLowerJoint: Int?
         public var mcBiasLowerJoint: Double?
         public var medianJointLowerWidth: Double?
+        /// With `Setting.joint`: the tempered lower 2sED's interval to read (first trial:
+        /// `ReportedInterval.temperedLower`) and its islands' J and noise per later stage, and over the trials
+        /// how often that interval held and how often it was the bracket.
+        public var intervalLowerJointMc: ReportedInterval?
+        public var stageIslandInnerLowerJoint: [Int]?
+        public var stageIslandNoiseVarLowerJoint: [Double]?
+        public var coveredLowerJointInterval: Int?
+        public var bracketFallbacksLowerJoint: Int?
 
         enum CodingKeys: String, CodingKey {
             case dZetaMc, ci95Mc, errorMc, dZetaLowerMc, ci95LowerMc, errorLowerMc, stageEssFraction, stageIslandNoise,
@@ -120,7 +128,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
                  medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
-                 ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth
+                 ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
+                 stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, coveredLowerJointInterval, bracketFallbacksLowerJoint
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -179,6 +188,11 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encodeIfPresent(coveredLowerJoint, forKey: .coveredLowerJoint)
             try c.encodeIfPresent(mcBiasLowerJoint, forKey: .mcBiasLowerJoint)
             try c.encodeIfPresent(medianJointLowerWidth, forKey: .medianJointLowerWidth)
+            try intervalLowerJointMc?.encode(into: &r, key: "interval_lower_joint_mc")
+            try c.encodeIfPresent(stageIslandInnerLowerJoint, forKey: .stageIslandInnerLowerJoint)
+            try c.encodeIfPresent(stageIslandNoiseVarLowerJoint, forKey: .stageIslandNoiseVarLowerJoint)
+            try c.encodeIfPresent(coveredLowerJointInterval, forKey: .coveredLowerJointInterval)
+            try c.encodeIfPresent(bracketFallbacksLowerJoint, forKey: .bracketFallbacksLowerJoint)
         }
     }
 
@@ -279,8 +293,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             return (r, bracket, eps.indices.map { k in
                 let t = stops.firstIndex(of: sOf[k])!
                 var p = j.point(t, eps: eps[k], zeta: zeta, dimension: model.parameterCount, logVarianceOfC: varLogC)
-                let low = tl.lowerLog(t, slope: j.slope[t], logVarianceOfC: varLogC)
-                p.setLower(low.estimate, dimension: model.parameterCount, normalizationVariance: low.normalizationVariance)
+                tl.setLower(on: &p, stop: t, slope: j.slope[t], logVarianceOfC: varLogC, dimension: model.parameterCount)
                 p.bracket = bracket.points[k]
                 p.chooseIntervals(paths: paths)
                 return p
@@ -356,6 +369,9 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                     q.mcBiasLowerJoint = joints.compactMap { $0[i].dZetaLower }.reduce(0, +) / n - exact.dZetaLower
                     q.medianJointLowerWidth = exact.dZetaLower > 0 && !lows.isEmpty
                         ? Quantiles.quantile(lows.map { ($0.upperBound - $0.lowerBound) / exact.dZetaLower }.sorted(), 0.5) : nil
+                    let readLower = joints.compactMap { $0[i].intervalLower }
+                    q.coveredLowerJointInterval = readLower.filter { $0.range.contains(exact.dZetaLower) }.count
+                    q.bracketFallbacksLowerJoint = readLower.filter { $0.source == .bracket }.count
                 }
                 q.bracketCovered = brackets.filter { $0.points[i].dZeta.contains(exact.dZeta) }.count
                 q.bracketCoveredLower = brackets.filter { $0.points[i].dZetaLower.contains(exact.dZetaLower) }.count
@@ -381,6 +397,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.errorJointMc = j.dZeta - exact.dZeta
                 (q.dZetaLowerJointMc, q.ci95LowerJointMc) = (j.dZetaLower, j.ci95Lower)
                 q.errorLowerJointMc = j.dZetaLower.map { $0 - exact.dZetaLower }
+                (q.intervalLowerJointMc, q.stageIslandInnerLowerJoint, q.stageIslandNoiseVarLowerJoint)
+                    = (j.intervalLower, j.lower ? j.islandInner : nil, j.lower ? j.islandNoiseVariance : nil)
             }
             points[i].monteCarlo = q
         }

@@ -35,11 +35,13 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// smc with two or more later stages, per stage m ≥ 2: the islands' J (`StagedSMC.sizedIslands`); empty
     /// otherwise.
     public var islandInner: [Int] = []
-    /// smc without outer moves, per stage m ≥ 2: the islands' mean noise variance σ̄² in the log (nats²), which
-    /// the reported interval reads (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
+    /// smc without outer moves, and joint tempering's lower 2sED (`TemperedLower`), per stage m ≥ 2: the islands'
+    /// mean noise variance σ̄² in the log (nats²), which the reported interval reads
+    /// (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
     public var islandNoiseVariance: [Double] = []
-    /// smc: the smallest decorrelation of stage 1's moves (`SMCDiagnostics.minDecorrelation`; nil without a
-    /// move), one of the diagnostics the reported interval reads (`ReportedInterval.minimumDecorrelation`).
+    /// smc and joint tempering's lower 2sED: the smallest decorrelation of stage 1's moves
+    /// (`SMCDiagnostics.minDecorrelation`; nil without a move), one of the diagnostics the reported interval
+    /// reads (`ReportedInterval.minimumDecorrelation`).
     public var stageOneDecorrelation: Double? = nil
     /// smc, per stage m ≥ 2: the shortfall a log-mean of K weights with that spread has under the lognormal
     /// model (`LogNormalSpread.shortfall`, nats), a bias the interval does not include (`TailShortfall`).
@@ -148,13 +150,16 @@ public struct EpsilonEstimate: Sendable, Equatable {
     }
 
     /// Sets `interval` and `intervalLower` from the attached bracket (`reportedIntervals`, or with a reverse
-    /// pass `ReportedInterval.bidirectional` and, for joint tempering's lower 2sED, `ReportedInterval.cut`;
+    /// pass `ReportedInterval.bidirectional` and, for joint tempering's lower 2sED, `ReportedInterval.temperedLower`;
     /// nothing without a bracket or a sampled interval).
     public mutating func chooseIntervals(paths: Int) {
         guard let b = bracket, let sampled = ci95 else { return }
         if let reverse = ci95Reverse {
             interval = ReportedInterval.bidirectional(forward: sampled, reverse: reverse, bracket: b.dZeta)
-            intervalLower = ci95Lower.map { ReportedInterval.cut($0, to: b.dZetaLower) }
+            intervalLower = ci95Lower.map {
+                ReportedInterval.temperedLower(sampled: $0, islandNoiseVariance: islandNoiseVariance, decorrelation: stageOneDecorrelation,
+                                               bracket: b.dZetaLower)
+            }
             return
         }
         (interval, intervalLower) = reportedIntervals(bracket: b, paths: paths)

@@ -116,8 +116,20 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
         cut(Swift.min(forward.lowerBound, reverse.lowerBound)...Swift.max(forward.upperBound, reverse.upperBound), to: bracket)
     }
 
+    /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, where stage 1's
+    /// moves decorrelated its particles (`minimumDecorrelation`; nil: unmeasured) and every later stage's
+    /// islands are quiet (`islandNoiseVariance`, σ̄² per later stage, each at most `maximumIslandNoiseVariance`):
+    /// each island's log is corrected under a lognormal model of its noise, and noisier islands leave the
+    /// terms off by more than the replicates' spread shows (docs/ESTIMATORS.md §8). Else the bracket.
+    public static func temperedLower(sampled: ClosedRange<Double>, islandNoiseVariance: [Double], decorrelation: Double?,
+                                     bracket: ClosedRange<Double>?) -> ReportedInterval {
+        let quiet = islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance } && (decorrelation ?? 1) >= minimumDecorrelation
+        guard let bracket, !quiet else { return cut(sampled, to: bracket) }
+        return ReportedInterval(range: bracket, source: .bracket)
+    }
+
     /// A sampled interval that no diagnostic gates, cut to the bracket (nil: none computed); the bracket where
-    /// it misses it: the lower 2sED of joint tempering (`TemperedLower`).
+    /// it misses it.
     public static func cut(_ sampled: ClosedRange<Double>, to bracket: ClosedRange<Double>?) -> ReportedInterval {
         guard let bracket else { return ReportedInterval(range: sampled, source: .sampled) }
         guard sampled.overlaps(bracket) else { return ReportedInterval(range: bracket, source: .bracket) }

@@ -100,6 +100,28 @@ final class ReportedIntervalTests: XCTestCase {
         XCTAssertEqual(choose(12...14, ess: [0.9], logVar: [spreadEdge * 2]).source, .sampled)
     }
 
+    /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, stands only where
+    /// stage 1 decorrelated and every later stage's islands are quiet; no outer weight enters it.
+    func testTheTemperedLowerNeedsQuietIslandsAndAMixedFirstStage() {
+        let quiet = ReportedInterval.maximumIslandNoiseVariance, mixed = ReportedInterval.minimumDecorrelation
+        func tempered(_ sampled: ClosedRange<Double> = 12...14, noise: [Double] = [0.5, 0.5], decorrelation: Double? = 0.9,
+                      bracket: ClosedRange<Double>? = 10...20) -> ReportedInterval {
+            ReportedInterval.temperedLower(sampled: sampled, islandNoiseVariance: noise, decorrelation: decorrelation, bracket: bracket)
+        }
+        XCTAssertEqual(tempered(), ReportedInterval(range: 12...14, source: .sampled))
+        XCTAssertEqual(tempered(8...14), ReportedInterval(range: 10...14, source: .sampled), "cut to the bracket")
+        XCTAssertEqual(tempered(21...25), ReportedInterval(range: 10...20, source: .bracket), "outside the bracket")
+        XCTAssertEqual(tempered(noise: [0.5, quiet]).source, .sampled)
+        XCTAssertEqual(tempered(noise: [0.5, quiet * 1.01]), ReportedInterval(range: 10...20, source: .bracket), "one noisy stage")
+        XCTAssertEqual(tempered(noise: [quiet * 1.01, 0.1]).source, .bracket)
+        XCTAssertEqual(tempered(decorrelation: mixed).source, .sampled)
+        XCTAssertEqual(tempered(decorrelation: nil).source, .sampled, "no move measured")
+        XCTAssertEqual(tempered(decorrelation: mixed * 0.99).source, .bracket)
+        XCTAssertEqual(tempered(noise: [], decorrelation: 0.2).source, .bracket, "one stage: stage 1 alone decides")
+        XCTAssertEqual(tempered(noise: [5], decorrelation: 0.2, bracket: nil), ReportedInterval(range: 12...14, source: .sampled),
+                       "no bracket: nothing to fall back to")
+    }
+
     func testOneStageAndNoBracket() {
         XCTAssertEqual(choose(12...14, ess: [], logVar: []).source, .sampled)
         XCTAssertEqual(choose(5...6, ess: [0.01], bracket: .some(nil)), ReportedInterval(range: 5...6, source: .sampled))

@@ -141,6 +141,36 @@ final class TemperingTargetTests: XCTestCase {
         XCTAssertEqual(large.target.maximumTraceDraws, 10_000_000)
     }
 
+    /// The lower 2sED's interval the widest and the bracket (stage 1 not decorrelated, or noisy islands): no round
+    /// narrows it, so the rounds stop at once, `bracket_limited`; where it is sampled and the widest, P doubles.
+    func testTheLowerBracketStopsIt() async throws {
+        func point(lowerNoise: Double, half: Double) -> EpsilonEstimate {
+            var p = Self.point(half: 0.1, gap: 0)
+            p.setLower(LogEstimate(value: 10, variance: 0), dimension: 40, normalizationVariance: 0)
+            p.dZetaLower = 99
+            p.ci95Lower = (99 - half)...(99 + half)
+            p.intervalLower = ReportedInterval.temperedLower(sampled: p.ci95Lower!, islandNoiseVariance: [lowerNoise], decorrelation: 0.9,
+                                                             bracket: 60...101)
+            return p
+        }
+        let calls = Calls()
+        let stuck = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.02, maxPaths: nil,
+                                                           progress: { _ in }) { p, s, _ in
+            await calls.add(p, s)
+            return ((), [point(lowerNoise: 3, half: 0.1)])
+        }
+        XCTAssertEqual(stuck.target.outcome, .bracketLimited)
+        XCTAssertEqual(stuck.target.rounds.count, 1)
+        XCTAssertEqual(try XCTUnwrap(stuck.target.rounds.first).source, "bracket")
+        XCTAssertEqual(try XCTUnwrap(stuck.target.rounds.first).width, 41.0 / 99, accuracy: 1e-12)
+        let spread = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.02, maxPaths: nil,
+                                                            progress: { _ in }) { p, _, _ in
+            ((), [point(lowerNoise: 0.5, half: 8 / Double(p).squareRoot())])
+        }
+        XCTAssertEqual(spread.target.outcome, .reached)
+        XCTAssertEqual(spread.target.rounds.map(\.paths), [16, 32, 64, 128])
+    }
+
     /// The budget: a gap that never closes stops at 8× the starting sweeps; a spread that never narrows at `maxPaths`.
     func testTheBudgetStopsItAndSaysWhich() async throws {
         let lag = try await PrecisionTarget.runTempering(paths: 16, replicates: 4, sweeps: 5, traceDraws: 1000, width: 0.01, maxPaths: nil, progress: { _ in }) { p, s, _ in

@@ -74,3 +74,66 @@ import TwoScaleCore
         }
     }
 }
+
+/// Island sizing in `TemperedLower` (two stages of two units of 16 coordinates, coupling 3, islands of J = 8):
+/// unsized, the later stage's islands are noisier than `ReportedInterval.maximumIslandNoiseVariance` at the
+/// larger scale; sized, each replicate doubles its J until they are not (or J reaches the cap), and the term
+/// still holds the exact `E_{π_1} log I_2`. Where stage 1 did not decorrelate (units of 60 coordinates) nothing
+/// is sized, and the interval to read is the bracket.
+@Suite struct TemperedLowerSizingTests {
+    func setUp(unitSize: Int) throws -> (LayeredToy, [Double]) {
+        let m = try LayeredToy(units: [2, 2], unitSize: [unitSize, unitSize], coupling: 3)
+        let c = try m.scale(.trace)
+        return (m, [1e-3, 0.1].map { ScaleParameters.t(eps: $0, zeta: 2.0 / 3) * c.squareRoot() }.sorted())
+    }
+
+    func run(_ m: LayeredToy, _ stops: [Double], seed: UInt64, sized: Bool) async throws -> TemperedLower {
+        let smc = try StagedSMC(model: m, box: m.box, seed: seed, paths: 16, inner: 8, traceDraws: 100)
+        return try await smc.temperedLower(stops: stops, particles: 32, replicates: 4, sweeps: nil, islands: 8, sizeIslands: sized,
+                                           threads: 2)
+    }
+
+    @Test func noisyIslandsAreSized() async throws {
+        let (m, stops) = try setUp(unitSize: 16)
+        let quiet = ReportedInterval.maximumIslandNoiseVariance, base = 8, cap = base * StagedSMC<LayeredToy>.maximumInnerFactor
+        var noisyUnsized = 0, held = 0, runs = 0
+        for k in 0..<6 {
+            let seed = 62_001 + UInt64(k)
+            let plain = try await run(m, stops, seed: seed, sized: false)
+            let sized = try await run(m, stops, seed: seed, sized: true)
+            #expect(plain.islandInner.allSatisfy { $0 == [base] })
+            guard (sized.firstDecorrelation ?? 1) >= ReportedInterval.minimumDecorrelation else {
+                #expect(sized.islandInner == plain.islandInner, "seed \(seed): stage 1 did not decorrelate, nothing sized")
+                continue
+            }
+            runs += 1
+            for t in stops.indices {
+                if plain.islandNoise[t][0] > quiet { noisyUnsized += 1 }
+                let (j, noise) = (sized.islandInner[t][0], sized.islandNoise[t][0])
+                #expect(j >= base && j <= cap && (noise <= quiet || j == cap), "seed \(seed), stop \(t): J \(j), noise \(noise)")
+                if plain.islandNoise[t][0] > quiet { #expect(j > base, "seed \(seed), stop \(t): noisy islands not sized") }
+                let exact = m.exactStages(scale: stops[t]).meanLog[0]
+                let e = sized.terms[t][0], h = 1.959963984540054 * e.variance.squareRoot()
+                if abs(e.value - exact) <= h { held += 1 }
+            }
+        }
+        #expect(runs >= 4, "stage 1 decorrelated in \(runs) of 6 seeds")
+        #expect(noisyUnsized >= runs / 2, "unsized islands above the target in \(noisyUnsized) of \(2 * runs) stops")
+        #expect(held >= 2 * runs - 1, "the sized terms held in \(held) of \(2 * runs)")
+    }
+
+    @Test func aFirstStageThatDidNotDecorrelateGivesTheBracket() async throws {
+        let (m, stops) = try setUp(unitSize: 60)
+        let low = try await run(m, stops, seed: 62_101, sized: true)
+        let mixed = try #require(low.firstDecorrelation)
+        #expect(mixed < ReportedInterval.minimumDecorrelation)
+        #expect(low.islandInner.allSatisfy { $0 == [8] })
+        var p = EpsilonEstimate(eps: 1e-3, zeta: 2.0 / 3, dZeta: 100, dZetaJoint: 100)
+        low.setLower(on: &p, stop: 0, slope: 1, logVarianceOfC: 0, dimension: m.parameterCount)
+        #expect(p.stageOneDecorrelation == mixed && p.islandNoiseVariance == low.islandNoise[0])
+        let sampled = try #require(p.ci95Lower)
+        let r = ReportedInterval.temperedLower(sampled: sampled, islandNoiseVariance: p.islandNoiseVariance,
+                                               decorrelation: p.stageOneDecorrelation, bracket: 0...1_000)
+        #expect(r.source == .bracket)
+    }
+}
