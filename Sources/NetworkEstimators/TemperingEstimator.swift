@@ -77,7 +77,8 @@ public enum TemperingEstimator: NetworkEstimator {
             let islands = Swift.max(1, b.paths / b.inner)
             progress("lower 2sED: \(model.stageUnits.count - 1) prefix sampler(s) × \(b.inner) of \(b.paths) particles, \(islands) islands each per scale")
             lower = try await smc.staged.temperedLower(stops: stops, particles: b.paths, replicates: b.inner,
-                                                       sweeps: b.settings[.sweeps], islands: islands, threads: request.threads)
+                                                       sweeps: b.settings[.sweeps], islands: islands, threads: request.threads,
+                                                       progress: progress)
         }
         var points: [EpsilonEstimate] = []
         for (i, e) in request.eps.enumerated() {
@@ -101,6 +102,7 @@ public enum TemperingEstimator: NetworkEstimator {
                                              zeta: request.zeta,
                                              normalization: request.normalization, scale: c, meanTrace: trace.meanTrace, steps: j.steps,
                                              acceptance: j.proposals > 0 ? Double(j.accepted) / Double(j.proposals) : 0, rank: rank)
+        (report.lowerStageOneSweeps, report.lowerIndependenceMoves) = (lower?.firstSweeps, lower?.firstIndependenceMoves)
         let check = report.attach(bracket)
         report.settings = problem.configuration
         return NetworkEstimate(kind: kind, points: report.points, paths: b.paths, scale: c, bracket: bracket,
@@ -157,6 +159,10 @@ public struct TemperingReport: NetworkEstimateReport {
     public var bracket: CertifiedBracket?
     public var bracketCheck: BracketCheck?
     public var seconds: Double = 0
+    /// With the lower 2sED: stage 1's sweeps per step and whether independence sweeps followed them
+    /// (`TemperedLower.firstSweeps`, raised where stage 1 did not decorrelate).
+    public var lowerStageOneSweeps: Int?
+    public var lowerIndependenceMoves: Bool?
 
     /// Puts the certified bracket beside every point; returns what lies outside it.
     mutating func attach(_ b: CertifiedBracket) -> BracketCheck? {
@@ -184,6 +190,8 @@ public struct TemperingReport: NetworkEstimateReport {
         try c.encode(meanTrace, forKey: ResultKey("mean_trace"))
         try c.encode(steps, forKey: ResultKey("steps"))
         try c.encode(acceptance, forKey: ResultKey("acceptance"))
+        try c.encodeIfPresent(lowerStageOneSweeps, forKey: ResultKey("lower_stage1_sweeps"))
+        try c.encodeIfPresent(lowerIndependenceMoves, forKey: ResultKey("lower_independence_moves"))
         try c.encodeIfPresent(bracket, forKey: ResultKey("bracket"))
         try c.encodeIfPresent(bracketCheck, forKey: ResultKey("bracket_check"))
         try rank.encode(to: encoder)

@@ -37,8 +37,8 @@ struct StagePrefix<Model: UniformStagedModel>: UniformStagedModel {
 /// islands' mean; the estimate is the mean over replicates, its variance their spread over R times
 /// `StudentT.varianceInflation` (replicates are independent: their own tempering runs and islands).
 public struct TemperedLower: Sendable {
-    /// Stage 1's term `log I_1` at each stop: the staged run's pooled first-stage sampler (`corrected`), and its
-    /// replicates (its variance is their spread).
+    /// Stage 1's term `log I_1` at each stop: the staged run's pooled first-stage sampler (`corrected`), at more
+    /// sweeps where it did not decorrelate (`decorrelatedStageOne`), and its replicates (its variance is their spread).
     public var first: [LogEstimate]
     public var firstReplicates: Int
     /// `terms[t][m − 1]`: stage m's term at stop t; `replicates[t][m − 1]`: each replicate's.
@@ -50,6 +50,9 @@ public struct TemperedLower: Sendable {
     public var islandNoise: [[Double]]
     public var islandInner: [[Int]]
     public var firstDecorrelation: Double?
+    /// Stage 1's sweeps per step and whether independence sweeps followed them, as last run (`raiseStageOne`).
+    public var firstSweeps: Int
+    public var firstIndependenceMoves: Bool
 
     /// The terms summed at stop t (independent stages: variances add).
     public func sum(_ t: Int) -> LogEstimate { terms[t].reduce(LogEstimate()) { $0 + $1 } }
@@ -91,20 +94,26 @@ extension StagedSMC where Model: UniformStagedModel {
     /// run's island settings. With `sizeIslands` each replicate's islands at a stop are run again at twice the
     /// J while their mean noise variance exceeds `ReportedInterval.maximumIslandNoiseVariance`, up to
     /// `maximumInnerFactor` times this run's J (as `sizedIslands` does for smc, and as there only where stage 1
-    /// decorrelated; each replicate judges its own, so replicates stay independent).
+    /// decorrelated; each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1
+    /// is run again at more sweeps while it does not decorrelate (`decorrelatedStageOne`).
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
-                              settleFactor: Int? = nil, sizeIslands: Bool = true, threads: Int) async throws -> TemperedLower {
+                              settleFactor: Int? = nil, sizeIslands: Bool = true, raiseStageOne: Bool = true,
+                              threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
-        let stageOne = try await self.stageOne(stops: stops, threads: threads, progress: { _ in })
+        let (stageOne, one) = try await decorrelatedStageOne(stops: stops, raise: raiseStageOne, threads: threads, progress: progress)
         let n1 = model.stageUnits[0].count
         let first = stops.indices.map { Self.block(stageOne.estimate, units: n1, stop: $0).corrected }
         let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
         let mixed = stageOne.estimate.diagnostics.minDecorrelation
         let later = model.stageUnits.count - 1
+        func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]]) -> TemperedLower {
+            TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: replicates, islandNoise: noise,
+                          islandInner: inner, firstDecorrelation: mixed, firstSweeps: one.stageOneSweeps,
+                          firstIndependenceMoves: one.independenceMoves)
+        }
         guard later >= 1 else {
-            return TemperedLower(first: first, firstReplicates: firstReplicates, terms: stops.map { _ in [] },
-                                 replicates: stops.map { _ in [] }, islandNoise: stops.map { _ in [] }, islandInner: stops.map { _ in [] },
-                                 firstDecorrelation: mixed)
+            let none = stops.map { _ in [Int]() }
+            return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none)
         }
         let me = self
         let settings = try (1...later).map { try islandSettings(block: $0) }
@@ -155,7 +164,32 @@ extension StagedSMC where Model: UniformStagedModel {
                 return e
             }
         }
-        return TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: reps, islandNoise: noise,
-                             islandInner: inner, firstDecorrelation: mixed)
+        return result(terms: terms, replicates: reps, noise: noise, inner: inner)
+    }
+
+    /// The largest stage-1 sweeps `decorrelatedStageOne` reaches, as a multiple of this run's.
+    public static var temperedLowerStageOneFactor: Int { 8 }
+
+    /// Stage 1's pooled sampler (`stageOne`) and the run it came from. With `raise`, while its smallest decorrelation
+    /// is below `ReportedInterval.minimumDecorrelation` it is run again with more: twice the sweeps, then, where one
+    /// doubling did not do it, independence sweeps as well, then doublings, up to `temperedLowerStageOneFactor`
+    /// times this run's sweeps (at most `maximumStageOneSweeps`): the order of smc's precision target
+    /// (docs/ESTIMATORS.md §5). The islands keep this run's settings.
+    func decorrelatedStageOne(stops: [Double], raise: Bool, threads: Int, progress: @escaping @Sendable (String) -> Void) async throws
+        -> (stage: (estimate: SMCUnitEstimate, stage: StageUnit, settings: SMCSettings), run: Self) {
+        var one = self
+        var stage = try await one.stageOne(stops: stops, threads: threads, progress: { _ in })
+        let cap = Swift.min(Self.maximumStageOneSweeps, Self.temperedLowerStageOneFactor * stageOneSweeps)
+        while raise, let d = stage.estimate.diagnostics.minDecorrelation, d < ReportedInterval.minimumDecorrelation {
+            if one.independenceMoves || one.stageOneSweeps == stageOneSweeps {
+                guard 2 * one.stageOneSweeps <= cap else { break }
+                one.stageOneSweeps *= 2
+            } else {
+                one.independenceMoves = true
+            }
+            progress("lower 2sED: stage 1 decorrelated to \(String(format: "%.2f", d)); again at \(one.stageOneSweeps) sweeps\(one.independenceMoves ? " with independence sweeps" : "")")
+            stage = try await one.stageOne(stops: stops, threads: threads, progress: { _ in })
+        }
+        return (stage, one)
     }
 }

@@ -117,6 +117,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var intervalLowerJointMc: ReportedInterval?
         public var stageIslandInnerLowerJoint: [Int]?
         public var stageIslandNoiseVarLowerJoint: [Double]?
+        /// With `Setting.joint`: the smallest decorrelation of stage 1's moves behind it (first trial).
+        public var stage1DecorrelationLowerJoint: Double?
         public var coveredLowerJointInterval: Int?
         public var bracketFallbacksLowerJoint: Int?
 
@@ -129,7 +131,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
                  medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
-                 stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, coveredLowerJointInterval, bracketFallbacksLowerJoint
+                 stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
+                 bracketFallbacksLowerJoint
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -191,6 +194,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try intervalLowerJointMc?.encode(into: &r, key: "interval_lower_joint_mc")
             try c.encodeIfPresent(stageIslandInnerLowerJoint, forKey: .stageIslandInnerLowerJoint)
             try c.encodeIfPresent(stageIslandNoiseVarLowerJoint, forKey: .stageIslandNoiseVarLowerJoint)
+            try c.encodeIfPresent(stage1DecorrelationLowerJoint, forKey: .stage1DecorrelationLowerJoint)
             try c.encodeIfPresent(coveredLowerJointInterval, forKey: .coveredLowerJointInterval)
             try c.encodeIfPresent(bracketFallbacksLowerJoint, forKey: .bracketFallbacksLowerJoint)
         }
@@ -397,8 +401,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.errorJointMc = j.dZeta - exact.dZeta
                 (q.dZetaLowerJointMc, q.ci95LowerJointMc) = (j.dZetaLower, j.ci95Lower)
                 q.errorLowerJointMc = j.dZetaLower.map { $0 - exact.dZetaLower }
-                (q.intervalLowerJointMc, q.stageIslandInnerLowerJoint, q.stageIslandNoiseVarLowerJoint)
-                    = (j.intervalLower, j.lower ? j.islandInner : nil, j.lower ? j.islandNoiseVariance : nil)
+                (q.intervalLowerJointMc, q.stageIslandInnerLowerJoint, q.stageIslandNoiseVarLowerJoint, q.stage1DecorrelationLowerJoint)
+                    = (j.intervalLower, j.lower ? j.islandInner : nil, j.lower ? j.islandNoiseVariance : nil, j.stageOneDecorrelation)
             }
             points[i].monteCarlo = q
         }
