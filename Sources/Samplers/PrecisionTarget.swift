@@ -123,6 +123,14 @@ public struct PrecisionTarget: Sendable, Encodable {
         return best
     }
 
+    /// Stage 1's next sweeps and independence sweeps where it did not decorrelate: twice the sweeps first; where
+    /// one doubling from `start` did not decorrelate the units (wide ones: a random walk needs about a sweep per
+    /// coordinate), independence sweeps, then doublings; nil where the doubling would pass `cap`.
+    public static func raisedStageOne(sweeps: Int, independence: Bool, start: Int, cap: Int) -> (sweeps: Int, independence: Bool)? {
+        guard independence || sweeps == start else { return (sweeps, true) }
+        return 2 * sweeps <= cap ? (2 * sweeps, independence) : nil
+    }
+
     /// The least share of a sampled interval's variance that is ĉ's from which the next round quadruples the
     /// trace draws (which halve ĉ's part of the half-width) rather than doubling the particles, which leave it.
     public static var traceDrawsShare: Double { 0.5 }
@@ -233,9 +241,9 @@ public struct PrecisionTarget: Sendable, Encodable {
                 : Levers(stageOne: false, islands: false)
             // A sampled interval that is mostly ĉ's: more trace draws, not more particles.
             let wantsDraws = w.width > target && w.source == .sampled && w.normalizationShare >= traceDrawsShare
-            let sweeps = b.stageOneSweeps, startSweeps = start.stageOneSweeps
-            let spent = (levers.stageOne && (b.independenceMoves || sweeps == startSweeps) && 2 * sweeps > maximumStageOneSweeps)
-                || (levers.islands && 2 * b.inner > innerCap)
+            let raised = raisedStageOne(sweeps: b.stageOneSweeps, independence: b.independenceMoves, start: start.stageOneSweeps,
+                                        cap: maximumStageOneSweeps)
+            let spent = (levers.stageOne && raised == nil) || (levers.islands && 2 * b.inner > innerCap)
             let outcome: Outcome? = w.width <= target ? .reached
                 : levers.any ? (spent ? .budgetSpent : nil)
                 : w.source == .bracket ? .bracketLimited
@@ -251,15 +259,7 @@ public struct PrecisionTarget: Sendable, Encodable {
                 continue
             }
             if levers.any {
-                if levers.stageOne {
-                    // Twice the sweeps first; where one doubling did not decorrelate the units (wide ones: a
-                    // random walk needs about a sweep per coordinate), independence sweeps, then doublings.
-                    if b.independenceMoves || sweeps == startSweeps {
-                        b.stageOneSweeps = 2 * sweeps
-                    } else {
-                        b.independenceMoves = true
-                    }
-                }
+                if levers.stageOne, let raised { (b.stageOneSweeps, b.independenceMoves) = raised }
                 if levers.islands { b.inner *= 2 }
                 continue
             }

@@ -78,6 +78,12 @@ public struct TemperedLower: Sendable {
     }
 }
 
+/// One replicate's islands at one stop of `temperedLower`: their mean log, mean noise variance σ̄² and J.
+private struct StopIslands: Codable {
+    var log, noise: Double
+    var inner: Int
+}
+
 extension StagedSMC where Model: UniformStagedModel {
     static var temperedLowerStream: UInt64 { 0x544C_4F57 }  // "TLOW"
 
@@ -126,13 +132,13 @@ extension StagedSMC where Model: UniformStagedModel {
         // One task per (stage, replicate): its prefix run, then its islands at every stop, J doubled while their
         // mean noise exceeds the target (`sizeIslands`); per stop its islands' mean log, mean noise variance and J.
         let target = ReportedInterval.maximumIslandNoiseVariance
-        let perTask: [[Double]] = try await sharing.map(later * replicates, threads: threads) { i in
+        let perTask: [[StopIslands]] = try await sharing.map(later * replicates, threads: threads) { i in
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
             let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
             let cap = settings[m - 1].particles * (sized ? Self.maximumInnerFactor : 1)
-            return try stops.indices.flatMap { t in
+            return try stops.indices.map { t in
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
                 func islandsAt(_ s: SMCSettings) throws -> [Island] {
                     try idx.enumerated().map { k, j in
@@ -147,16 +153,17 @@ extension StagedSMC where Model: UniformStagedModel {
                     s.particles *= 2
                     run = try islandsAt(s)
                 }
-                return [run.reduce(0) { $0 + $1.lower } / Double(run.count), Self.meanNoise(run), Double(s.particles * s.replicates)]
+                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: Self.meanNoise(run),
+                                   inner: s.particles * s.replicates)
             }
         }
         let inflation = StudentT.varianceInflation(replicates: replicates)
-        func perStage(_ t: Int, _ k: Int) -> [[Double]] {
-            (1...later).map { m in (0..<replicates).map { r in perTask[(m - 1) * replicates + r][3 * t + k] } }
+        func perStage<T>(_ t: Int, _ value: (StopIslands) -> T) -> [[T]] {
+            (1...later).map { m in (0..<replicates).map { r in value(perTask[(m - 1) * replicates + r][t]) } }
         }
-        let reps = stops.indices.map { perStage($0, 0) }
-        let noise = stops.indices.map { perStage($0, 1).map { $0.reduce(0, +) / Double(replicates) } }
-        let inner = stops.indices.map { perStage($0, 2).map { Int($0.max() ?? 0) } }
+        let reps = stops.indices.map { perStage($0, \.log) }
+        let noise = stops.indices.map { perStage($0, \.noise).map { $0.reduce(0, +) / Double(replicates) } }
+        let inner = stops.indices.map { perStage($0, \.inner).map { $0.max() ?? 0 } }
         let terms = reps.map { byStage in
             byStage.map { l -> LogEstimate in
                 var e = LogEstimate.mean(l)
@@ -173,20 +180,17 @@ extension StagedSMC where Model: UniformStagedModel {
     /// Stage 1's pooled sampler (`stageOne`) and the run it came from. With `raise`, while its smallest decorrelation
     /// is below `ReportedInterval.minimumDecorrelation` it is run again with more: twice the sweeps, then, where one
     /// doubling did not do it, independence sweeps as well, then doublings, up to `temperedLowerStageOneFactor`
-    /// times this run's sweeps (at most `maximumStageOneSweeps`): the order of smc's precision target
-    /// (docs/ESTIMATORS.md §5). The islands keep this run's settings.
+    /// times this run's sweeps (at most `maximumStageOneSweeps`): smc's precision target's steps
+    /// (`PrecisionTarget.raisedStageOne`). The islands keep this run's settings.
     func decorrelatedStageOne(stops: [Double], raise: Bool, threads: Int, progress: @escaping @Sendable (String) -> Void) async throws
         -> (stage: (estimate: SMCUnitEstimate, stage: StageUnit, settings: SMCSettings), run: Self) {
         var one = self
         var stage = try await one.stageOne(stops: stops, threads: threads, progress: { _ in })
         let cap = Swift.min(Self.maximumStageOneSweeps, Self.temperedLowerStageOneFactor * stageOneSweeps)
-        while raise, let d = stage.estimate.diagnostics.minDecorrelation, d < ReportedInterval.minimumDecorrelation {
-            if one.independenceMoves || one.stageOneSweeps == stageOneSweeps {
-                guard 2 * one.stageOneSweeps <= cap else { break }
-                one.stageOneSweeps *= 2
-            } else {
-                one.independenceMoves = true
-            }
+        while raise, let d = stage.estimate.diagnostics.minDecorrelation, d < ReportedInterval.minimumDecorrelation,
+              let next = PrecisionTarget.raisedStageOne(sweeps: one.stageOneSweeps, independence: one.independenceMoves,
+                                                        start: stageOneSweeps, cap: cap) {
+            (one.stageOneSweeps, one.independenceMoves) = next
             progress("lower 2sED: stage 1 decorrelated to \(String(format: "%.2f", d)); again at \(one.stageOneSweeps) sweeps\(one.independenceMoves ? " with independence sweeps" : "")")
             stage = try await one.stageOne(stops: stops, threads: threads, progress: { _ in })
         }
