@@ -55,37 +55,69 @@ enum IndependenceMoves {
         return StandardNormal.quantile(t)
     }
 
-    /// `log φ(u) − log q(u)` for the proposal g, summed over coordinates.
-    static func logWeight(_ u: [Double], _ g: ProbitGaussian) -> Double {
+    /// `log φ(u) − log q(u)` for the proposal g, summed over coordinates (`logSd`: `log σ_j` of g).
+    @inline(__always)
+    static func logWeight(_ u: [Double], _ g: ProbitGaussian, logSd: [Double]) -> Double {
         var s = 0.0
         for j in u.indices {
             let z = (u[j] - g.mean[j]) / g.sd[j]
-            s += -0.5 * u[j] * u[j] + 0.5 * z * z + Foundation.log(g.sd[j])
+            s += -0.5 * u[j] * u[j] + 0.5 * z * z + logSd[j]
         }
         return s
     }
 
-    /// One independence sweep over the particles (positions, roots, `ℓ_s`, screen statistics kept up to date).
+    /// `log w(u_i)` of each particle's current position under its proposal, kept across the sweeps of one move
+    /// (the proposals are fixed there): computed when a sweep needs it and dropped when the particle moves, so
+    /// an unmoved particle costs no quantiles.
+    struct WeightCache {
+        private var weights: [Double]
+        private var known: [Bool]
+
+        init(particles n: Int) {
+            weights = [Double](repeating: 0, count: n)
+            known = [Bool](repeating: false, count: n)
+        }
+
+        /// Particle i has moved.
+        @inline(__always)
+        mutating func moved(_ i: Int) { known[i] = false }
+
+        /// `log w(u_i)`, `u_ij = probit(x_ij)`, under g (`u`: scratch of p coordinates).
+        mutating func logWeight(_ i: Int, x: [Double], lo: Double, hi: Double, _ g: ProbitGaussian, logSd: [Double],
+                                scratch u: inout [Double]) -> Double {
+            if !known[i] {
+                let p = u.count
+                for j in 0..<p { u[j] = probit(x[i * p + j], lo, hi) }
+                weights[i] = IndependenceMoves.logWeight(u, g, logSd: logSd)
+                known[i] = true
+            }
+            return weights[i]
+        }
+    }
+
+    /// One independence sweep over the particles (positions, roots, `ℓ_s`, screen statistics kept up to date;
+    /// `cache` holds their current weights under `fits` and is told which particles moved).
     static func sweep(_ unit: SMCUnit, s: Double, fits: [ProbitGaussian], slope b: Double, x: inout [Double],
                       roots: inout [[Double]], ell ellNow: inout [Double], screen hNow: inout [Double],
-                      rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+                      cache: inout WeightCache, rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         let screen = hNow.isEmpty ? nil : unit.screen
+        let logSd = fits.map { $0.sd.map { Foundation.log($0) } }
         var y = [Double](repeating: 0, count: p), v = [Double](repeating: 0, count: p), u = [Double](repeating: 0, count: p)
         var acc = 0, evaluated = 0
         for i in 0..<n {
-            let g = fits[1 - i % 2]
+            let half = 1 - i % 2, g = fits[half]
             for j in 0..<p {
                 v[j] = g.mean[j] + g.sd[j] * rng.normal()
                 y[j] = Swift.min(hi, Swift.max(lo, lo + width * StandardNormal.cdf(v[j])))
-                u[j] = probit(x[i * p + j], lo, hi)
             }
+            let wu = cache.logWeight(i, x: x, lo: lo, hi: hi, g, logSd: logSd[half], scratch: &u)
             // In probit coordinates the target is e^ℓ·φ and the proposal q: the ratio w(v)/w(u), w = φ/q.
-            let r = try RandomWalk.step(unit, s: s, particle: i, to: y, logProposalRatio: logWeight(v, g) - logWeight(u, g),
+            let r = try RandomWalk.step(unit, s: s, particle: i, to: y, logProposalRatio: logWeight(v, g, logSd: logSd[half]) - wu,
                                         screen: screen, slope: b, x: &x, roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
             if r.evaluated { evaluated += 1 }
-            if r.accepted { acc += 1 }
+            if r.accepted { acc += 1; cache.moved(i) }
         }
         diag.proposals += n
         diag.accepted += acc

@@ -75,6 +75,7 @@ enum RandomWalk {
         used?.pointee = FrozenMove(spread: sd, slope: b, steps: [], proposals: fits)
         let start = x
         var y = [Double](repeating: 0, count: p)
+        var current = IndependenceMoves.WeightCache(particles: fits.isEmpty ? 0 : n)
         for sweep in 0..<sweeps {
             if let f = frozen { h = f.steps[sweep] }
             used?.pointee.steps.append(h)
@@ -84,7 +85,10 @@ enum RandomWalk {
                 let r = try step(unit, s: s, particle: i, to: y, logProposalRatio: 0, screen: screen, slope: b, x: &x,
                                  roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
                 if r.evaluated { evaluated += 1 }
-                if r.accepted { acc += 1 }
+                if r.accepted {
+                    acc += 1
+                    if !fits.isEmpty { current.moved(i) }
+                }
             }
             diag.proposals += n
             diag.accepted += acc
@@ -92,7 +96,7 @@ enum RandomWalk {
             h = adapted(h, acceptance: Double(acc) / Double(n))
             if !fits.isEmpty {
                 try IndependenceMoves.sweep(unit, s: s, fits: fits, slope: b, x: &x, roots: &roots, ell: &ellNow,
-                                            screen: &hNow, rng: &rng, diag: &diag)
+                                            screen: &hNow, cache: &current, rng: &rng, diag: &diag)
             }
         }
         if let d = decorrelation(from: start, to: x, variances: variance, particles: n, dimension: p) {

@@ -14,7 +14,7 @@ import TwoScaleCore
         let u = [1.5, -0.5]
         let logPhi = -0.5 * (1.5 * 1.5 + 0.5 * 0.5)
         let logQ = -0.5 * (0.25 + 4) - Foundation.log(2) - Foundation.log(0.25)  // the 2π terms cancel
-        #expect(Swift.abs(IndependenceMoves.logWeight(u, g) - (logPhi - logQ)) < 1e-14)
+        #expect(Swift.abs(IndependenceMoves.logWeight(u, g, logSd: g.sd.map { Foundation.log($0) }) - (logPhi - logQ)) < 1e-14)
     }
 
     /// Coordinate j of `π_s ∝ Π_j (1 + s x_j)` on [0, 1]: the inverse of its CDF `(x + s x²/2)/(1 + s/2)`.
@@ -24,11 +24,15 @@ import TwoScaleCore
     }
 
     /// Particles drawn exactly from `π_s` (product unit, roots x) stay distributed as `π_s` under independence
-    /// sweeps with a proposal far from it, with and without a screen: each coordinate's mean stays at
+    /// sweeps with a proposal far from it, with and without a screen, alone or after each random-walk sweep of
+    /// a move (whose accepted steps must drop the particles' cached weights): each coordinate's mean stays at
     /// `E x = (1/2 + s/3)/(1 + s/2)` and its second moment at `(1/3 + s/4)/(1 + s/2)`. Without the proposal's
-    /// density ratio the particles would drift to the proposal's mean (Φ(1) ≈ 0.84 here).
-    @Test(arguments: [false, true]) func sweepsKeepAnExactTarget(screened: Bool) throws {
-        let p = 3, n = 6_000, s = 4.0
+    /// density ratio, or with a stale one, the particles drift towards the proposal's mean (Φ(1) ≈ 0.84 here).
+    @Test(arguments: [(false, false), (true, false), (false, true)])
+    func sweepsKeepAnExactTarget(screened: Bool, withRandomWalk: Bool) throws {
+        // Enough particles that a stale cached weight (a move not passed on to the independence sweep's cache)
+        // fails by a clear margin.
+        let p = 3, n = 24_000, s = 4.0
         let sum: @Sendable ([Double]) throws -> Double = { $0.reduce(0, +) }
         let unit = SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil)
         var rng = Xoshiro256(seed: 5, stream: [1])
@@ -38,9 +42,16 @@ import TwoScaleCore
         var h = screened ? roots.map { $0.reduce(0, +) } : []
         let far = ProbitGaussian(mean: [1, 1, 1], sd: [0.5, 0.5, 0.5])
         var diag = SMCDiagnostics()
-        for _ in 0..<10 {
-            try IndependenceMoves.sweep(unit, s: s, fits: [far, far], slope: screened ? 1.5 : 0, x: &x, roots: &roots, ell: &ell,
-                                        screen: &h, rng: &rng, diag: &diag)
+        if withRandomWalk {
+            var step = 1.0
+            try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &h, h: &step, sweeps: 10, rng: &rng,
+                                diag: &diag, proposals: [far, far])
+        } else {
+            var cache = IndependenceMoves.WeightCache(particles: n)
+            for _ in 0..<10 {
+                try IndependenceMoves.sweep(unit, s: s, fits: [far, far], slope: screened ? 1.5 : 0, x: &x, roots: &roots, ell: &ell,
+                                            screen: &h, cache: &cache, rng: &rng, diag: &diag)
+            }
         }
         #expect(diag.accepted > n, "the proposals must be accepted often enough to test anything: \(diag.accepted)")
         let m1 = (0.5 + s / 3) / (1 + s / 2), m2 = (1.0 / 3 + s / 4) / (1 + s / 2)
