@@ -45,7 +45,7 @@ public struct TemperedLower: Sendable {
     public var terms: [[LogEstimate]]
     public var replicates: [[[Double]]]
     /// `islandNoise[t][m − 1]`: stage m's islands' mean noise variance σ̄² at stop t (nats², over every replicate's
-    /// islands, each at its J), which `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
+    /// pilot islands at the starting J), which `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
     /// J its replicates' islands were sized to; and stage 1's smallest decorrelation of a move (nil: none measured).
     public var islandNoise: [[Double]]
     public var islandInner: [[Int]]
@@ -78,7 +78,7 @@ public struct TemperedLower: Sendable {
     }
 }
 
-/// One replicate's islands at one stop of `temperedLower`: their mean log, mean noise variance σ̄² and J.
+/// One replicate's islands at one stop of `temperedLower`: their mean log, its pilot's σ̄² at the starting J, and J.
 private struct StopIslands: Codable {
     var log, noise: Double
     var inner: Int
@@ -94,16 +94,32 @@ extension StagedSMC where Model: UniformStagedModel {
     /// invariant) put them there (docs/ESTIMATORS.md §8).
     public static var temperedLowerSettleFactor: Int { 16 }
 
+    /// The tempered lower's islands' J as a multiple of this run's J, and the most the pilot sizes it to. The log
+    /// of an island's estimate falls short of `log I_m` by more than the lognormal correction restores where J is
+    /// small, a shortfall the replicates share and the interval cannot see (docs/ESTIMATORS.md §8).
+    public static var temperedLowerInnerFactor: Int { 4 }
+    public static var temperedLowerMaximumInnerFactor: Int { 32 }
+    /// Islands of the pilot that sizes J (per replicate and stop).
+    public static var temperedLowerPilotIslands: Int { 4 }
+    /// Stage 1's particles for the lower 2sED as a multiple of the staged run's, for the same reason.
+    public static var temperedLowerStageOneParticleFactor: Int { 4 }
+
     /// `TemperedLower` through the ascending `stops`: R = `replicates` prefix samplers of `particles` each
     /// per later stage (`sweeps` nil: each prefix's `JointSMC.defaultSweeps`; at each stop `settleFactor` times
     /// as many again, nil: `temperedLowerSettleFactor`), `islands` islands per replicate and stop, with this
-    /// run's island settings. With `sizeIslands` each replicate's islands at a stop are run again at twice the
-    /// J while their mean noise variance exceeds `ReportedInterval.maximumIslandNoiseVariance`, up to
-    /// `maximumInnerFactor` times this run's J (as `sizedIslands` does for smc, and as there only where stage 1
-    /// decorrelated; each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1
-    /// is run again at more sweeps while it does not decorrelate (`decorrelatedStageOne`).
+    /// run's island settings at `innerFactor` (nil: `temperedLowerInnerFactor`) times its J. A pilot of
+    /// `temperedLowerPilotIslands` of them on streams of its own gives their mean noise variance σ̄² at that J, which
+    /// `ReportedInterval.temperedLower` reads; with `sizeIslands` (and only where stage 1 decorrelated) the pilot is
+    /// run again at twice the J while its σ̄² exceeds `ReportedInterval.maximumIslandNoiseVariance`, up to
+    /// `temperedLowerMaximumInnerFactor` times this run's J, and the islands then run once at the chosen J. An
+    /// island's log estimate and its noise come from the same replicates and move together, so an estimate kept,
+    /// or read, because its own noise was small is low; the pilot keeps both choices apart from the estimate. Where
+    /// the islands are noisy at the starting J, sizing brings the estimate closer but leaves it low by more than
+    /// its interval allows, so the gate reads the starting J's σ̄² (each replicate judges its own, so replicates
+    /// stay independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
+    /// (`decorrelatedStageOne`).
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
-                              settleFactor: Int? = nil, sizeIslands: Bool = true, raiseStageOne: Bool = true,
+                              settleFactor: Int? = nil, innerFactor: Int? = nil, sizeIslands: Bool = true, raiseStageOne: Bool = true,
                               threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
         let (stageOne, one) = try await decorrelatedStageOne(stops: stops, raise: raiseStageOne, threads: threads, progress: progress)
@@ -137,23 +153,28 @@ extension StagedSMC where Model: UniformStagedModel {
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
             let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
-            let cap = settings[m - 1].particles * (sized ? Self.maximumInnerFactor : 1)
+            let cap = settings[m - 1].particles * Self.temperedLowerMaximumInnerFactor
             return try stops.indices.map { t in
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
-                func islandsAt(_ s: SMCSettings) throws -> [Island] {
-                    try idx.enumerated().map { k, j in
+                // The islands `idx[..<count]` at settings s; the pilot's on streams of its own.
+                func islandsAt(_ s: SMCSettings, count: Int, pilot: Bool) throws -> [Island] {
+                    try idx.prefix(count).enumerated().map { k, j in
                         try me.island(draws[t].states[j], stage: m, scale: stops[t], settings: s,
-                                      stream: [Self.temperedLowerStream, UInt64(m), UInt64(r), UInt64(t), UInt64(k)],
+                                      stream: [Self.temperedLowerStream, UInt64(m), UInt64(r), UInt64(t), UInt64(k)] + (pilot ? [1] : []),
                                       drawStream: [], bound: false, draws: false)
                     }
                 }
                 var s = settings[m - 1]
-                var run = try islandsAt(s)
-                while Self.meanNoise(run) > target, s.particles * 2 <= cap {
+                s.particles *= innerFactor ?? Self.temperedLowerInnerFactor
+                let count = Swift.min(islands, Self.temperedLowerPilotIslands)
+                let startNoise = Self.meanNoise(try islandsAt(s, count: count, pilot: true))
+                var noise = startNoise
+                while sized, noise > target, s.particles * 2 <= cap {
                     s.particles *= 2
-                    run = try islandsAt(s)
+                    noise = Self.meanNoise(try islandsAt(s, count: count, pilot: true))
                 }
-                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: Self.meanNoise(run),
+                let run = try islandsAt(s, count: islands, pilot: false)
+                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: startNoise,
                                    inner: s.particles * s.replicates)
             }
         }
@@ -177,7 +198,8 @@ extension StagedSMC where Model: UniformStagedModel {
     /// The largest stage-1 sweeps `decorrelatedStageOne` reaches, as a multiple of this run's.
     public static var temperedLowerStageOneFactor: Int { 8 }
 
-    /// Stage 1's pooled sampler (`stageOne`) and the run it came from. With `raise`, while its smallest decorrelation
+    /// Stage 1's pooled sampler (`stageOne`) at `temperedLowerStageOneParticleFactor` times the particles, and the
+    /// run it came from. With `raise`, while its smallest decorrelation
     /// is below `ReportedInterval.minimumDecorrelation` it is run again with more: twice the sweeps, then, where one
     /// doubling did not do it, independence sweeps as well, then doublings, up to `temperedLowerStageOneFactor`
     /// times this run's sweeps (at most `maximumStageOneSweeps`): smc's precision target's steps
@@ -185,6 +207,7 @@ extension StagedSMC where Model: UniformStagedModel {
     func decorrelatedStageOne(stops: [Double], raise: Bool, threads: Int, progress: @escaping @Sendable (String) -> Void) async throws
         -> (stage: (estimate: SMCUnitEstimate, stage: StageUnit, settings: SMCSettings), run: Self) {
         var one = self
+        one.paths *= Self.temperedLowerStageOneParticleFactor
         var stage = try await one.stageOne(stops: stops, threads: threads, progress: { _ in })
         let cap = Swift.min(Self.maximumStageOneSweeps, Self.temperedLowerStageOneFactor * stageOneSweeps)
         while raise, let d = stage.estimate.diagnostics.minDecorrelation, d < ReportedInterval.minimumDecorrelation,
