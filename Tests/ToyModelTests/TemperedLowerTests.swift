@@ -127,8 +127,8 @@ import TwoScaleCore
     }
 
     /// At one θ_1 of the uniform prior, 400 islands of J = 8 at the larger scale against the exact `log I_2`
-    /// (`Z_2 = (1 + s m̄ r)^{d_2}`): the mean over those whose own σ̄² is at most the target lies more than 3
-    /// standard errors below it, and as far below the mean over all of them (which is low too, by less: J = 8).
+    /// (`Z_2 = (1 + s m̄ r)^{d_2}`): the mean over those whose own σ̄² is at most the target lies more than 3 of its
+    /// standard errors below it, and below the mean over all of them (low too, by less: J = 8) by as much.
     @Test func anIslandKeptForItsOwnQuietIsLow() throws {
         let (m, stops) = try setUp(unitSize: 16)
         let smc = try StagedSMC(model: m, box: m.box, seed: 62_301, paths: 16, inner: 8, traceDraws: 100)
