@@ -140,9 +140,8 @@ import TwoScaleCore
             try smc.island(state, stage: 1, scale: s, settings: smc.islandSettings(block: 1), stream: [7, UInt64(k)],
                            drawStream: [], bound: false, draws: false)
         }
-        func mean(_ x: [Double]) -> LogEstimate { LogEstimate.mean(x) }
-        let all = mean(islands.map(\.lower))
-        let kept = mean(islands.filter { $0.noise <= ReportedInterval.maximumIslandNoiseVariance }.map(\.lower))
+        let all = LogEstimate.mean(islands.map(\.lower))
+        let kept = LogEstimate.mean(islands.filter { $0.noise <= ReportedInterval.maximumIslandNoiseVariance }.map(\.lower))
         let se = kept.variance.squareRoot()
         #expect(exact - kept.value > 3 * se && all.value - kept.value > 3 * se,
                 "kept: \(kept.value), all: \(all.value), exact \(exact), se \(se)")
