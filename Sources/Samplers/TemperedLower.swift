@@ -117,12 +117,15 @@ extension StagedSMC where Model: UniformStagedModel {
     /// the islands are noisy at the starting J, sizing brings the estimate closer but leaves it low by more than
     /// its interval allows, so the gate reads the starting J's σ̄² (each replicate judges its own, so replicates
     /// stay independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
-    /// (`decorrelatedStageOne`).
+    /// (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
+    /// this run's setting: without them the islands of wide units fall short by more than their interval.
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
                               settleFactor: Int? = nil, innerFactor: Int? = nil, sizeIslands: Bool = true, raiseStageOne: Bool = true,
                               threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
-        let (stageOne, one) = try await decorrelatedStageOne(stops: stops, raise: raiseStageOne, threads: threads, progress: progress)
+        var base = self
+        base.independenceMoves = true
+        let (stageOne, one) = try await base.decorrelatedStageOne(stops: stops, raise: raiseStageOne, threads: threads, progress: progress)
         let n1 = model.stageUnits[0].count
         let first = stops.indices.map { Self.block(stageOne.estimate, units: n1, stop: $0).corrected }
         let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
@@ -137,8 +140,8 @@ extension StagedSMC where Model: UniformStagedModel {
             let none = stops.map { _ in [Int]() }
             return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none)
         }
-        let me = self
-        let settings = try (1...later).map { try islandSettings(block: $0) }
+        let me = base
+        let settings = try (1...later).map { try base.islandSettings(block: $0) }
         // Where stage 1 did not decorrelate, the interval is the bracket whatever the islands' noise: no sizing.
         let sized = sizeIslands && (mixed ?? 1) >= ReportedInterval.minimumDecorrelation
         let prefixes = try (1...later).map { m in
