@@ -129,16 +129,22 @@ import TwoScaleCore
         #expect(held >= 2 * runs - 1, "the sized terms held in \(held) of \(2 * runs)")
     }
 
-    /// At one θ_1 of the uniform prior, 400 islands of J = 8 at the larger scale against the exact `log I_2`
-    /// (`Z_2 = (1 + s m̄ r)^{d_2}`): the mean over those whose own σ̄² is at most the target lies more than 3 of its
-    /// standard errors below it, and below the mean over all of them (low too, by less: J = 8) by as much.
-    @Test func anIslandKeptForItsOwnQuietIsLow() throws {
-        let (m, stops) = try setUp(unitSize: 16)
-        let smc = try StagedSMC(model: m, box: m.box, seed: 62_301, paths: 16, inner: 8, traceDraws: 100)
+    /// A run at seed 62 301 with islands of J = `inner`, a θ_1 of the uniform prior, the larger scale and the exact
+    /// `log I_2` there (`Z_2 = (1 + s m̄ r)^{d_2}`), on units of `unitSize`.
+    func oneTheta(unitSize: Int, inner: Int) throws -> (smc: StagedSMC<LayeredToy>, state: LayeredToy.State, scale: Double, exact: Double) {
+        let (m, stops) = try setUp(unitSize: unitSize)
+        let smc = try StagedSMC(model: m, box: m.box, seed: 62_301, paths: 16, inner: inner, traceDraws: 100)
         var rng = Xoshiro256(seed: 62_301, stream: [1])
         let state = m.uniformState(box: m.box, rng: &rng), s = stops[1]
         let active = Double(state.stages[0].filter { $0 > m.threshold }.count) / Double(m.dimension(ofStage: 0))
-        let exact = Double(m.dimension(ofStage: 1)) * Foundation.log1p(s * (m.lo + m.hi) / 2 * m.h(active).squareRoot())
+        return (smc, state, s, Double(m.dimension(ofStage: 1)) * Foundation.log1p(s * (m.lo + m.hi) / 2 * m.h(active).squareRoot()))
+    }
+
+    /// At one θ_1 of the uniform prior, 400 islands of J = 8 at the larger scale against the exact `log I_2`: the mean
+    /// over those whose own σ̄² is at most the target lies more than 3 of its standard errors below it, and below the
+    /// mean over all of them (low too, by less: J = 8) by as much.
+    @Test func anIslandKeptForItsOwnQuietIsLow() throws {
+        let (smc, state, s, exact) = try oneTheta(unitSize: 16, inner: 8)
         let islands = try (0..<400).map { k in
             try smc.island(state, stage: 1, scale: s, settings: smc.islandSettings(block: 1), stream: [7, UInt64(k)],
                            drawStream: [], bound: false, draws: false)
@@ -176,12 +182,7 @@ import TwoScaleCore
     /// lower estimate holds it and their noise is small; with the random walk alone their median noise variance is
     /// several times larger (their mean falls short too, by less than 40 heavy-tailed islands can show; lab log).
     @Test func wideIslandsTakeIndependenceSweeps() throws {
-        let (m, stops) = try setUp(unitSize: 40)
-        var smc = try StagedSMC(model: m, box: m.box, seed: 62_301, paths: 16, inner: 32, traceDraws: 100)
-        var rng = Xoshiro256(seed: 62_301, stream: [1])
-        let state = m.uniformState(box: m.box, rng: &rng), s = stops[1]
-        let active = Double(state.stages[0].filter { $0 > m.threshold }.count) / Double(m.dimension(ofStage: 0))
-        let exact = Double(m.dimension(ofStage: 1)) * Foundation.log1p(s * (m.lo + m.hi) / 2 * m.h(active).squareRoot())
+        var (smc, state, s, exact) = try oneTheta(unitSize: 40, inner: 32)
         func islands(independence: Bool) throws -> (lower: LogEstimate, medianNoise: Double) {
             smc.independenceMoves = independence
             var settings = try smc.islandSettings(block: 1)
