@@ -141,7 +141,7 @@ extension StagedSMC where Model: UniformStagedModel {
             return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none)
         }
         let me = base
-        let settings = try (1...later).map { try base.islandSettings(block: $0) }
+        let settings = try (1...later).map { try me.islandSettings(block: $0) }
         // Where stage 1 did not decorrelate, the interval is the bracket whatever the islands' noise: no sizing.
         let sized = sizeIslands && (mixed ?? 1) >= ReportedInterval.minimumDecorrelation
         let prefixes = try (1...later).map { m in

@@ -180,7 +180,8 @@ import TwoScaleCore
     /// At one θ_1 of the uniform prior on units of 40 coordinates (coupling 3, ε = 10⁻³), 40 islands at the tempered
     /// lower's J = 128 against the exact `log I_2`. With the independence sweeps the tempered lower takes, their mean
     /// lower estimate holds it and their noise is small; with the random walk alone their median noise variance is
-    /// several times larger (their mean falls short too, by less than 40 heavy-tailed islands can show; lab log).
+    /// several times larger (their mean falls short too, though 40 heavy-tailed islands do not show it at three
+    /// standard errors; lab log).
     @Test func wideIslandsTakeIndependenceSweeps() throws {
         var (smc, state, s, exact) = try oneTheta(unitSize: 40, inner: 32)
         func islands(independence: Bool) throws -> (lower: LogEstimate, medianNoise: Double) {
