@@ -291,9 +291,13 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             let stops = Array(Set(sOf)).sorted()
             let joint = try JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
             let j = try await joint.run(stops: stops, threads: threads)
-            // The lower 2sED, its later stages' earlier layers drawn by tempering (`TemperedLower`).
-            let tl = try await smc.temperedLower(stops: stops, particles: paths, replicates: joint.replicates, sweeps: jointSweeps,
-                                                 islands: Swift.max(1, paths / joint.replicates), threads: threads)
+            // The lower 2sED, its later stages' earlier layers drawn by tempering (`TemperedLower`), its islands from
+            // the default J as the tempering estimator takes them on networks, whatever `inner`: below it, islands
+            // whose noise passes the gate still fall short by more than their interval (docs/ESTIMATORS.md §8).
+            var lowerRun = smc
+            lowerRun.inner = StagedSMC<Model>.defaultInner
+            let tl = try await lowerRun.temperedLower(stops: stops, particles: paths, replicates: joint.replicates, sweeps: jointSweeps,
+                                                      islands: Swift.max(1, paths / joint.replicates), threads: threads)
             return (r, bracket, eps.indices.map { k in
                 let t = stops.firstIndex(of: sOf[k])!
                 var p = j.point(t, eps: eps[k], zeta: zeta, dimension: model.parameterCount, logVarianceOfC: varLogC)

@@ -414,6 +414,28 @@ final class LayeredToyTests: XCTestCase {
         }
     }
 
+    /// `--joint`'s lower 2sED takes its islands from the default J whatever the smc run's `inner`, as `ed --estimator
+    /// tempering` does: at J = 8 its islands start at 4 × 32 and it gives the numbers of a run at the default J, while
+    /// smc's own differ. (Below the default, islands whose noise passes the gate still fell short by more than their
+    /// interval on units of 40 coordinates: lab log, "The tempered lower 2sED's islands below the default J".)
+    func testTheJointLowerTakesTheDefaultJ() async throws {
+        let m = try LayeredToy(units: [2, 2], unitSize: [3, 3], coupling: 3)
+        func points(inner: Int) async throws -> [StagedToyMeasurement<LayeredToy>.MonteCarloPoint] {
+            var r = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
+            try await r.runMonteCarlo(paths: 16, inner: inner, seed: 5, trials: 1, traceDraws: nil, islandSweeps: 4, joint: true, threads: 2)
+            return try r.points.map { try XCTUnwrap($0.monteCarlo) }
+        }
+        let small = try await points(inner: 8), standard = try await points(inner: StagedSMC<LayeredToy>.defaultInner)
+        for (p, q) in zip(small, standard) {
+            let j = try XCTUnwrap(p.stageIslandInnerLowerJoint)
+            XCTAssertTrue(j.allSatisfy { $0 >= StagedSMC<LayeredToy>.temperedLowerInnerFactor * StagedSMC<LayeredToy>.defaultInner }, "J \(j)")
+            XCTAssertEqual(p.dZetaLowerJointMc, q.dZetaLowerJointMc)
+            XCTAssertEqual(p.ci95LowerJointMc, q.ci95LowerJointMc)
+            XCTAssertEqual(p.stageIslandNoiseVarLowerJoint, q.stageIslandNoiseVarLowerJoint)
+            XCTAssertNotEqual(p.dZetaMc, q.dZetaMc, "smc's own run keeps its J")
+        }
+    }
+
     /// Joint tempering (`JointSMC`: all stages moved together under the whole G_s) on the small layered
     /// toy: over 20 seeds its 95% intervals hold the exact 2sED in at least 17, its mean lies within 4
     /// standard errors of the exact value, and every sweep moves a first-stage unit under stage 2's factor

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tallies lab/scripts/tempered-lower-islands.py CSVs as if the tempered lower 2sED's islands threshold were T
 (nats²): per ε the seeds whose sampled interval would be read, how many held, the 1% binomial quantile of 95%,
-and by noise level the held count, mean error (its standard error) and median half-width.
+by noise level the held count, mean error (its standard error) and median half-width, and the same by the largest
+J a later stage's islands ran at (above the starting J: sized).
 Usage: lab/scripts/tempered-lower-rule.py 'GLOB' [T, default 3]"""
 import csv, glob, sys, statistics as st
 from math import comb
@@ -31,5 +32,12 @@ for eps in ('0.001', '0.1'):
             print(f"  ({lo},{hi}]: n {len(T)} held {sum(int(r['held']) for r in T)} mean err {st.mean(errs):+.3f} "
                   f"(se {st.stdev(errs)/len(errs)**0.5 if len(errs)>1 else 0:.3f}) median hw {st.median(hw):.3f} "
                   f"J {sorted(set(r['inner'] for r in T))[:4]}")
+    jm = lambda r: max(int(x) for x in r['inner'].split(';'))
+    for j in sorted(set(map(jm, R))):
+        T = [r for r in R if jm(r) == j]
+        errs = [float(r['est']) - float(r['exact_lower']) for r in T]
+        print(f"  largest J {j}: n {len(T)} read {sum(ok(r) for r in T)} held {sum(int(r['held']) for r in T)} "
+              f"(read and held {sum(int(r['held']) for r in T if ok(r))}) mean err {st.mean(errs):+.3f}"
+              f" (se {st.stdev(errs)/len(errs)**0.5 if len(errs)>1 else 0:.3f})")
     print("  decorrelation < 0.85:", sum(float(r['decorrelation']) < 0.85 for r in R),
           " min", min(float(r['decorrelation']) for r in R))
