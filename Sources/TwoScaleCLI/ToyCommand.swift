@@ -75,7 +75,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(help: "K: plain: draws of θ; smc: particles per axis (default 100); layered: outer particles (64).")
     var paths: Int?
 
-    @Option(help: "Staged families (layered): J, island particles per stage-2 unit (default 32, as ed; --joint's lower 2sED keeps 32).")
+    @Option(help: "Layered: J, island particles per stage-2 unit (default 32, as ed); --joint's lower 2sED keeps 32.")
     var inner: Int?
 
     @Option(help: "Staged families (layered): Metropolis–Hastings sweeps per island step (default 4, as ed).")
