@@ -2,7 +2,7 @@
 """The tempered lower 2sED's terms split (lab log, 30 Nov 2026, thirtieth session): reads the stderr lines that
 `lab/patches/tempered-lower-size-to-quiet.patch` writes under `TWOSCALE_LAB_TERMS=1` (`TERMS`: stage 1's and the
 later term's error against `LayeredToy.exactStages`; `ISL`: each replicate's islands' mean error against the exact
-log I_2 at the θ_1 each was given; `TIME`: a run's wall time, from the wrapper the entry names). Errors in nats,
+log I_2 at the θ_1 each was given; `TIME`: a run's wall time, from `tempered-lower-terms-bin.sh`). Errors in nats,
 ± the standard error over seeds. With BASE.log, also the seeds both logs hold, paired.
 Usage: lab/scripts/tempered-lower-terms.py RUN.log [BASE.log]"""
 import collections, re, statistics as st, sys
