@@ -45,7 +45,8 @@ public struct TemperedLower: Sendable {
     public var terms: [[LogEstimate]]
     public var replicates: [[[Double]]]
     /// `islandNoise[t][m − 1]`: stage m's islands' mean noise variance σ̄² at stop t (nats², over every replicate's
-    /// pilot islands at the starting J), which `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
+    /// pilot islands at the chosen J where they reached the sizing target, else at the starting J), which
+    /// `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
     /// J its replicates' islands were sized to; and stage 1's smallest decorrelation of a move (nil: none measured).
     public var islandNoise: [[Double]]
     public var islandInner: [[Int]]
@@ -99,6 +100,9 @@ extension StagedSMC where Model: UniformStagedModel {
     /// small, a shortfall the replicates share and the interval cannot see (docs/ESTIMATORS.md §8).
     public static var temperedLowerInnerFactor: Int { 4 }
     public static var temperedLowerMaximumInnerFactor: Int { 32 }
+    /// The islands' mean noise variance σ̄² (nats²) the pilot sizes them to: noisier islands of wide units fall
+    /// short by more than the lognormal correction restores (docs/ESTIMATORS.md §8).
+    public static var temperedLowerSizingTarget: Double { 0.05 }
     /// Islands of the pilot that sizes J (per replicate and stop).
     public static var temperedLowerPilotIslands: Int { 4 }
     /// Stage 1's particles for the lower 2sED as a multiple of the staged run's, for the same reason.
@@ -110,13 +114,14 @@ extension StagedSMC where Model: UniformStagedModel {
     /// run's island settings at `innerFactor` (nil: `temperedLowerInnerFactor`) times its J. A pilot of
     /// `temperedLowerPilotIslands` of them on streams of its own gives their mean noise variance σ̄² at that J, which
     /// `ReportedInterval.temperedLower` reads; with `sizeIslands` (and only where stage 1 decorrelated) the pilot is
-    /// run again at twice the J while its σ̄² exceeds `ReportedInterval.maximumIslandNoiseVariance`, up to
+    /// run again at twice the J while its σ̄² exceeds `temperedLowerSizingTarget`, up to
     /// `temperedLowerMaximumInnerFactor` times this run's J, and the islands then run once at the chosen J. An
     /// island's log estimate and its noise come from the same replicates and move together, so an estimate kept,
-    /// or read, because its own noise was small is low; the pilot keeps both choices apart from the estimate. Where
-    /// the islands are noisy at the starting J, sizing brings the estimate closer but leaves it low by more than
-    /// its interval allows, so the gate reads the starting J's σ̄² (each replicate judges its own, so replicates
-    /// stay independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
+    /// or read, because its own noise was small is low; the pilot keeps both choices apart from the estimate. The
+    /// gate reads the chosen J's σ̄² where the pilot reached the target; where the cap came first it reads the
+    /// starting J's, since islands sized from a noisy start to a σ̄² near `ReportedInterval.maximumIslandNoiseVariance`
+    /// leave the estimate low by more than its interval allows (each replicate judges its own, so replicates stay
+    /// independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
     /// (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
     /// this run's setting: without them the islands of wide units fall short by more than their interval.
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
@@ -150,7 +155,7 @@ extension StagedSMC where Model: UniformStagedModel {
         }
         // One task per (stage, replicate): its prefix run, then its islands at every stop, J doubled while their
         // mean noise exceeds the target (`sizeIslands`); per stop its islands' mean log, mean noise variance and J.
-        let target = ReportedInterval.maximumIslandNoiseVariance
+        let target = Self.temperedLowerSizingTarget
         let perTask: [[StopIslands]] = try await sharing.map(later * replicates, threads: threads) { i in
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
@@ -177,7 +182,8 @@ extension StagedSMC where Model: UniformStagedModel {
                     noise = Self.meanNoise(try islandsAt(s, count: count, pilot: true))
                 }
                 let run = try islandsAt(s, count: islands, pilot: false)
-                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: startNoise,
+                // The gate's σ̄²: the chosen J's where the pilot reached the target, else the starting J's.
+                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
                                    inner: s.particles * s.replicates)
             }
         }

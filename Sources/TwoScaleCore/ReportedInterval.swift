@@ -118,10 +118,10 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
 
     /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, where stage 1's
     /// moves decorrelated its particles (`minimumDecorrelation`; nil: unmeasured) and every later stage's
-    /// islands are quiet (`islandNoiseVariance`, σ̄² per later stage, a pilot's at the starting J, each at most
-    /// `maximumIslandNoiseVariance`): each island's log is corrected under a lognormal model of its noise, and
-    /// islands noisy at the starting J leave the terms off by more than the replicates' spread shows, even sized
-    /// (docs/ESTIMATORS.md §8). Else the bracket.
+    /// islands are quiet (`islandNoiseVariance`, σ̄² per later stage, a pilot's at the chosen J where sizing reached
+    /// its target, else at the starting J, each at most `maximumIslandNoiseVariance`): each island's log is corrected
+    /// under a lognormal model of its noise, and islands noisy at the starting J and not sized to the target leave
+    /// the terms off by more than the replicates' spread shows (docs/ESTIMATORS.md §8). Else the bracket.
     public static func temperedLower(sampled: ClosedRange<Double>, islandNoiseVariance: [Double], decorrelation: Double?,
                                      bracket: ClosedRange<Double>?) -> ReportedInterval {
         let quiet = islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance } && (decorrelation ?? 1) >= minimumDecorrelation

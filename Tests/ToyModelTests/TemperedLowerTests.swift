@@ -78,8 +78,9 @@ import TwoScaleCore
 /// Island sizing in `TemperedLower` (two stages of two units of 16 coordinates, coupling 3, islands starting at the
 /// staged run's J = 8, not at `temperedLowerInnerFactor` times it): unsized, the later stage's islands are noisier
 /// than `ReportedInterval.maximumIslandNoiseVariance` at the larger scale; sized, each replicate's pilot doubles its J
-/// until they are not (or J reaches the cap), the σ̄² the gate reads is still the pilot's at the starting J, and
-/// the term still holds the exact `E_{π_1} log I_2`. An island kept because its own noise was small is low, which is
+/// until they are below `temperedLowerSizingTarget` (or J reaches the cap), the σ̄² the gate reads is the pilot's at the
+/// chosen J where it reached the target and at the starting J where it did not, and the term still holds the exact
+/// `E_{π_1} log I_2`. An island kept because its own noise was small is low, which is
 /// why a pilot, not the islands, chooses J. Where stage 1 did not decorrelate (units of 60 coordinates, one sweep per
 /// step) nothing is sized, and the interval to read is the bracket; run again at more sweeps, it does decorrelate. On
 /// units of 40 the islands need the independence sweeps the tempered lower gives them.
@@ -100,9 +101,9 @@ import TwoScaleCore
 
     @Test func noisyIslandsAreSized() async throws {
         let (m, stops) = try setUp(unitSize: 16)
-        let quiet = ReportedInterval.maximumIslandNoiseVariance
+        let quiet = ReportedInterval.maximumIslandNoiseVariance, target = StagedSMC<LayeredToy>.temperedLowerSizingTarget
         let base = 8, cap = 8 * StagedSMC<LayeredToy>.temperedLowerMaximumInnerFactor
-        var noisyUnsized = 0, held = 0, runs = 0
+        var noisyUnsized = 0, held = 0, runs = 0, noisyStart = 0, readAfterSizing = 0
         for k in 0..<6 {
             let seed = 62_001 + UInt64(k)
             let plain = try await run(m, stops, seed: seed, sized: false, innerFactor: 1)
@@ -115,10 +116,15 @@ import TwoScaleCore
             runs += 1
             for t in stops.indices {
                 if plain.islandNoise[t][0] > quiet { noisyUnsized += 1 }
-                let (j, noise) = (sized.islandInner[t][0], sized.islandNoise[t][0])
-                // The gate's σ̄² is the pilot's at the starting J, the same sized or not.
-                #expect(j >= base && j <= cap && noise == plain.islandNoise[t][0], "seed \(seed), stop \(t): J \(j), noise \(noise)")
-                if plain.islandNoise[t][0] > quiet { #expect(j > base, "seed \(seed), stop \(t): noisy islands not sized") }
+                let (j, noise, start) = (sized.islandInner[t][0], sized.islandNoise[t][0], plain.islandNoise[t][0])
+                // Each replicate's gate σ̄² is its pilot's at the chosen J if that reached the target, else at the starting
+                // J (the same pilot, sized or not): unsized, the starting J's; sized, no more than it; reaching the
+                // target in every replicate, at most the target.
+                #expect(j >= base && j <= cap && noise > 0 && noise <= start, "seed \(seed), stop \(t): J \(j), noise \(noise), start \(start)")
+                if j == base { #expect(noise == start, "seed \(seed), stop \(t): not sized, yet σ̄² \(noise) ≠ \(start)") }
+                if j < cap { #expect(noise <= target, "seed \(seed), stop \(t): J \(j) below the cap, yet σ̄² \(noise)") }
+                if start > target { #expect(j > base, "seed \(seed), stop \(t): noisy islands not sized") }
+                if start > quiet { noisyStart += 1; if noise <= target { readAfterSizing += 1 } }
                 let exact = m.exactStages(scale: stops[t]).meanLog[0]
                 let e = sized.terms[t][0], h = 1.959963984540054 * e.variance.squareRoot()
                 if abs(e.value - exact) <= h { held += 1 }
@@ -127,6 +133,8 @@ import TwoScaleCore
         #expect(runs >= 4, "stage 1 decorrelated in \(runs) of 6 seeds")
         #expect(noisyUnsized >= runs / 2, "unsized islands above the target in \(noisyUnsized) of \(2 * runs) stops")
         #expect(held >= 2 * runs - 1, "the sized terms held in \(held) of \(2 * runs)")
+        // Islands noisy at the starting J, sized until quiet, are read at the chosen J's σ̄² (the starting J's gated them out).
+        #expect(noisyStart >= 1 && readAfterSizing >= noisyStart - 1, "noisy at the start in \(noisyStart) stops, sized to the target in \(readAfterSizing)")
     }
 
     /// A run at seed 62 301 with islands of J = `inner`, a θ_1 of the uniform prior, the larger scale and the exact
