@@ -133,6 +133,7 @@ public struct TemperingReport: NetworkEstimateReport {
                 try c.encode(p.normalizationShareLower, forKey: ResultKey("normalization_share_lower"))
                 try c.encode(p.islandInner, forKey: ResultKey("stage_island_inner"))
                 try c.encode(p.islandNoiseVariance, forKey: ResultKey("stage_island_noise_var"))
+                try c.encode(p.islandNoiseVarianceSized, forKey: ResultKey("stage_island_noise_var_sized"))
                 try c.encode(p.stageOneDecorrelation, forKey: ResultKey("stage1_decorrelation"))
             }
         }

@@ -47,9 +47,12 @@ public struct TemperedLower: Sendable {
     /// `islandNoise[t][m − 1]`: stage m's islands' mean noise variance σ̄² at stop t (nats², over every replicate's
     /// pilot islands at the chosen J where they reached the sizing target, else at the starting J), which
     /// `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
-    /// J its replicates' islands were sized to; and stage 1's smallest decorrelation of a move (nil: none measured).
+    /// J its replicates' islands were sized to; `islandNoiseSized[t][m − 1]`: the pilot's σ̄² at the J each replicate's
+    /// islands ran at, averaged over them (above the target where the cap came first); and stage 1's smallest
+    /// decorrelation of a move (nil: none measured).
     public var islandNoise: [[Double]]
     public var islandInner: [[Int]]
+    public var islandNoiseSized: [[Double]]
     public var firstDecorrelation: Double?
     /// Stage 1's sweeps per step and whether independence sweeps followed them, as last run (`raiseStageOne`).
     public var firstSweeps: Int
@@ -76,12 +79,14 @@ public struct TemperedLower: Sendable {
         let low = lowerLog(t, slope: slope, logVarianceOfC: logVarianceOfC)
         p.setLower(low.estimate, dimension: d, normalizationVariance: low.normalizationVariance)
         (p.islandNoiseVariance, p.islandInner, p.stageOneDecorrelation) = (islandNoise[t], islandInner[t], firstDecorrelation)
+        p.islandNoiseVarianceSized = islandNoiseSized[t]
     }
 }
 
-/// One replicate's islands at one stop of `temperedLower`: their mean log, its pilot's σ̄² at the starting J, and J.
+/// One replicate's islands at one stop of `temperedLower`: their mean log, the σ̄² the gate reads, its pilot's σ̄² at
+/// the chosen J, and that J.
 private struct StopIslands: Codable {
-    var log, noise: Double
+    var log, noise, sized: Double
     var inner: Int
 }
 
@@ -136,14 +141,15 @@ extension StagedSMC where Model: UniformStagedModel {
         let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
         let mixed = stageOne.estimate.diagnostics.minDecorrelation
         let later = model.stageUnits.count - 1
-        func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]]) -> TemperedLower {
+        func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]], sized: [[Double]]) -> TemperedLower {
             TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: replicates, islandNoise: noise,
-                          islandInner: inner, firstDecorrelation: mixed, firstSweeps: one.stageOneSweeps,
+                          islandInner: inner, islandNoiseSized: sized, firstDecorrelation: mixed, firstSweeps: one.stageOneSweeps,
                           firstIndependenceMoves: one.independenceMoves)
         }
         guard later >= 1 else {
             let none = stops.map { _ in [Int]() }
-            return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none)
+            return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none,
+                          sized: stops.map { _ in [] })
         }
         let me = base
         let settings = try (1...later).map { try me.islandSettings(block: $0) }
@@ -184,7 +190,7 @@ extension StagedSMC where Model: UniformStagedModel {
                 let run = try islandsAt(s, count: islands, pilot: false)
                 // The gate's σ̄²: the chosen J's where the pilot reached the target, else the starting J's.
                 return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
-                                   inner: s.particles * s.replicates)
+                                   sized: noise, inner: s.particles * s.replicates)
             }
         }
         let inflation = StudentT.varianceInflation(replicates: replicates)
@@ -193,6 +199,7 @@ extension StagedSMC where Model: UniformStagedModel {
         }
         let reps = stops.indices.map { perStage($0, \.log) }
         let noise = stops.indices.map { perStage($0, \.noise).map { $0.reduce(0, +) / Double(replicates) } }
+        let sizedNoise = stops.indices.map { perStage($0, \.sized).map { $0.reduce(0, +) / Double(replicates) } }
         let inner = stops.indices.map { perStage($0, \.inner).map { $0.max() ?? 0 } }
         let terms = reps.map { byStage in
             byStage.map { l -> LogEstimate in
@@ -201,7 +208,7 @@ extension StagedSMC where Model: UniformStagedModel {
                 return e
             }
         }
-        return result(terms: terms, replicates: reps, noise: noise, inner: inner)
+        return result(terms: terms, replicates: reps, noise: noise, inner: inner, sized: sizedNoise)
     }
 
     /// The largest stage-1 sweeps `decorrelatedStageOne` reaches, as a multiple of this run's.

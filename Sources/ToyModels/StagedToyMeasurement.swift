@@ -117,6 +117,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var intervalLowerJointMc: ReportedInterval?
         public var stageIslandInnerLowerJoint: [Int]?
         public var stageIslandNoiseVarLowerJoint: [Double]?
+        /// The pilot's σ̄² at the J the islands ran at (`EpsilonEstimate.islandNoiseVarianceSized`).
+        public var stageIslandNoiseVarSizedLowerJoint: [Double]?
         /// With `Setting.joint`: the smallest decorrelation of stage 1's moves behind it (first trial).
         public var stage1DecorrelationLowerJoint: Double?
         public var coveredLowerJointInterval: Int?
@@ -131,7 +133,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
                  medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
-                 stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
+                 stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stageIslandNoiseVarSizedLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
                  bracketFallbacksLowerJoint
         }
 
@@ -194,6 +196,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try intervalLowerJointMc?.encode(into: &r, key: "interval_lower_joint_mc")
             try c.encodeIfPresent(stageIslandInnerLowerJoint, forKey: .stageIslandInnerLowerJoint)
             try c.encodeIfPresent(stageIslandNoiseVarLowerJoint, forKey: .stageIslandNoiseVarLowerJoint)
+            try c.encodeIfPresent(stageIslandNoiseVarSizedLowerJoint, forKey: .stageIslandNoiseVarSizedLowerJoint)
             try c.encodeIfPresent(stage1DecorrelationLowerJoint, forKey: .stage1DecorrelationLowerJoint)
             try c.encodeIfPresent(coveredLowerJointInterval, forKey: .coveredLowerJointInterval)
             try c.encodeIfPresent(bracketFallbacksLowerJoint, forKey: .bracketFallbacksLowerJoint)
@@ -407,6 +410,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.errorLowerJointMc = j.dZetaLower.map { $0 - exact.dZetaLower }
                 (q.intervalLowerJointMc, q.stageIslandInnerLowerJoint, q.stageIslandNoiseVarLowerJoint, q.stage1DecorrelationLowerJoint)
                     = (j.intervalLower, j.lower ? j.islandInner : nil, j.lower ? j.islandNoiseVariance : nil, j.stageOneDecorrelation)
+                q.stageIslandNoiseVarSizedLowerJoint = j.lower ? j.islandNoiseVarianceSized : nil
             }
             points[i].monteCarlo = q
         }

@@ -39,6 +39,9 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// mean noise variance σ̄² in the log (nats²), which the reported interval reads
     /// (`ReportedInterval.maximumIslandNoiseVariance`); empty otherwise.
     public var islandNoiseVariance: [Double] = []
+    /// Joint tempering's lower 2sED, per stage m ≥ 2: the pilot's σ̄² at the J the islands ran at (mean over replicates;
+    /// `islandNoiseVariance` differs where sizing stopped at the cap); empty otherwise.
+    public var islandNoiseVarianceSized: [Double] = []
     /// smc and joint tempering's lower 2sED: the smallest decorrelation of stage 1's moves
     /// (`SMCDiagnostics.minDecorrelation`; nil without a move), one of the diagnostics the reported interval
     /// reads (`ReportedInterval.minimumDecorrelation`).
