@@ -6,16 +6,9 @@ sampled intervals held, mean error (its standard error) and median half-width, i
 thresholds T, the gate that would read the sized σ̄² (≤ T, stage 1 decorrelated): read, held, the 1% binomial
 quantile of 95%.
 Usage: lab/scripts/tempered-lower-cap.py 'GLOB'"""
-import csv, glob, sys, statistics as st
-from math import comb
-
-
-def q01(n, p=0.95):
-    c = 0.0
-    for k in range(n + 1):
-        pk = comb(n, k) * p**k * (1 - p)**(n - k)
-        if c + pk > 0.01: return k
-        c += pk
+import csv, glob, os, sys, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from binomial import q01
 
 
 rows = [r for f in sorted(glob.glob(sys.argv[1])) for r in csv.DictReader(open(f)) if r.get("noise_var_sized")]

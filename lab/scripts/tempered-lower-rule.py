@@ -4,15 +4,9 @@
 by noise level the held count, mean error (its standard error) and median half-width, and the same by the largest
 J a later stage's islands ran at (above the starting J: sized).
 Usage: lab/scripts/tempered-lower-rule.py 'GLOB' [T, default 3]"""
-import csv, glob, sys, statistics as st
-from math import comb
-def q01(n, p=0.95):
-    # largest k with P(X < k) <= 0.01: the 1% binomial quantile
-    c = 0.0
-    for k in range(n + 1):
-        pk = comb(n, k) * p**k * (1-p)**(n-k)
-        if c + pk > 0.01: return k
-        c += pk
+import csv, glob, os, sys, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from binomial import q01
 pat = sys.argv[1]; thr = float(sys.argv[2]) if len(sys.argv) > 2 else 3.0
 rows = [r for f in sorted(glob.glob(pat)) for r in csv.DictReader(open(f))]
 for eps in ('0.001', '0.1'):
