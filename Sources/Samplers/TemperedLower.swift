@@ -198,8 +198,10 @@ extension StagedSMC where Model: UniformStagedModel {
             (1...later).map { m in (0..<replicates).map { r in value(perTask[(m - 1) * replicates + r][t]) } }
         }
         let reps = stops.indices.map { perStage($0, \.log) }
-        let noise = stops.indices.map { perStage($0, \.noise).map { $0.reduce(0, +) / Double(replicates) } }
-        let sizedNoise = stops.indices.map { perStage($0, \.sized).map { $0.reduce(0, +) / Double(replicates) } }
+        func meanOverReplicates(_ value: KeyPath<StopIslands, Double>) -> [[Double]] {
+            stops.indices.map { perStage($0, { $0[keyPath: value] }).map { $0.reduce(0, +) / Double(replicates) } }
+        }
+        let noise = meanOverReplicates(\.noise), sizedNoise = meanOverReplicates(\.sized)
         let inner = stops.indices.map { perStage($0, \.inner).map { $0.max() ?? 0 } }
         let terms = reps.map { byStage in
             byStage.map { l -> LogEstimate in
