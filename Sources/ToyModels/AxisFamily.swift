@@ -1,4 +1,5 @@
 import Foundation
+import RandomStreams
 import TwoScaleCore
 
 /// A per-axis Fisher information family `λ(t)` of a separable toy model: the seam a new family plugs
@@ -21,10 +22,28 @@ public protocol AxisFamily: Sendable {
     /// The largest `√λ` on `[lo, hi]` (the greedy cover's smallest box); by default the larger end value,
     /// right for every family monotone or convex on its domain.
     func maxSqrtLambda(lo: Double, hi: Double) -> Double
+    /// `Σ_i λ(t_i)` over `count` draws `t_i` uniform on `[lo, hi]` from `rng`, in order: `Tr F` at one θ.
+    func lambdaSum(count: Int, lo: Double, hi: Double, rng: inout Xoshiro256) -> Double
+    /// `√λ(t_i)` of `count` such draws, in order: the Fisher roots at one θ.
+    func sqrtLambdas(count: Int, lo: Double, hi: Double, rng: inout Xoshiro256) -> [Double]
 }
 
 extension AxisFamily {
     public func maxSqrtLambda(lo: Double, hi: Double) -> Double { Swift.max(sqrtLambda(lo), sqrtLambda(hi)) }
+
+    // The loops over a draw's coordinates are requirements with these defaults so that each family gets
+    // them compiled with its own λ inlined: a call through the protocol per coordinate costs more than λ.
+    public func lambdaSum(count: Int, lo: Double, hi: Double, rng: inout Xoshiro256) -> Double {
+        var t = 0.0
+        for _ in 0..<count { t += lambda(rng.uniform(lo, hi)) }
+        return t
+    }
+
+    public func sqrtLambdas(count: Int, lo: Double, hi: Double, rng: inout Xoshiro256) -> [Double] {
+        var roots = [Double](repeating: 0, count: count)
+        for i in 0..<count { roots[i] = sqrtLambda(rng.uniform(lo, hi)) }
+        return roots
+    }
 
     /// Whether `∫ λ(t)^q dt` over `[lo, hi]` is finite.
     func integrable(power q: Double, lo: Double, hi: Double) -> Bool {

@@ -54,13 +54,40 @@ public struct ToyMonteCarlo: Sendable {
         smc = try SMCSettings(particles: Swift.max(4, paths / replicates), replicates: replicates)
     }
 
-    /// `λ_i(θ_i)` on axis i.
-    func lambda(_ i: Int, _ t: Double) -> Double {
-        model.family == .constant ? model.lambdas[i] : model.family.lambda(t)
+    /// `√λ_i` on axis i as a function of θ_i. The family is resolved here, once per axis, not in every
+    /// call: matching it per coordinate copies the family, which cost more than λ itself.
+    func sqrtLambda(axis i: Int) -> @Sendable (Double) -> Double {
+        switch model.family {
+        case .constant:
+            let root = model.lambdas[i].squareRoot()
+            return { _ in root }
+        case .axis(let f):
+            return { f.sqrtLambda($0) }
+        }
     }
 
-    func sqrtLambda(_ i: Int, _ t: Double) -> Double {
-        model.family == .constant ? model.lambdas[i].squareRoot() : model.family.sqrtLambda(t)
+    /// `√λ_i(θ_i)` of every axis at one uniform draw θ from `rng` (axis by axis, one uniform each).
+    func sqrtLambdas(_ rng: inout Xoshiro256) -> [Double] {
+        let d = model.dimension, lo = model.lo, hi = model.hi
+        switch model.family {
+        case .constant:
+            return (0..<d).map { i in _ = rng.uniform(lo, hi); return model.lambdas[i].squareRoot() }
+        case .axis(let f):
+            return f.sqrtLambdas(count: d, lo: lo, hi: hi, rng: &rng)
+        }
+    }
+
+    /// `Tr F(θ) = Σ_i λ_i(θ_i)` at one uniform draw θ from `rng`, summed in axis order.
+    func trace(_ rng: inout Xoshiro256) -> Double {
+        let d = model.dimension, lo = model.lo, hi = model.hi
+        switch model.family {
+        case .constant:
+            var t = 0.0
+            for i in 0..<d { _ = rng.uniform(lo, hi); t += model.lambdas[i] }
+            return t
+        case .axis(let f):
+            return f.lambdaSum(count: d, lo: lo, hi: hi, rng: &rng)
+        }
     }
 
     /// A result per ε, plus the estimator's diagnostics.
@@ -110,13 +137,11 @@ public struct ToyMonteCarlo: Sendable {
     }
 
     func runPlain(eps: [Double], zeta: Double, normalization: Normalization, threads: Int) async throws -> Result {
-        let d = model.dimension, lo = model.lo, hi = model.hi
+        let d = model.dimension
         let me = self
         let spectra: [Spectrum] = try await Parallel.map(paths, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 1, UInt64(k)])
-            var roots = [Double](repeating: 0, count: d)
-            for i in 0..<d { roots[i] = me.sqrtLambda(i, rng.uniform(lo, hi)) }
-            let sp = Spectrum(roots: roots)
+            let sp = Spectrum(roots: me.sqrtLambdas(&rng))
             try me.checkFinite(sp.trace, "Tr F(θ) at draw \(k)")
             return sp
         }
@@ -139,12 +164,10 @@ public struct ToyMonteCarlo: Sendable {
 
     /// ĉ from `traceDraws` independent uniform draws of θ.
     func traceEstimate(threads: Int) async throws -> TraceEstimate {
-        let d = model.dimension, lo = model.lo, hi = model.hi
         let me = self
         let traces: [Double] = try await Parallel.map(traceDraws, threads: threads) { k in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, 3, UInt64(k)])
-            var t = 0.0
-            for i in 0..<d { t += me.lambda(i, rng.uniform(lo, hi)) }
+            let t = me.trace(&rng)
             try me.checkFinite(t, "Tr F(θ) at trace draw \(k)")
             return t
         }
@@ -170,7 +193,8 @@ public struct ToyMonteCarlo: Sendable {
             var slope = [Double](repeating: 0, count: stops.count)
             var diag = SMCDiagnostics()
             for i in (b * chunk)..<Swift.min(d, (b + 1) * chunk) {
-                let unit = SMCUnit(dimension: 1, box: box) { x in [me.sqrtLambda(i, x[0])] }
+                let root = me.sqrtLambda(axis: i)
+                let unit = SMCUnit(dimension: 1, box: box) { x in [root(x[0])] }
                 let u = try AnnealedSMC.run(unit, stops: stops, settings: settings, seed: me.seed,
                                             stream: [Self.stream, 2, UInt64(i)])
                 for t in stops.indices {
