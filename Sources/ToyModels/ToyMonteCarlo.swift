@@ -55,7 +55,7 @@ public struct ToyMonteCarlo: Sendable {
     }
 
     /// `√λ_i` on axis i as a function of θ_i. The family is resolved here, once per axis, not in every
-    /// call: matching it per coordinate copies the family, which cost more than λ itself.
+    /// call: matching it per coordinate copies the family, which costs more than λ itself.
     func sqrtLambda(axis i: Int) -> @Sendable (Double) -> Double {
         switch model.family {
         case .constant:

@@ -1,4 +1,5 @@
 import Foundation
+import RandomStreams
 import ToyModels
 import TwoScaleCore
 import XCTest
@@ -32,6 +33,22 @@ final class ToyMonteCarloTests: XCTestCase {
             let exact = try model.twoScaleDimension(eps: p.eps, zeta: 0.8, normalization: .none)
             XCTAssertEqual(p.dZeta, exact, accuracy: 1e-10)
             XCTAssertEqual(p.interval95.upperBound - p.interval95.lowerBound, 0, accuracy: 1e-10)
+        }
+    }
+
+    /// A draw's loops (`lambdaSum`, `sqrtLambdas`: one call per θ, compiled per family) give, bit for bit,
+    /// λ and √λ taken coordinate by coordinate at the same uniforms, for every shipped family.
+    func testDrawLoopsMatchTheFamilyCoordinateByCoordinate() {
+        for family in AxisFamilies.all {
+            let lo = family.domain.lo == 0 ? 0.05 : family.domain.lo, hi = family.domain.hi.isFinite ? 0.95 : 3.0
+            var a = Xoshiro256(seed: 7, stream: [3, 1]), b = a, c = a, d = a
+            let sum = family.lambdaSum(count: 1_000, lo: lo, hi: hi, rng: &a)
+            var expected = 0.0
+            for _ in 0..<1_000 { expected += family.lambda(b.uniform(lo, hi)) }
+            XCTAssertEqual(sum, expected, family.name)
+            let roots = family.sqrtLambdas(count: 1_000, lo: lo, hi: hi, rng: &c)
+            XCTAssertEqual(roots, (0..<1_000).map { _ in family.sqrtLambda(d.uniform(lo, hi)) }, family.name)
+            XCTAssertEqual(a.next(), b.next(), "\(family.name): one uniform per coordinate")
         }
     }
 
