@@ -131,8 +131,8 @@ public enum BoxCover {
     /// result is nil. Also nil when the count would exceed `maxBoxes`.
     public static func greedyAxisCount(family: Family, lo: Double, hi: Double, eps: Double,
                                        maxBoxes: Int = 1_000_000) throws -> Double? {
-        precondition(family != .constant)
-        let side = { (c: Double) -> Double in eps / family.sqrtLambda(c) }
+        guard let axis = family.axisFamily else { preconditionFailure("the constant family has no λ(t)") }
+        let side = { (c: Double) -> Double in eps / axis.sqrtLambda(c) }
         var x = lo
         var count = 0
         while x < hi {

@@ -38,15 +38,4 @@ public enum Family: Sendable, Equatable, CustomStringConvertible {
         if case .axis(let f) = self { return f }
         return nil
     }
-
-    /// `λ(t)` and `√λ(t)` of an axis family.
-    public func lambda(_ t: Double) -> Double {
-        guard let f = axisFamily else { preconditionFailure("constant family has no λ(t)") }
-        return f.lambda(t)
-    }
-
-    public func sqrtLambda(_ t: Double) -> Double {
-        guard let f = axisFamily else { preconditionFailure("constant family has no λ(t)") }
-        return f.sqrtLambda(t)
-    }
 }
