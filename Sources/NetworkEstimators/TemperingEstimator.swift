@@ -134,6 +134,7 @@ public struct TemperingReport: NetworkEstimateReport {
                 try c.encode(p.islandInner, forKey: ResultKey("stage_island_inner"))
                 try c.encode(p.islandNoiseVariance, forKey: ResultKey("stage_island_noise_var"))
                 try c.encode(p.islandNoiseVarianceSized, forKey: ResultKey("stage_island_noise_var_sized"))
+                try c.encode(p.islandReplicatesCapped, forKey: ResultKey("stage_island_replicates_capped"))
                 try c.encode(p.stageOneDecorrelation, forKey: ResultKey("stage1_decorrelation"))
             }
         }

@@ -48,11 +48,13 @@ public struct TemperedLower: Sendable {
     /// pilot islands at the chosen J where they reached the sizing target, else at the starting J), which
     /// `ReportedInterval.temperedLower` reads; `islandInner[t][m − 1]`: the largest
     /// J its replicates' islands were sized to; `islandNoiseSized[t][m − 1]`: the pilot's σ̄² at the J each replicate's
-    /// islands ran at, averaged over them (above the target where the cap came first); and stage 1's smallest
-    /// decorrelation of a move (nil: none measured).
+    /// islands ran at, averaged over them (above the target where the cap came first); `islandCapped[t][m − 1]`: how
+    /// many replicates' pilots stopped at the cap above the target, which the gate reads as unvalidated; and stage 1's
+    /// smallest decorrelation of a move (nil: none measured).
     public var islandNoise: [[Double]]
     public var islandInner: [[Int]]
     public var islandNoiseSized: [[Double]]
+    public var islandCapped: [[Int]]
     public var firstDecorrelation: Double?
     /// Stage 1's sweeps per step and whether independence sweeps followed them, as last run (`raiseStageOne`).
     public var firstSweeps: Int
@@ -79,15 +81,16 @@ public struct TemperedLower: Sendable {
         let low = lowerLog(t, slope: slope, logVarianceOfC: logVarianceOfC)
         p.setLower(low.estimate, dimension: d, normalizationVariance: low.normalizationVariance)
         (p.islandNoiseVariance, p.islandInner, p.stageOneDecorrelation) = (islandNoise[t], islandInner[t], firstDecorrelation)
-        p.islandNoiseVarianceSized = islandNoiseSized[t]
+        (p.islandNoiseVarianceSized, p.islandReplicatesCapped) = (islandNoiseSized[t], islandCapped[t])
     }
 }
 
 /// One replicate's islands at one stop of `temperedLower`: their mean log, the σ̄² the gate reads, its pilot's σ̄² at
-/// the chosen J, and that J.
+/// the chosen J, that J, and whether sizing stopped at the cap above the target.
 private struct StopIslands: Codable {
     var log, noise, sized: Double
     var inner: Int
+    var capped: Bool
 }
 
 extension StagedSMC where Model: UniformStagedModel {
@@ -119,18 +122,19 @@ extension StagedSMC where Model: UniformStagedModel {
     /// run's island settings at `innerFactor` (nil: `temperedLowerInnerFactor`) times its J. A pilot of
     /// `temperedLowerPilotIslands` of them on streams of its own gives their mean noise variance σ̄² at that J, which
     /// `ReportedInterval.temperedLower` reads; with `sizeIslands` (and only where stage 1 decorrelated) the pilot is
-    /// run again at twice the J while its σ̄² exceeds `temperedLowerSizingTarget`, up to
-    /// `temperedLowerMaximumInnerFactor` times this run's J, and the islands then run once at the chosen J. An
+    /// run again at twice the J while its σ̄² exceeds `temperedLowerSizingTarget`, up to `maximumInnerFactor` (nil:
+    /// `temperedLowerMaximumInnerFactor`) times this run's J, and the islands then run once at the chosen J. An
     /// island's log estimate and its noise come from the same replicates and move together, so an estimate kept,
     /// or read, because its own noise was small is low; the pilot keeps both choices apart from the estimate. The
-    /// gate reads the chosen J's σ̄² where the pilot reached the target; where the cap came first it reads the
-    /// starting J's, since islands sized from a noisy start to a σ̄² near `ReportedInterval.maximumIslandNoiseVariance`
-    /// leave the estimate low by more than its interval allows (each replicate judges its own, so replicates stay
-    /// independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
+    /// gate reads the chosen J's σ̄² where the pilot reached the target; where the cap came first the replicate is
+    /// counted (`islandCapped`) and the gate gives the bracket, since islands left above the target fall short by more
+    /// than their interval allows and no run has validated reading them (its σ̄² is then the starting J's, as unsized;
+    /// each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
     /// (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
     /// this run's setting: without them the islands of wide units fall short by more than their interval.
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
-                              settleFactor: Int? = nil, innerFactor: Int? = nil, sizeIslands: Bool = true, raiseStageOne: Bool = true,
+                              settleFactor: Int? = nil, innerFactor: Int? = nil, maximumInnerFactor: Int? = nil, sizeIslands: Bool = true,
+                              raiseStageOne: Bool = true,
                               threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
         var base = self
@@ -141,15 +145,16 @@ extension StagedSMC where Model: UniformStagedModel {
         let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
         let mixed = stageOne.estimate.diagnostics.minDecorrelation
         let later = model.stageUnits.count - 1
-        func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]], sized: [[Double]]) -> TemperedLower {
+        func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]], sized: [[Double]],
+                    capped: [[Int]]) -> TemperedLower {
             TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: replicates, islandNoise: noise,
-                          islandInner: inner, islandNoiseSized: sized, firstDecorrelation: mixed, firstSweeps: one.stageOneSweeps,
-                          firstIndependenceMoves: one.independenceMoves)
+                          islandInner: inner, islandNoiseSized: sized, islandCapped: capped, firstDecorrelation: mixed,
+                          firstSweeps: one.stageOneSweeps, firstIndependenceMoves: one.independenceMoves)
         }
         guard later >= 1 else {
             let none = stops.map { _ in [Int]() }
             return result(terms: stops.map { _ in [] }, replicates: stops.map { _ in [] }, noise: stops.map { _ in [] }, inner: none,
-                          sized: stops.map { _ in [] })
+                          sized: stops.map { _ in [] }, capped: none)
         }
         let me = base
         let settings = try (1...later).map { try me.islandSettings(block: $0) }
@@ -167,7 +172,7 @@ extension StagedSMC where Model: UniformStagedModel {
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
             let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
-            let cap = settings[m - 1].particles * Self.temperedLowerMaximumInnerFactor
+            let cap = settings[m - 1].particles * (maximumInnerFactor ?? Self.temperedLowerMaximumInnerFactor)
             return try stops.indices.map { t in
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
                 // The islands `idx[..<count]` at settings s; the pilot's on streams of its own.
@@ -188,9 +193,10 @@ extension StagedSMC where Model: UniformStagedModel {
                     noise = Self.meanNoise(try islandsAt(s, count: count, pilot: true))
                 }
                 let run = try islandsAt(s, count: islands, pilot: false)
-                // The gate's σ̄²: the chosen J's where the pilot reached the target, else the starting J's.
+                // The gate's σ̄²: the chosen J's where the pilot reached the target, else the starting J's; sized islands
+                // that stopped at the cap above the target are counted, and the gate reads them as unvalidated.
                 return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
-                                   sized: noise, inner: s.particles * s.replicates)
+                                   sized: noise, inner: s.particles * s.replicates, capped: sized && noise > target)
             }
         }
         let inflation = StudentT.varianceInflation(replicates: replicates)
@@ -203,6 +209,7 @@ extension StagedSMC where Model: UniformStagedModel {
         }
         let noise = meanOverReplicates(\.noise), sizedNoise = meanOverReplicates(\.sized)
         let inner = stops.indices.map { perStage($0, \.inner).map { $0.max() ?? 0 } }
+        let capped = stops.indices.map { perStage($0, \.capped).map { $0.filter { $0 }.count } }
         let terms = reps.map { byStage in
             byStage.map { l -> LogEstimate in
                 var e = LogEstimate.mean(l)
@@ -210,7 +217,7 @@ extension StagedSMC where Model: UniformStagedModel {
                 return e
             }
         }
-        return result(terms: terms, replicates: reps, noise: noise, inner: inner, sized: sizedNoise)
+        return result(terms: terms, replicates: reps, noise: noise, inner: inner, sized: sizedNoise, capped: capped)
     }
 
     /// The largest stage-1 sweeps `decorrelatedStageOne` reaches, as a multiple of this run's.

@@ -119,6 +119,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stageIslandNoiseVarLowerJoint: [Double]?
         /// The pilot's σ̄² at the J the islands ran at (`EpsilonEstimate.islandNoiseVarianceSized`).
         public var stageIslandNoiseVarSizedLowerJoint: [Double]?
+        /// Replicates whose islands stopped at the sizing's cap above its target (`EpsilonEstimate.islandReplicatesCapped`).
+        public var stageIslandReplicatesCappedLowerJoint: [Int]?
         /// With `Setting.joint`: the smallest decorrelation of stage 1's moves behind it (first trial).
         public var stage1DecorrelationLowerJoint: Double?
         public var coveredLowerJointInterval: Int?
@@ -134,7 +136,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
                  stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stageIslandNoiseVarSizedLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
-                 bracketFallbacksLowerJoint
+                 bracketFallbacksLowerJoint, stageIslandReplicatesCappedLowerJoint
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -197,6 +199,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encodeIfPresent(stageIslandInnerLowerJoint, forKey: .stageIslandInnerLowerJoint)
             try c.encodeIfPresent(stageIslandNoiseVarLowerJoint, forKey: .stageIslandNoiseVarLowerJoint)
             try c.encodeIfPresent(stageIslandNoiseVarSizedLowerJoint, forKey: .stageIslandNoiseVarSizedLowerJoint)
+            try c.encodeIfPresent(stageIslandReplicatesCappedLowerJoint, forKey: .stageIslandReplicatesCappedLowerJoint)
             try c.encodeIfPresent(stage1DecorrelationLowerJoint, forKey: .stage1DecorrelationLowerJoint)
             try c.encodeIfPresent(coveredLowerJointInterval, forKey: .coveredLowerJointInterval)
             try c.encodeIfPresent(bracketFallbacksLowerJoint, forKey: .bracketFallbacksLowerJoint)
@@ -410,7 +413,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                 q.errorLowerJointMc = j.dZetaLower.map { $0 - exact.dZetaLower }
                 (q.intervalLowerJointMc, q.stageIslandInnerLowerJoint, q.stageIslandNoiseVarLowerJoint, q.stage1DecorrelationLowerJoint)
                     = (j.intervalLower, j.lower ? j.islandInner : nil, j.lower ? j.islandNoiseVariance : nil, j.stageOneDecorrelation)
-                q.stageIslandNoiseVarSizedLowerJoint = j.lower ? j.islandNoiseVarianceSized : nil
+                (q.stageIslandNoiseVarSizedLowerJoint, q.stageIslandReplicatesCappedLowerJoint)
+                    = (j.lower ? j.islandNoiseVarianceSized : nil, j.lower ? j.islandReplicatesCapped : nil)
             }
             points[i].monteCarlo = q
         }

@@ -42,6 +42,9 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// Joint tempering's lower 2sED, per stage m ≥ 2: the pilot's σ̄² at the J the islands ran at (mean over replicates;
     /// `islandNoiseVariance` differs where sizing stopped at the cap); empty otherwise.
     public var islandNoiseVarianceSized: [Double] = []
+    /// Joint tempering's lower 2sED, per stage m ≥ 2: how many replicates' islands stopped at the sizing's cap above its
+    /// target, which the reported interval reads (`ReportedInterval.temperedLower`); empty otherwise.
+    public var islandReplicatesCapped: [Int] = []
     /// smc and joint tempering's lower 2sED: the smallest decorrelation of stage 1's moves
     /// (`SMCDiagnostics.minDecorrelation`; nil without a move), one of the diagnostics the reported interval
     /// reads (`ReportedInterval.minimumDecorrelation`).
@@ -160,8 +163,8 @@ public struct EpsilonEstimate: Sendable, Equatable {
         if let reverse = ci95Reverse {
             interval = ReportedInterval.bidirectional(forward: sampled, reverse: reverse, bracket: b.dZeta)
             intervalLower = ci95Lower.map {
-                ReportedInterval.temperedLower(sampled: $0, islandNoiseVariance: islandNoiseVariance, decorrelation: stageOneDecorrelation,
-                                               bracket: b.dZetaLower)
+                ReportedInterval.temperedLower(sampled: $0, islandNoiseVariance: islandNoiseVariance, cappedReplicates: islandReplicatesCapped,
+                                               decorrelation: stageOneDecorrelation, bracket: b.dZetaLower)
             }
             return
         }

@@ -119,12 +119,14 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
     /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, where stage 1's
     /// moves decorrelated its particles (`minimumDecorrelation`; nil: unmeasured) and every later stage's
     /// islands are quiet (`islandNoiseVariance`, σ̄² per later stage, a pilot's at the chosen J where sizing reached
-    /// its target, else at the starting J, each at most `maximumIslandNoiseVariance`): each island's log is corrected
-    /// under a lognormal model of its noise, and islands noisy at the starting J and not sized to the target leave
-    /// the terms off by more than the replicates' spread shows (docs/ESTIMATORS.md §8). Else the bracket.
-    public static func temperedLower(sampled: ClosedRange<Double>, islandNoiseVariance: [Double], decorrelation: Double?,
-                                     bracket: ClosedRange<Double>?) -> ReportedInterval {
-        let quiet = islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance } && (decorrelation ?? 1) >= minimumDecorrelation
+    /// its target, else at the starting J, each at most `maximumIslandNoiseVariance`) and none of their replicates
+    /// stopped at the sizing's cap above its target (`cappedReplicates`, per later stage): each island's log is
+    /// corrected under a lognormal model of its noise, and islands left above the target fall short by more than the
+    /// replicates' spread shows, a regime no run has validated (docs/ESTIMATORS.md §8). Else the bracket.
+    public static func temperedLower(sampled: ClosedRange<Double>, islandNoiseVariance: [Double], cappedReplicates: [Int] = [],
+                                     decorrelation: Double?, bracket: ClosedRange<Double>?) -> ReportedInterval {
+        let quiet = islandNoiseVariance.allSatisfy { $0 <= maximumIslandNoiseVariance } && cappedReplicates.allSatisfy { $0 == 0 }
+            && (decorrelation ?? 1) >= minimumDecorrelation
         guard let bracket, !quiet else { return cut(sampled, to: bracket) }
         return ReportedInterval(range: bracket, source: .bracket)
     }

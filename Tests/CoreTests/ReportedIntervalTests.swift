@@ -101,13 +101,19 @@ final class ReportedIntervalTests: XCTestCase {
     }
 
     /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, stands only where
-    /// stage 1 decorrelated and every later stage's islands are quiet; no outer weight enters it.
+    /// stage 1 decorrelated, every later stage's islands are quiet and none of their replicates stopped at the
+    /// sizing's cap above its target; no outer weight enters it.
     func testTheTemperedLowerNeedsQuietIslandsAndAMixedFirstStage() {
         let quiet = ReportedInterval.maximumIslandNoiseVariance, mixed = ReportedInterval.minimumDecorrelation
-        func tempered(_ sampled: ClosedRange<Double> = 12...14, noise: [Double] = [0.5, 0.5], decorrelation: Double? = 0.9,
-                      bracket: ClosedRange<Double>? = 10...20) -> ReportedInterval {
-            ReportedInterval.temperedLower(sampled: sampled, islandNoiseVariance: noise, decorrelation: decorrelation, bracket: bracket)
+        func tempered(_ sampled: ClosedRange<Double> = 12...14, noise: [Double] = [0.5, 0.5], capped: [Int] = [0, 0],
+                      decorrelation: Double? = 0.9, bracket: ClosedRange<Double>? = 10...20) -> ReportedInterval {
+            ReportedInterval.temperedLower(sampled: sampled, islandNoiseVariance: noise, cappedReplicates: capped, decorrelation: decorrelation,
+                                           bracket: bracket)
         }
+        XCTAssertEqual(tempered(noise: [0.02, 0.3], capped: [0, 1]), ReportedInterval(range: 10...20, source: .bracket),
+                       "a replicate stopped at the cap: quiet at the start, not validated")
+        XCTAssertEqual(tempered(capped: [4, 0]).source, .bracket)
+        XCTAssertEqual(tempered(capped: []).source, .sampled, "unsized: nothing counted")
         XCTAssertEqual(tempered(), ReportedInterval(range: 12...14, source: .sampled))
         XCTAssertEqual(tempered(8...14), ReportedInterval(range: 10...14, source: .sampled), "cut to the bracket")
         XCTAssertEqual(tempered(21...25), ReportedInterval(range: 10...20, source: .bracket), "outside the bracket")

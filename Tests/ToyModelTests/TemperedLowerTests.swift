@@ -129,6 +129,17 @@ import TwoScaleCore
                 // above the target only where the cap came first.
                 let atJ = sized.islandNoiseSized[t][0]
                 if j < cap { #expect(atJ == noise, "seed \(seed), stop \(t): σ̄² at J \(atJ), gate \(noise)") }
+                // Replicates stopped at the cap above the target are counted; none counted, every one reached it.
+                let capped = sized.islandCapped[t][0]
+                #expect(plain.islandCapped[t][0] == 0 && capped >= 0 && capped <= 4)
+                if capped > 0 { #expect(j == cap, "seed \(seed), stop \(t): \(capped) replicates capped at J \(j)") }
+                if capped == 0 { #expect(noise <= target, "seed \(seed), stop \(t): none capped, yet σ̄² \(noise)") }
+                var p = EpsilonEstimate(eps: 1e-3, zeta: 2.0 / 3, dZeta: 100, dZetaJoint: 100)
+                sized.setLower(on: &p, stop: t, slope: 1, logVarianceOfC: 0, dimension: m.parameterCount)
+                let r = ReportedInterval.temperedLower(sampled: try #require(p.ci95Lower), islandNoiseVariance: p.islandNoiseVariance,
+                                                       cappedReplicates: p.islandReplicatesCapped, decorrelation: p.stageOneDecorrelation,
+                                                       bracket: -1_000...1_000)
+                #expect(r.source == (capped == 0 ? .sampled : .bracket), "seed \(seed), stop \(t): \(capped) capped, read \(r.source)")
                 if j == base { #expect(atJ == start, "seed \(seed), stop \(t): not sized, yet σ̄² at J \(atJ) ≠ \(start)") }
                 let exact = m.exactStages(scale: stops[t]).meanLog[0]
                 let e = sized.terms[t][0], h = 1.959963984540054 * e.variance.squareRoot()
@@ -140,6 +151,44 @@ import TwoScaleCore
         #expect(held >= 2 * runs - 1, "the sized terms held in \(held) of \(2 * runs)")
         // Islands noisy at the starting J, sized until quiet, are read at the chosen J's σ̄² (the starting J's gated them out).
         #expect(readAfterSizing >= 1 && readAfterSizing >= noisyUnsized - 1, "noisy at the start in \(noisyUnsized) stops, sized to the target in \(readAfterSizing)")
+    }
+
+    /// Islands whose pilot stops at the cap above the target (here a cap of twice the starting J = 8, on units of 16)
+    /// are counted per stage, and the gate reads them as unvalidated: the bracket, also where the starting J's σ̄²,
+    /// which the gate read before, is below `ReportedInterval.maximumIslandNoiseVariance` (`noisyIslandsAreSized`
+    /// checks the other side: with none counted, the sampled interval is read).
+    @Test func islandsStoppedAtTheCapGiveTheBracket() async throws {
+        let (m, stops) = try setUp(unitSize: 16)
+        let target = StagedSMC<LayeredToy>.temperedLowerSizingTarget
+        var quietButCapped = 0, capped = 0, runs = 0
+        for k in 0..<2 {
+            var smc = try StagedSMC(model: m, box: m.box, seed: 62_401 + UInt64(k), paths: 16, inner: 8, traceDraws: 100)
+            smc.independenceMoves = false
+            let low = try await smc.temperedLower(stops: stops, particles: 32, replicates: 4, sweeps: nil, islands: 8, innerFactor: 1,
+                                                  maximumInnerFactor: 2, threads: 2)
+            guard (low.firstDecorrelation ?? 1) >= ReportedInterval.minimumDecorrelation else { continue }
+            runs += 1
+            for t in stops.indices {
+                let (n, noise, atJ, j) = (low.islandCapped[t][0], low.islandNoise[t][0], low.islandNoiseSized[t][0], low.islandInner[t][0])
+                // Counted replicates stopped at J = 16 above the target; the sized σ̄² is the mean over all four.
+                #expect(j <= 16 && (n == 0 || (j == 16 && atJ > 0)), "seed \(62_401 + k), stop \(t): \(n) capped, J \(j)")
+                if n == 0 { #expect(noise <= target) }
+                capped += n
+                var p = EpsilonEstimate(eps: 1e-3, zeta: 2.0 / 3, dZeta: 100, dZetaJoint: 100)
+                low.setLower(on: &p, stop: t, slope: 1, logVarianceOfC: 0, dimension: m.parameterCount)
+                #expect(p.islandReplicatesCapped == [n])
+                let sampled = try #require(p.ci95Lower)
+                let r = ReportedInterval.temperedLower(sampled: sampled, islandNoiseVariance: p.islandNoiseVariance,
+                                                       cappedReplicates: p.islandReplicatesCapped, decorrelation: p.stageOneDecorrelation,
+                                                       bracket: -1_000...1_000)
+                if n > 0 {
+                    #expect(r.source == .bracket, "seed \(62_401 + k), stop \(t): \(n) replicates capped, yet read")
+                    if noise <= ReportedInterval.maximumIslandNoiseVariance { quietButCapped += 1 }
+                }
+            }
+        }
+        #expect(runs >= 1 && capped >= 2 * runs, "\(capped) replicates capped over \(runs) runs")
+        #expect(quietButCapped >= 1, "no stop whose capped islands the starting J's σ̄² alone would have let through")
     }
 
     /// A run at seed 62 301 with islands of J = `inner`, a θ_1 of the uniform prior, the larger scale and the exact
