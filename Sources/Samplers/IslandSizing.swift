@@ -9,10 +9,12 @@ import TwoScaleCore
 /// the heavier right tail leaves each stage high by about σ̄² more. So where the sampled interval can stand at
 /// all (stage 1 decorrelated, no outer moves), each later stage's J is doubled until σ̄² is at most
 /// `ReportedInterval.maximumIslandNoiseVariance`, judged on `pilotIslands` islands, up to
-/// `maximumInnerFactor` times the starting J. The pilot islands are the run's own first islands (the same
-/// streams), so at the chosen J they are kept, not rerun; where the whole stage's σ̄² still exceeds the
-/// target, it is run once more at twice the J (a 16-island pilot's noise is itself uncertain by about a
-/// third, which is also why no doubling is judged by its gain on the pilot alone).
+/// `maximumInnerFactor` times the starting J. The pilot runs on streams of its own, at the first outer
+/// particles, and is not kept: an island's log estimate and its noise come from the same replicates and rise
+/// together, so islands kept because their own noise was small sit low. All K islands then run at the chosen J;
+/// where the whole stage's σ̄² still exceeds the target, it is run once more at twice the J (a 16-island pilot's
+/// noise is itself uncertain by about a third, which is also why no doubling is judged by its gain on the pilot
+/// alone).
 extension StagedSMC {
     /// Islands of the pilot that chooses J (the first of the K outer particles).
     public static var pilotIslands: Int { 16 }
@@ -26,19 +28,23 @@ extension StagedSMC {
         model.stageUnits.count > 2 && moveProposals == 0 && (d ?? 1) >= ReportedInterval.minimumDecorrelation
     }
 
-    /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams.
+    /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams; a `pilot`'s on
+    /// streams of its own, without the draws and the bound that only kept islands use.
     func islandBatch(_ m: Int, start: [Model.State], at: Stop, settings: SMCSettings, from: Int, upTo end: Int? = nil,
-                     threads: Int) async throws -> [Island] {
+                     pilot: Bool = false, threads: Int) async throws -> [Island] {
         let me = self
         let (t, s) = (at.index, at.scale)
         let end = end ?? start.count
         return try await sharing.map(end - from, threads: threads) { i in
             let k = from + i
-            return try me.island(start[k], stage: m, scale: s, settings: settings,
-                                 stream: [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)],
-                                 drawStream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)])
+            let stream: [UInt64] = [Self.stream, 5, UInt64(t), UInt64(m), UInt64(k)] + (pilot ? [Self.pilotStream] : [])
+            return try me.island(start[k], stage: m, scale: s, settings: settings, stream: stream,
+                                 drawStream: [Self.stream, 6, UInt64(t), UInt64(m), UInt64(k)], bound: !pilot, draws: !pilot)
         }
     }
+
+    /// The pilot islands' stream suffix.
+    static var pilotStream: UInt64 { 0x5049_4C54 }  // "PILT"
 
     /// The islands' mean noise variance σ̄² (nats²).
     static func meanNoise(_ islands: [Island]) -> Double {
@@ -53,15 +59,17 @@ extension StagedSMC {
         let cap = base.particles * Self.maximumInnerFactor
         let pilotCount = Swift.min(Self.pilotIslands, start.count)
         var settings = base
-        var pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
+        var pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, pilot: true,
+                                          threads: threads)
         while Self.meanNoise(pilot) > target, settings.particles * 2 <= cap {
             settings.particles *= 2
-            pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, threads: threads)
+            pilot = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, upTo: pilotCount, pilot: true,
+                                          threads: threads)
             progress("islands of J = \(settings.particles * settings.replicates): noise \(String(format: "%.3g", Self.meanNoise(pilot))) nats² over \(pilotCount) pilot islands")
         }
-        var islands = pilot + (try await islandBatch(m, start: start, at: at, settings: settings, from: pilotCount, threads: threads))
+        var islands = try await islandBatch(m, start: start, at: at, settings: settings, from: 0, threads: threads)
         // The pilot's 16 islands misjudged the whole stage: once more at twice the J. A pilot of all K islands
-        // was the whole stage.
+        // judged as many islands as the stage has.
         if pilotCount < start.count, Self.meanNoise(islands) > target, settings.particles * 2 <= cap {
             settings.particles *= 2
             progress("islands of J = \(settings.particles * settings.replicates): the stage's noise over all islands was above \(String(format: "%.3g", target)) nats²")

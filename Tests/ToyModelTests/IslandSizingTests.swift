@@ -11,9 +11,9 @@ final class IslandSizingTests: XCTestCase {
 
     /// Stage 2 of a three-stage toy (units of 12 coordinates, coupling 0.5) at ε = 10⁻³ with J = 8: the
     /// islands' mean noise variance is above the target, so J is doubled until it is not, or the sizing
-    /// reaches its cap. The pilot's islands are the run's own: the K islands returned at the chosen
-    /// J are the ones a direct run at that J gives, to the bit.
-    func testSizedIslandsKeepThePilotsAndQuietTheStage() async throws {
+    /// reaches its cap. The pilot runs on streams of its own and is not kept: the K islands returned at the
+    /// chosen J are the ones a direct run at that J gives, to the bit, and the pilot's differ from their first 16.
+    func testSizedIslandsAreChosenByAPilotOfTheirOwnAndQuietTheStage() async throws {
         let m = try LayeredToy(units: [3, 8, 8], unitSize: [4, 12, 12], coupling: 0.5)
         let smc = try S(model: m, box: m.box, seed: 3, paths: 48, inner: 8, traceDraws: 200)
         let s = ScaleParameters.t(eps: 1e-3, zeta: 2.0 / 3) * (try m.scale(.trace)).squareRoot()
@@ -32,11 +32,15 @@ final class IslandSizingTests: XCTestCase {
         let direct = try await smc.islandBatch(1, start: start, at: at, settings: chosen, from: 0, threads: 1)
         XCTAssertEqual(islands.map(\.logZ), direct.map(\.logZ))
         XCTAssertEqual(islands.map(\.units), direct.map(\.units))
+        let pilotAtJ = try await smc.islandBatch(1, start: start, at: at, settings: chosen, from: 0, upTo: S.pilotIslands, pilot: true,
+                                                 threads: 2)
+        XCTAssertEqual(pilotAtJ.count, S.pilotIslands)
+        for (a, b) in zip(pilotAtJ, islands) { XCTAssertNotEqual(a.logZ, b.logZ, "the pilot's islands are not the run's") }
         // It never goes past the first J whose pilot is quiet, save the one rerun at twice it.
         var j = base
         var pilotQuietAt: Int?
         while j.particles <= chosen.particles {
-            let p = try await smc.islandBatch(1, start: start, at: at, settings: j, from: 0, upTo: S.pilotIslands, threads: 2)
+            let p = try await smc.islandBatch(1, start: start, at: at, settings: j, from: 0, upTo: S.pilotIslands, pilot: true, threads: 2)
             if S.meanNoise(p) <= target, pilotQuietAt == nil { pilotQuietAt = j.particles }
             j.particles *= 2
         }
