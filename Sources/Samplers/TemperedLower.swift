@@ -129,8 +129,8 @@ extension StagedSMC where Model: UniformStagedModel {
     /// gate reads the chosen J's σ̄² where the pilot reached the target; where the cap came first the replicate is
     /// counted (`islandCapped`) and the gate gives the bracket, since islands left above the target fall short by more
     /// than their interval allows and no run has validated reading them (its σ̄² is then the starting J's, as unsized;
-    /// each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1 is run again at more sweeps while it does not decorrelate
-    /// (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
+    /// each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1 is run again at
+    /// more sweeps while it does not decorrelate (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
     /// this run's setting: without them the islands of wide units fall short by more than their interval.
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
                               settleFactor: Int? = nil, innerFactor: Int? = nil, maximumInnerFactor: Int? = nil, sizeIslands: Bool = true,
