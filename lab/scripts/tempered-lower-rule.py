@@ -18,6 +18,8 @@ def capped(r):
     if r.get('capped'): return any(int(x) > 0 for x in r['capped'].split(';'))
     if r.get('noise_var_sized'): return r['noise_var'] != r['noise_var_sized']
     return False
+
+
 for eps in ('0.001', '0.1'):
     R = [r for r in rows if r['eps'] == eps]
     nv = lambda r: max(float(x) for x in r['noise_var'].split(';'))
