@@ -78,7 +78,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], exclude: ["README.md"]),
         // Exports CBLASBuffers' two functions, so that OpenBLAS's calls reach them before its own.
-        .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"],
+        .executableTarget(name: "twoscale", dependencies: ["TwoScaleCLI"], exclude: ["README.md"],
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=blas_memory_alloc",
                                                          "-Xlinker", "--export-dynamic-symbol=blas_memory_free"])]),
 
