@@ -10,12 +10,6 @@ import TwoScaleCore
 /// random truncations of a valid file), weights JSON, .npz and .safetensors, .npy (meta.json and partial path files: SpectraStoreTests' StoreFileFuzzTests). Each returns a
 /// well-formed value or throws a `TwoScaleError` naming the file; never traps, never yields NaN.
 @Suite struct FileFormatFuzzTests {
-    static let dir: String = {
-        let d = NSTemporaryDirectory() + "twoscale-fuzz-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-        return d
-    }()
-
     static let bytes = Gen.uint8(in: 0...255).array(of: 0...64)
 
     /// The first fraction `cut` of `b`.
@@ -56,7 +50,10 @@ import TwoScaleCore
         var valid: [UInt8] = [0, 0, 8, 3, 0, 0, 0, 4, 0, 0, 0, 2, 0, 0, 0, 3]
         valid += (0..<24).map { UInt8($0 * 10) }
         let gz = [UInt8](try Gzip.compress(Data(valid)))
-        let path = Self.dir + "/f-\(UUID().uuidString).idx"
+        let dir = NSTemporaryDirectory() + "twoscale-fuzz-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/f.idx"
         await propertyCheck(count: 1500, input: Gen.int(in: 0...2), Gen.double(in: 0...1), Self.bytes, Gen.int(in: 0...3)) { kind, cut, junk, limit in
             let b: [UInt8]
             switch kind {
@@ -80,7 +77,6 @@ import TwoScaleCore
                 _ = try IDXReader.load(images: path, labels: path, limit: nil)
             } catch { Self.expectNamed(error, path) }
         }
-        try? FileManager.default.removeItem(atPath: path)
     }
 
     @Test func weightsJSON() async {
