@@ -47,9 +47,10 @@ public struct DistributedSpectraRun: Sendable {
     /// Control messages from rank 0: `[kind, status]`.
     enum Control: Int64 { case stop = 1, leave = 2 }
 
-    /// A test seam: the rank computing path k fails there, as a real fault would. Debug builds (the test
-    /// suite's) take k from `TWOSCALE_FAULT_PATH`; release builds never read it.
-    #if DEBUG
+    /// A test seam: the rank computing path k fails there, as a real fault would. Debug builds and the test
+    /// suite's optimised build (`TWOSCALE_TEST_SEAMS`, scripts/test.sh) take k from `TWOSCALE_FAULT_PATH`;
+    /// release builds never read it.
+    #if DEBUG || TWOSCALE_TEST_SEAMS
     static let faultPath: Int? = ProcessInfo.processInfo.environment["TWOSCALE_FAULT_PATH"].flatMap { Int($0) }
     #else
     static let faultPath: Int? = nil
