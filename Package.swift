@@ -83,11 +83,11 @@ let package = Package(
                                                          "-Xlinker", "--export-dynamic-symbol=blas_memory_free"])]),
 
         // Dense finite-difference references and quadratures shared by the Networks, Fisher and estimator tests.
-        .target(name: "TestSupport", dependencies: ["Networks", "Fisher", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics"],
+        .target(name: "TestSupport", dependencies: ["Networks", "Fisher", "RandomStreams", "Samplers", "TwoScaleCore", "TwoScaleNumerics"],
                 path: "Tests/TestSupport"),
         .testTarget(name: "CoreTests", dependencies: ["Samplers", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics", "TwoScaleFormats",
             .product(name: "PropertyBased", package: "swift-property-based")]),
-        .testTarget(name: "ToyModelTests", dependencies: ["Samplers", "ToyModels", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics",
+        .testTarget(name: "ToyModelTests", dependencies: ["Samplers", "ToyModels", "RandomStreams", "TwoScaleCore", "TwoScaleNumerics", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based")]),
         // Fixtures/ (weights files written by scripts/make-weight-fixtures.py) is read from the source tree
         // through #filePath, by NetworksTests and CLITests alike.

@@ -95,6 +95,8 @@ public struct EstimatorProblem: Sendable {
     public var configuration: NetworkRunConfiguration?
     /// How the independent items are shared out (this process, or also the ranks of an MPI job).
     public var sharing: any WorkSharing = LocalSharing()
+    /// The folder an estimator that `savesCheckpoints` keeps its progress in and continues from (`Setting.checkpoint`).
+    public var checkpoint: String?
 
     public init(model: MarkovFisher, box: ClosedRange<Double>, seed: UInt64, budget: EstimatorBudget,
                 configuration: NetworkRunConfiguration? = nil) {
@@ -131,6 +133,8 @@ public protocol NetworkEstimator: Sendable {
     static var reportsIntervals: Bool { get }
     /// Whether it estimates the lower 2sED (`compare` ranks by it; `ed` asks for it with `Setting.lower`).
     static var estimatesLower: Bool { get }
+    /// Whether a run saves its progress in `EstimatorProblem.checkpoint` and continues from it (`Setting.checkpoint`).
+    static var savesCheckpoints: Bool { get }
     /// K and J where the user gives none.
     static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int)
     /// Checks a budget for a network of `layers` parametric layers, before any data is read.
@@ -153,6 +157,7 @@ extension NetworkEstimator {
     public static var storesSpectra: Bool { false }
     public static var reportsIntervals: Bool { false }
     public static var estimatesLower: Bool { true }
+    public static var savesCheckpoints: Bool { false }
     public static func checkBudget(_ budget: EstimatorBudget, layers: Int) throws {}
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {}
 }

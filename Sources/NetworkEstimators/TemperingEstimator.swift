@@ -22,6 +22,7 @@ public enum TemperingEstimator: NetworkEstimator {
     public static var options: [EstimatorOption] { [SMCEstimator.traceDrawsOption, sweepsOption] }
     public static var reportsIntervals: Bool { true }
     public static var estimatesLower: Bool { true }
+    public static var savesCheckpoints: Bool { true }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) { (64, 4) }
 
@@ -70,6 +71,16 @@ public enum TemperingEstimator: NetworkEstimator {
         var joint = try JointSMC(model: model, box: problem.box, seed: problem.seed, particles: b.paths, replicates: b.inner,
                                  sweeps: sweeps)
         joint.sharing = problem.sharing
+        if let dir = problem.checkpoint {
+            guard !request.lower else {
+                throw TwoScaleError.usage("\(Setting.checkpoint) saves the joint samplers only, not the lower 2sED's prefix samplers: drop \(Setting.lower), or \(Setting.checkpoint)")
+            }
+            let meta = CheckpointMeta(configuration: problem.configuration, paths: b.paths, inner: b.inner, sweeps: sweeps, traceDraws: draws,
+                                      eps: request.eps, zeta: request.zeta, normalization: request.normalization.rawValue)
+            joint.checkpoints = try CheckpointFolder(path: dir, meta: try meta.encoded())
+            joint.progress = progress
+            progress("checkpoints in \(dir): each sampler's progress is saved, and a rerun of this command continues from it")
+        }
         let j = try await joint.run(stops: stops, threads: request.threads)
         // The lower 2sED: each later stage's earlier layers drawn by tempering the stages before it (`TemperedLower`).
         var lower: TemperedLower?
@@ -107,6 +118,27 @@ public enum TemperingEstimator: NetworkEstimator {
         report.settings = problem.configuration
         return NetworkEstimate(kind: kind, points: report.points, paths: b.paths, scale: c, bracket: bracket,
                                diagnostics: .init(bracketCheck: check), report: problem.configuration == nil ? nil : report)
+    }
+}
+
+/// What a tempering run's checkpoint folder records in meta.json: a rerun continues from it only where all agree.
+struct CheckpointMeta: Encodable {
+    let estimator = TemperingEstimator.kind.rawValue
+    let configuration: NetworkRunConfiguration?
+    let paths, inner, sweeps, traceDraws: Int
+    let eps: [Double]
+    let zeta: Double
+    let normalization: String
+
+    enum CodingKeys: String, CodingKey {
+        case estimator, configuration, paths, inner, sweeps, eps, zeta, normalization
+        case traceDraws = "trace_draws"
+    }
+
+    func encoded() throws -> Data {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return try e.encode(self)
     }
 }
 

@@ -76,4 +76,17 @@ public struct Xoshiro256: RandomNumberGenerator, Sendable {
     public mutating func index(_ n: Int) -> Int {
         Int(truncatingIfNeeded: next(upperBound: UInt64(n)))
     }
+
+    /// The generator's whole state as six words (the four of xoshiro256**, then whether a Box–Muller normal is
+    /// cached and its bits), for a checkpoint: `init(savedState:)` continues the same sequence.
+    public var savedState: [UInt64] {
+        [s.0, s.1, s.2, s.3, cachedNormal == nil ? 0 : 1, cachedNormal?.bitPattern ?? 0]
+    }
+
+    /// The generator `savedState` was read from; nil where the words are not such a state.
+    public init?(savedState w: [UInt64]) {
+        guard w.count == 6, w[4] <= 1, (w[0], w[1], w[2], w[3]) != (0, 0, 0, 0) else { return nil }
+        s = (w[0], w[1], w[2], w[3])
+        cachedNormal = w[4] == 1 ? Double(bitPattern: w[5]) : nil
+    }
 }

@@ -32,6 +32,11 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     public var essFraction: Double
     /// How the replicates are shared out (this process, or also the ranks of an MPI job).
     public var sharing: any WorkSharing = LocalSharing()
+    /// Where each replicate saves its progress after every tempering step (`joint-r`), and where a run
+    /// continues from: nil saves nothing. A replicate continued from its snapshot ends with the same bytes.
+    public var checkpoints: (any SamplerCheckpoints)?
+    /// Told when a replicate continues from its snapshot, and when one finishes.
+    public var progress: (@Sendable (String) -> Void)?
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
@@ -119,7 +124,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         let me = self
         let reps = try await sharing.map(replicates, threads: threads) { r in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, UInt64(r)])
-            return try me.replicate(stops: stops, rng: &rng)
+            return try me.replicate(r, stops: stops, rng: &rng)
         }
         let logZ = stops.indices.map { t in reps.map { $0.logZ[t] } }
         let reverseLogZ = stops.indices.map { t in reps.map { $0.reverseLogZ[t] } }
@@ -184,28 +189,65 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         var steps = 0, proposals = 0, accepted = 0
     }
 
-    func replicate(stops: [Double], rng: inout Xoshiro256) throws -> Replicate {
-        let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
-        var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
-        let steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
-        system.out.steps = steps
+    /// Replicate r (its generator `rng`), continued from its snapshot in `checkpoints` where there is one.
+    func replicate(_ r: Int, stops: [Double], rng: inout Xoshiro256) throws -> Replicate {
+        let name = "joint-\(r)"
+        let snapshot = try checkpoints?.load(name).map { try Snapshot(decoding: $0, name: name, sampler: self, replicate: r, stops: stops) }
+        var system: Particles
+        var phase = Snapshot.Phase.forward
+        if let snapshot {
+            if case .done = snapshot.phase {
+                progress?("joint sampler \(r + 1): finished earlier (\(name))")
+                return snapshot.out
+            }
+            system = Particles(sampler: self, particles: try snapshot.states.map { try particle($0) }, h: snapshot.h)
+            (system.out, system.schedule, system.weights, phase) = (snapshot.out, snapshot.schedule, snapshot.weights, snapshot.phase)
+            rng = snapshot.rng
+            progress?("joint sampler \(r + 1): continues from \(name) (\(snapshot.phase.name), scale \(snapshot.cursor?.weights.scale ?? 0))")
+        } else {
+            let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
+            system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
+        }
+        func save(_ phase: Snapshot.Phase, _ cursor: TemperingCursor?, _ system: Particles, _ rng: Xoshiro256) throws {
+            try checkpoints?.save(name, final: cursor == nil) {
+                Snapshot(phase: phase, cursor: cursor, states: system.particles.map(\.state), h: system.h, out: system.out,
+                              schedule: system.schedule, weights: system.weights, rng: rng).encoded(sampler: self, replicate: r, stops: stops)
+            }
+        }
+        let saved: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil ? nil : { try save(.forward, $0, $1, $2) }
+        if case .forward = phase {
+            let steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng, from: snapshot?.cursor, saved: saved)
+            system.out.steps = steps
+        }
         // The reverse pass: back from the last stop down the forward run's scales, through the other stops, to 0.
         // With cum_k = log Ẑ[Z(down_k)/Z(top)], stop t's estimate of log Z(s_t) is cum(s_t) − cum(0) (the segment
         // from s_t down), the top's −cum(0).
         let top = stops[stops.count - 1]
         guard top > 0 else {
             system.out.reverseLogZ = stops.map { _ in 0 }
+            try save(.done, nil, system, rng)
+            progress?("joint sampler \(r + 1): done, \(system.out.steps) tempering steps")
             return system.out
         }
         let down = Array(stops.dropLast().reversed().filter { $0 > 0 }) + [0]
-        // The reverse pass starts from unweighted draws: resample by the last stop's weights.
-        system.resample(Tempering.systematic(system.weights, u: rng.uniform()))
         // The acceptance reported is the forward pass's.
-        let (proposals, accepted) = (system.out.proposals, system.out.accepted)
-        let cum = try Tempering.reverse(&system, from: top, schedule: system.schedule.reversed(), stops: down, rng: &rng)
+        var proposals = system.out.proposals, accepted = system.out.accepted, cursor: TemperingCursor?
+        if case .reverse(let p, let a) = phase {
+            (proposals, accepted, cursor) = (p, a, snapshot?.cursor)
+        } else {
+            // The reverse pass starts from unweighted draws: resample by the last stop's weights.
+            system.resample(Tempering.systematic(system.weights, u: rng.uniform()))
+        }
+        let savedReverse: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil ? nil : {
+            try save(.reverse(forwardProposals: proposals, forwardAccepted: accepted), $0, $1, $2)
+        }
+        let cum = try Tempering.reverse(&system, from: top, schedule: system.schedule.reversed(), stops: down, rng: &rng,
+                                        cursor: cursor, saved: savedReverse)
         (system.out.proposals, system.out.accepted) = (proposals, accepted)
         let atZero = cum[cum.count - 1]
         system.out.reverseLogZ = stops.map { s in s == top ? -atZero : s > 0 ? cum[down.firstIndex(of: s)!] - atZero : 0 }
+        try save(.done, nil, system, rng)
+        progress?("joint sampler \(r + 1): done, \(system.out.steps) tempering steps")
         return system.out
     }
 

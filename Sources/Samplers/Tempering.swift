@@ -37,7 +37,7 @@ extension TemperedSystem {
 /// Reweighting from s to s' multiplies particle i's weight by `e^{ℓ_{s'}(x_i) − ℓ_s(x_i)}`; resampling
 /// adds `log mean_i w_i` to `log Ẑ` and resets the weights (Del Moral, Doucet & Jasra 2006). At a scale
 /// the weights stand at, `log Ẑ(s) = logZ + log mean_i w_i`.
-struct TemperingWeights {
+struct TemperingWeights: Equatable {
     /// Log weights since the last resampling.
     var logWeights: [Double]
     /// `ℓ_s(x_i)` at the current scale.
@@ -85,6 +85,40 @@ struct TemperingWeights {
     var ess: Double { LogSpace.effectiveSampleSize(logWeights: logWeights) }
 }
 
+/// Where a tempering pass stands after a resample–move step: with the system and the generator, enough to
+/// continue it (`Tempering.run`'s and `Tempering.reverse`'s `from`) to the same bytes.
+struct TemperingCursor: Equatable {
+    /// The forward pass: the index of the stop it is heading for; the reverse pass: the ladder's scales done.
+    var index: Int
+    var weights: TemperingWeights
+    /// The forward pass's resample–move steps so far.
+    var steps: Int
+    /// The reverse pass's `log Ẑ` at the stops passed so far.
+    var out: [Double]
+
+    func write(to w: inout SnapshotWriter) {
+        w.int(index)
+        w.int(steps)
+        w.doubles(out)
+        w.doubles(weights.logWeights)
+        w.doubles(weights.ell)
+        w.double(weights.logZ)
+        w.double(weights.scale)
+    }
+
+    init(index: Int, weights: TemperingWeights, steps: Int, out: [Double]) {
+        (self.index, self.weights, self.steps, self.out) = (index, weights, steps, out)
+    }
+
+    init(from r: inout SnapshotReader, count n: Int) throws {
+        (index, steps, out) = (try r.int(), try r.int(), try r.doubles())
+        weights = TemperingWeights(count: n)
+        (weights.logWeights, weights.ell) = (try r.doubles(), try r.doubles())
+        (weights.logZ, weights.scale) = (try r.double(), try r.double())
+        guard index >= 0, steps >= 0, weights.logWeights.count == n, weights.ell.count == n else { throw SnapshotReader.damaged(r.name) }
+    }
+}
+
 /// Adaptive tempering, written once for every annealed sampler in this module (Del Moral, Doucet & Jasra
 /// 2006; adaptive steps as in Jasra et al. 2011).
 ///
@@ -95,12 +129,15 @@ struct TemperingWeights {
 enum Tempering {
     /// Runs `system` from s = 0 through the ascending `stops` with ESS fraction `essFraction`; returns the
     /// number of resample–move steps.
+    /// With `cursor` (and `system` and `rng` as they were when `saved` was handed it), continues that run instead;
+    /// `saved` is handed the cursor, the system and the generator after every resample–move step.
     static func run<S: TemperedSystem>(_ system: inout S, stops: [Double], essFraction: Double,
-                                       rng: inout Xoshiro256) throws -> Int {
+                                       rng: inout Xoshiro256, from cursor: TemperingCursor? = nil,
+                                       saved: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil) throws -> Int {
         let threshold = essFraction * Double(system.count)
-        var weights = TemperingWeights(count: system.count)
-        var steps = 0
-        for target in stops {
+        var weights = cursor?.weights ?? TemperingWeights(count: system.count)
+        var steps = cursor?.steps ?? 0
+        for (t, target) in stops.enumerated() where t >= cursor?.index ?? 0 {
             while weights.scale < target {
                 let next = nextScale(from: weights.scale, to: target, threshold: threshold) { s2 in
                     weights.ess(at: s2) { system.logTarget($0, at: $1) }
@@ -111,6 +148,7 @@ enum Tempering {
                     try system.move(at: next, ell: &weights.ell, rng: &rng)
                     system.stepped(at: next, moved: true)
                     steps += 1
+                    try saved?(TemperingCursor(index: t, weights: weights, steps: steps, out: []), system, rng)
                 } else {
                     system.stepped(at: next, moved: false)
                 }
@@ -129,20 +167,27 @@ enum Tempering {
     /// draws of `π_top`; a stop at 0 (`Z(0) = 1`) estimates `1/Z(top)`. (An adaptive schedule, chosen from the
     /// same particles, is not: where they sit in the narrow target's bulk the weights look even and the steps
     /// come out long.)
+    /// `cursor` and `saved` as in `run`.
     static func reverse<S: TemperedSystem>(_ system: inout S, from top: Double, schedule: [Double], stops: [Double],
-                                           rng: inout Xoshiro256) throws -> [Double] {
+                                           rng: inout Xoshiro256, cursor: TemperingCursor? = nil,
+                                           saved: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil) throws -> [Double] {
         precondition(zip([top] + stops, stops).allSatisfy { $0 > $1 } && (stops.last ?? 0) >= 0)
         let ladder = Set(schedule.filter { $0 >= 0 && $0 < top } + stops).sorted(by: >)
         var weights = TemperingWeights(count: system.count)
         weights.scale = top
-        weights.ell = (0..<system.count).map { system.logTarget($0, at: top) }
         var out: [Double] = []
-        for s in ladder {
+        if let cursor {
+            (weights, out) = (cursor.weights, cursor.out)
+        } else {
+            weights.ell = (0..<system.count).map { system.logTarget($0, at: top) }
+        }
+        for (k, s) in ladder.enumerated() where k >= cursor?.index ?? 0 {
             weights.reweight(to: s) { system.logTarget($0, at: $1) }
             if stops.contains(s) { out.append(weights.stopLogZ) }
             guard s > 0 else { continue }
             system.resample(weights.resample(u: rng.uniform()))
             try system.move(at: s, ell: &weights.ell, rng: &rng)
+            try saved?(TemperingCursor(index: k + 1, weights: weights, steps: 0, out: out), system, rng)
         }
         return out
     }

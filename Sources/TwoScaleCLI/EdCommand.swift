@@ -50,11 +50,14 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("smc, tempering: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
     var targetWidth: Double?
 
-    @Option(help: "With --target-width: the largest K or P (default 8 × the starting one).")
+    @Option(help: "Cap on K or P for --target-width (default 8 × first).")
     var maxPaths: Int?
 
     @Option(help: ArgumentHelp("Spectra store folder (created; see twoscale analyze).", valueName: "DIR"))
     var store: String?
+
+    @Option(help: ArgumentHelp("tempering: keep progress in DIR; rerun to continue.", valueName: "DIR"))
+    var checkpoint: String?
 
     @Flag(help: "Continue the run stored in --store (its meta.json must record the same settings); starts it if absent.")
     var resume = false
@@ -100,6 +103,10 @@ struct EdCommand: AsyncParsableCommand {
             throw TwoScaleError.invalid("--weights", w, allowed: "ed does not take weights: the 2sED averages the Fisher information over the parameter box, so it is a property of the architecture, the data and the box, computable before training. The spectrum at trained weights: twoscale fisher --weights FILE")
         }
         try PathFlags.check(store, flag: "--store", what: "a folder for the spectra store")
+        try PathFlags.check(checkpoint, flag: "--checkpoint", what: "a folder for the samplers' checkpoints")
+        if checkpoint != nil, targetWidth != nil {
+            throw TwoScaleError.usage("--checkpoint saves one run's samplers, and --target-width's rounds are several runs: drop one of them")
+        }
     }
 
     func run() async throws {
@@ -124,6 +131,10 @@ struct EdCommand: AsyncParsableCommand {
         if targetWidth != nil, kind != SMCEstimator.kind, kind != TemperingEstimator.kind {
             throw TwoScaleError.usage("--target-width works with the smc and tempering estimators' reported intervals, not with \(kind)"
                 + (plainOnly.isEmpty ? "" : " (chosen for \(plainOnly.joined(separator: ", ")))"))
+        }
+        if checkpoint != nil, !estimator.savesCheckpoints {
+            throw TwoScaleError.usage("--checkpoint: the \(kind) estimator does not save checkpoints; use --estimator \(TemperingEstimator.kind)"
+                + (estimator.storesSpectra ? ", or --store DIR and --resume (the \(kind) estimator's spectra store)" : ""))
         }
         if request.lower, !estimator.estimatesLower {
             throw TwoScaleError.usage("--lower: the \(kind) estimator estimates the 2sED only; drop --lower, or use --estimator \(EstimatorRegistry.lowerEstimators)")
@@ -215,6 +226,7 @@ struct EdCommand: AsyncParsableCommand {
         let budget = EstimatorBudget(paths: paths, inner: inner, settings: try estimation.settings([.sweeps: sweeps]))
         var problem = EstimatorProblem(model: markov, box: box, seed: seed, budget: budget,
                                        configuration: configuration(architecture: architecture, box: box, inputs: Self.inputCount(markov)))
+        problem.checkpoint = checkpoint
         // Under mpirun the ranks share the estimator's independent items (`MPISharing`); rank 0 reports.
         var world: MPIWorld?
         if let env = TwoScaleMain.launch.mpi {

@@ -13,6 +13,7 @@ enum FlagSpelling {
         .bias: "--bias",
         .bootstrap: "--bootstrap",
         .box: "--box",
+        .checkpoint: "--checkpoint",
         .checkpointEvery: "--checkpoint-every",
         .coupling: "--coupling",
         .data: "--data",

@@ -71,6 +71,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let bootstrap = Setting("bootstrap")
     /// The parameter box.
     public static let box = Setting("box")
+    /// The folder a long sampler saves its progress in, and continues from.
+    public static let checkpoint = Setting("checkpoint")
     /// The steps between checkpoints.
     public static let checkpointEvery = Setting("checkpointEvery")
     /// The layered toy's coupling γ.
@@ -211,7 +213,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
 
     /// Every setting above.
     public static let all: [Setting] = [
-        .abbasSampleSize, .adversarial, .architecture, .batch, .bias, .bootstrap, .box, .checkpointEvery, .coupling,
+        .abbasSampleSize, .adversarial, .architecture, .batch, .bias, .bootstrap, .box, .checkpoint, .checkpointEvery, .coupling,
         .data, .delta, .deltaRange, .dimension, .studyFolder, .epochs, .epsilon, .estimator, .family, .fisherRoute,
         .gamma, .greedyMax, .holdout, .independenceMoves, .inner, .islandSweeps, .stageOneSweeps, .adversarialIterations, .joint, .json, .labels,
         .lambdas, .loss, .lower, .learningRate, .maxPaths, .monteCarlo, .momentum, .sampleSize, .noiseSamples,

@@ -188,6 +188,37 @@ final class EstimatorCommandTests: XCTestCase {
                                                    "--estimator", "tempering"]).validate())
     }
 
+    /// `ed --estimator tempering --checkpoint DIR`: the same numbers as without it, meta.json and one snapshot per
+    /// sampler in DIR, and the same bytes again when rerun on the finished folder; another run's folder, and
+    /// --checkpoint with smc, --lower or --target-width, are refused. (A run stopped mid-way: JointCheckpointTests.)
+    func testEdTemperingCheckpoint() async throws {
+        let dir = NSTemporaryDirectory() + "twoscale-checkpoint-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let net = ["ed", "--estimator", "tempering", "--arch", "4-3-3", "--samples", "20", "--eps", "0.01,0.1", "--paths", "16", "--inner", "3", "--json"]
+        let (s0, plain, e0) = await run(net)
+        XCTAssertEqual(s0, 0, e0)
+        let (s1, first, e1) = await run(net + ["--checkpoint", dir])
+        XCTAssertEqual(s1, 0, e1)
+        let parsed = { (t: String) in withoutTimingKeys(try JSONValue.parse(Data(t.utf8), source: "stdout")) }
+        XCTAssertEqual(try parsed(first), try parsed(plain))
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: dir)),
+                       ["meta.json", "joint-0.snapshot", "joint-1.snapshot", "joint-2.snapshot"])
+        let (s2, again, e2) = await run(net + ["--checkpoint", dir, "--threads", "1"])
+        XCTAssertEqual(s2, 0, e2)
+        XCTAssertEqual(try parsed(again), try parsed(plain))
+        let (s3, _, e3) = await run(net.map { $0 == "0.01,0.1" ? "0.01,0.2" : $0 } + ["--checkpoint", dir])
+        XCTAssertEqual(s3, 2)
+        XCTAssertTrue(e3.contains("another run"), e3)
+        for (extra, says) in [(["--estimator", "smc"], "does not save checkpoints"), (["--lower"], "prefix samplers"),
+                              (["--target-width", "0.05"], "drop one of them")] {
+            var args = net + ["--checkpoint", dir] + extra
+            if extra.contains("smc") { args.removeSubrange(1...2) }
+            let (s, _, e) = await run(args)
+            XCTAssertEqual(s, 2, "\(extra)")
+            XCTAssertTrue(e.contains(says), e)
+        }
+    }
+
     func testEdDefaultEstimator() async throws {
         let common = ["ed", "--arch", "3-4-3", "--data", "synthetic:gaussian", "--samples", "5", "--sigma2", "0.5",
                       "--eps", "0.01,0.2", "--paths", "8", "--inner", "8", "--seed", "2", "--json"]

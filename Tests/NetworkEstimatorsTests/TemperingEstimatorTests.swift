@@ -3,7 +3,7 @@ import Estimation
 import Foundation
 @testable import NetworkEstimators
 @testable import Networks
-import Samplers
+@testable import Samplers
 import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
@@ -69,6 +69,45 @@ final class TemperingEstimatorTests: XCTestCase {
             XCTAssertGreaterThan(rel, 0)
             XCTAssertEqual(j.estimates[t].value, l[0] + Foundation.log(mean) + rel / 2, accuracy: 1e-10)
             XCTAssertEqual(j.estimates[t].variance, rel * StudentT.varianceInflation(replicates: 4), accuracy: 1e-12 * rel)
+        }
+    }
+
+    /// A network's joint samplers stopped after any save, in the forward pass or the reverse pass, and continued from
+    /// their snapshots (`JointSMC.checkpoints`) end with the same bits as a run never stopped: each particle's
+    /// stages and roots, recomputed from its weights, are what the moves had left (two hidden relu layers).
+    func testCheckpointedNetworkRunContinuesToTheSameBytes() async throws {
+        let data = Matrix(rows: 6, cols: 3, data: (0..<18).map { Foundation.sin(Double($0) * 1.7) })
+        let m = try MarkovFisher(architecture: try Architecture(parsing: "3-2-2-3"), activation: .relu, data: data, sigma2: 0.5,
+                                 noiseSamples: 1, noiseSeed: 3)
+        func sampler(_ store: MemoryCheckpoints?) throws -> JointSMC<MarkovFisher> {
+            var j = try JointSMC(model: m, box: -1...1, seed: 4, particles: 8, replicates: 2, sweeps: 2)
+            j.checkpoints = store
+            return j
+        }
+        let stops = [20.0, 1000.0]
+        let reference = try await sampler(nil).run(stops: stops, threads: 1)
+        let full = MemoryCheckpoints()
+        _ = try await sampler(full).run(stops: stops, threads: 1)
+        let phases = try full.log.map { save in
+            try JointSMC<MarkovFisher>.Snapshot(decoding: save.data, name: save.name, sampler: sampler(nil),
+                                                replicate: save.name == "joint-0" ? 0 : 1, stops: stops).phase
+        }
+        XCTAssertGreaterThan(phases.filter { $0 == .forward }.count, 2, "\(phases)")
+        XCTAssertGreaterThan(phases.filter { if case .reverse = $0 { true } else { false } }.count, 2, "\(phases)")
+        // Stopped after every save but the last.
+        for kill in 1..<phases.count {
+            let store = MemoryCheckpoints()
+            store.killAt = kill + 1
+            do {
+                _ = try await sampler(store).run(stops: stops, threads: 1)
+                XCTFail("not stopped")
+            } catch is MemoryCheckpoints.Killed {}
+            store.killAt = nil
+            let continued = try await sampler(store).run(stops: stops, threads: 2)
+            XCTAssertEqual(continued.logZ, reference.logZ, "stopped after save \(kill)")
+            XCTAssertEqual(continued.reverseLogZ, reference.reverseLogZ)
+            XCTAssertEqual(continued.slope, reference.slope)
+            XCTAssertEqual([continued.steps, continued.proposals, continued.accepted], [reference.steps, reference.proposals, reference.accepted])
         }
     }
 

@@ -1,0 +1,79 @@
+import Foundation
+import TwoScaleCore
+
+/// Where a long sampler saves its progress, so that a run stopped at any moment continues where it was and
+/// ends with the same bytes as one never stopped (`JointSMC.checkpoints`). A snapshot is opaque to the store:
+/// the sampler writes it, checks on reading that it was made with the same settings, and refuses it otherwise.
+public protocol SamplerCheckpoints: Sendable {
+    /// The snapshot last saved under `name`, or nil where there is none.
+    func load(_ name: String) throws -> Data?
+    /// Saves the snapshot `make()` under `name` in place of the last, whole or not at all; a store may skip a
+    /// snapshot that is not `final` where it saved one for `name` a short while ago.
+    func save(_ name: String, final: Bool, _ make: () throws -> Data) throws
+}
+
+/// A snapshot's contents as little-endian 64-bit words; every `Double` by its bits, so it reads back exactly.
+struct SnapshotWriter {
+    private(set) var words: [UInt64] = []
+
+    mutating func word(_ w: UInt64) { words.append(w) }
+    mutating func int(_ i: Int) { words.append(UInt64(bitPattern: Int64(i))) }
+    mutating func double(_ x: Double) { words.append(x.bitPattern) }
+    mutating func doubles(_ xs: [Double]) {
+        int(xs.count)
+        words.append(contentsOf: xs.lazy.map(\.bitPattern))
+    }
+    mutating func ints(_ xs: [Int]) {
+        int(xs.count)
+        for x in xs { int(x) }
+    }
+
+    var data: Data {
+        var out = Data(capacity: 8 * words.count)
+        for w in words { withUnsafeBytes(of: w.littleEndian) { out.append(contentsOf: $0) } }
+        return out
+    }
+}
+
+/// Reads what `SnapshotWriter` wrote; a short or malformed snapshot is an error naming it.
+struct SnapshotReader {
+    private let words: [UInt64]
+    private var at = 0
+    let name: String
+
+    init(_ data: Data, name: String) throws {
+        self.name = name
+        guard data.count % 8 == 0 else { throw Self.damaged(name) }
+        words = stride(from: 0, to: data.count, by: 8).map { i in
+            data[data.startIndex + i ..< data.startIndex + i + 8].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        }
+    }
+
+    static func damaged(_ name: String) -> TwoScaleError {
+        .failure("the checkpoint \(name) is damaged or was written by another version; delete it to start that part again")
+    }
+
+    var atEnd: Bool { at == words.count }
+
+    mutating func word() throws -> UInt64 {
+        guard at < words.count else { throw Self.damaged(name) }
+        defer { at += 1 }
+        return words[at]
+    }
+    mutating func int() throws -> Int { Int(Int64(bitPattern: try word())) }
+    mutating func double() throws -> Double { Double(bitPattern: try word()) }
+    /// A count of at most `limit` items, each of at least one word still unread.
+    mutating func count(limit: Int = .max) throws -> Int {
+        let n = try int()
+        guard n >= 0, n <= limit, n <= words.count - at else { throw Self.damaged(name) }
+        return n
+    }
+    mutating func doubles() throws -> [Double] {
+        let n = try count()
+        defer { at += n }
+        return words[at ..< at + n].map(Double.init(bitPattern:))
+    }
+    mutating func ints() throws -> [Int] {
+        try (0..<count()).map { _ in try int() }
+    }
+}
