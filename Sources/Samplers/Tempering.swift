@@ -37,7 +37,7 @@ extension TemperedSystem {
 /// Reweighting from s to s' multiplies particle i's weight by `e^{ℓ_{s'}(x_i) − ℓ_s(x_i)}`; resampling
 /// adds `log mean_i w_i` to `log Ẑ` and resets the weights (Del Moral, Doucet & Jasra 2006). At a scale
 /// the weights stand at, `log Ẑ(s) = logZ + log mean_i w_i`.
-struct TemperingWeights: Equatable {
+struct TemperingWeights {
     /// Log weights since the last resampling.
     var logWeights: [Double]
     /// `ℓ_s(x_i)` at the current scale.
@@ -87,7 +87,7 @@ struct TemperingWeights: Equatable {
 
 /// Where a tempering pass stands after a resample–move step: with the system and the generator, enough to
 /// continue it (`Tempering.run`'s and `Tempering.reverse`'s `from`) to the same bytes.
-struct TemperingCursor: Equatable {
+struct TemperingCursor {
     /// The forward pass: the index of the stop it is heading for; the reverse pass: the ladder's scales done.
     var index: Int
     var weights: TemperingWeights
