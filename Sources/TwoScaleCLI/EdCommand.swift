@@ -246,6 +246,13 @@ struct EdCommand: AsyncParsableCommand {
             }
             (estimate, target) = (run.estimate, run.target)
         } else {
+            // With checkpoints, Ctrl-C stops at once: every snapshot on disk is whole, and the same command continues.
+            let interruption = (world == nil ? checkpoint : nil).map { dir in
+                Interruption.install(notice: "twoscale: interrupted; the samplers' progress is saved in \(dir), each to its last snapshot: "
+                                     + "run the same command to continue")
+            }
+            interruption?.onInterrupt { Foundation.exit(130) }
+            defer { interruption?.remove() }
             estimate = try await progress.observing { try await estimator.estimate(problem, request: request, progress: report) }
         }
         defer { world?.finalize() }

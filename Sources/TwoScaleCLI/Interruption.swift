@@ -31,8 +31,8 @@ final class Interruption: @unchecked Sendable {
         return flag
     }
 
-    /// Starts catching SIGINT.
-    static func install() -> Interruption {
+    /// Starts catching SIGINT; `notice` is printed on the first.
+    static func install(notice: String = "twoscale: interrupt received; stopping (finished paths are saved; Ctrl-C again to quit at once)") -> Interruption {
         let i = Interruption()
         signal(SIGINT, SIG_IGN)  // delivered to the dispatch source instead of terminating
         // A private serial queue: it targets the overcommitting root queue, so the handler runs at once
@@ -43,7 +43,7 @@ final class Interruption: @unchecked Sendable {
             guard let i else { return }
             i.lock.lock(); i.flag = true; let action = i.action; i.lock.unlock()
             signal(SIGINT, SIG_DFL)  // a second Ctrl-C terminates immediately
-            Console.error("twoscale: interrupt received; stopping (finished paths are saved; Ctrl-C again to quit at once)")
+            Console.error(notice)
             action?()
         }
         s.resume()

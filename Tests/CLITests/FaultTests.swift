@@ -123,6 +123,40 @@ final class FaultTests: ScratchDirectoryTestCase {
         }
     }
 
+    /// `ed --estimator tempering --checkpoint DIR` killed (SIGKILL) at random moments after its first snapshot, then
+    /// run again: the JSON of a run never stopped. Ctrl-C (SIGINT) stops it at once with status 130 and says how to
+    /// continue.
+    func testKilledTemperingRunContinuesFromItsCheckpoints() throws {
+        let args = ["ed", "--estimator", "tempering", "--arch", "12-6-4-3", "--samples", "20", "--eps", "0.001,0.1",
+                    "--paths", "16", "--inner", "2", "--threads", "2", "--json"]
+        let ref = try launch(args)
+        XCTAssertEqual(ref.status, 0, ref.err)
+        let refJSON = try numbers(ref.out)
+        var rng = Xoshiro256(seed: 20261201, stream: [7])
+        let folder = dir + "/ckpt"
+        var killed = 0
+        for round in 0..<3 {
+            let r = try launch(args + ["--checkpoint", folder], kill: round < 2 ? (SIGKILL, rng.uniform(0, 0.5)) : nil,
+                               startedWhen: folder + "/joint-0.snapshot")
+            if r.signaled {
+                killed += 1
+                continue
+            }
+            XCTAssertEqual(r.status, 0, r.err)
+            XCTAssertEqual(try numbers(r.out), refJSON, "JSON after \(killed) kills")
+            break
+        }
+        XCTAssertGreaterThan(killed, 0, "the run ended before any kill; lengthen it")
+        let int = dir + "/int"
+        let r = try launch(args + ["--checkpoint", int], kill: (SIGINT, 0), startedWhen: int + "/joint-0.snapshot")
+        XCTAssertFalse(r.signaled, r.err)
+        XCTAssertEqual(r.status, 130, r.err)
+        XCTAssertTrue(r.err.contains("run the same command to continue"), r.err)
+        XCTAssertEqual(r.out, "")
+        let again = try launch(args + ["--checkpoint", int])
+        XCTAssertEqual(try numbers(again.out), refJSON)
+    }
+
     /// A kill at the very start (before meta.json is written) and just after (meta.json only) both
     /// resume: simulated by the states such kills leave.
     func testResumeFromStartupLeftovers() async throws {

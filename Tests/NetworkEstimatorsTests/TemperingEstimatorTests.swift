@@ -108,6 +108,7 @@ final class TemperingEstimatorTests: XCTestCase {
             XCTAssertEqual(continued.reverseLogZ, reference.reverseLogZ)
             XCTAssertEqual(continued.slope, reference.slope)
             XCTAssertEqual([continued.steps, continued.proposals, continued.accepted], [reference.steps, reference.proposals, reference.accepted])
+            XCTAssertEqual(store.log.count, phases.count, "the continued run saves only the steps after its snapshots")
         }
     }
 

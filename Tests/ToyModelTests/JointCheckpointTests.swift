@@ -55,6 +55,7 @@ import TwoScaleCore
             #expect(store.log.count == kill)
             store.killAt = nil
             same(try await sampler(store).run(stops: stops, threads: 2), reference, "stopped after save \(kill) of \(n)")
+            #expect(store.log.count == n, "the continued run saves only the steps after its snapshots, not the whole run again")
         }
     }
 
