@@ -58,6 +58,16 @@ public enum TemperingEstimator: NetworkEstimator {
         let model = problem.model, b = problem.budget, d = model.architecture.parameterCount
         try checkBudget(b, layers: model.blockDimensions.count)
         let draws = SMCEstimator.traceDraws(b, parameters: d), sweeps = sweeps(b, model: model)
+        // The checkpoint folder first, so that another run's folder is refused before any work.
+        let folder = try problem.checkpoint.map { dir -> CheckpointFolder in
+            guard !request.lower else {
+                throw TwoScaleError.usage("\(Setting.checkpoint) saves the joint samplers only, not the lower 2sED's prefix samplers: drop \(Setting.lower), or \(Setting.checkpoint)")
+            }
+            let meta = CheckpointMeta(configuration: problem.configuration, paths: b.paths, inner: b.inner, sweeps: sweeps, traceDraws: draws,
+                                      eps: request.eps, zeta: request.zeta, normalization: request.normalization.rawValue)
+            progress("checkpoints in \(dir): each sampler's progress is saved, and a rerun of this command continues from it")
+            return try CheckpointFolder(path: dir, meta: try meta.encoded())
+        }
         // ĉ and the Fisher rank from the smc estimator's uniform draws at this seed (its streams), so both share them.
         progress("trace normalisation from \(draws) uniform draws")
         var smc = try MarkovSMC(model: model, box: problem.box, seed: problem.seed, paths: MarkovSMC.defaultPaths,
@@ -71,15 +81,9 @@ public enum TemperingEstimator: NetworkEstimator {
         var joint = try JointSMC(model: model, box: problem.box, seed: problem.seed, particles: b.paths, replicates: b.inner,
                                  sweeps: sweeps)
         joint.sharing = problem.sharing
-        if let dir = problem.checkpoint {
-            guard !request.lower else {
-                throw TwoScaleError.usage("\(Setting.checkpoint) saves the joint samplers only, not the lower 2sED's prefix samplers: drop \(Setting.lower), or \(Setting.checkpoint)")
-            }
-            let meta = CheckpointMeta(configuration: problem.configuration, paths: b.paths, inner: b.inner, sweeps: sweeps, traceDraws: draws,
-                                      eps: request.eps, zeta: request.zeta, normalization: request.normalization.rawValue)
-            joint.checkpoints = try CheckpointFolder(path: dir, meta: try meta.encoded())
+        if let folder {
+            joint.checkpoints = folder
             joint.progress = progress
-            progress("checkpoints in \(dir): each sampler's progress is saved, and a rerun of this command continues from it")
         }
         let j = try await joint.run(stops: stops, threads: request.threads)
         // The lower 2sED: each later stage's earlier layers drawn by tempering the stages before it (`TemperedLower`).
