@@ -62,10 +62,10 @@ struct SnapshotReader {
     }
     mutating func int() throws -> Int { Int(Int64(bitPattern: try word())) }
     mutating func double() throws -> Double { Double(bitPattern: try word()) }
-    /// A count of at most `limit` items, each of at least one word still unread.
-    mutating func count(limit: Int = .max) throws -> Int {
+    /// A count of items, each of at least one word still unread.
+    mutating func count() throws -> Int {
         let n = try int()
-        guard n >= 0, n <= limit, n <= words.count - at else { throw Self.damaged(name) }
+        guard n >= 0, n <= words.count - at else { throw Self.damaged(name) }
         return n
     }
     mutating func doubles() throws -> [Double] {

@@ -105,11 +105,9 @@ struct TemperingCursor {
         w.double(weights.logZ)
         w.double(weights.scale)
     }
+}
 
-    init(index: Int, weights: TemperingWeights, steps: Int, out: [Double]) {
-        (self.index, self.weights, self.steps, self.out) = (index, weights, steps, out)
-    }
-
+extension TemperingCursor {
     init(from r: inout SnapshotReader, count n: Int) throws {
         (index, steps, out) = (try r.int(), try r.int(), try r.doubles())
         weights = TemperingWeights(count: n)

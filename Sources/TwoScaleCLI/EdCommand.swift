@@ -132,9 +132,6 @@ struct EdCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("--target-width works with the smc and tempering estimators' reported intervals, not with \(kind)"
                 + (plainOnly.isEmpty ? "" : " (chosen for \(plainOnly.joined(separator: ", ")))"))
         }
-        if checkpoint != nil, request.lower {
-            throw TwoScaleError.usage("--checkpoint saves the joint samplers only, not the lower 2sED's prefix samplers: drop --lower, or --checkpoint")
-        }
         if checkpoint != nil, !estimator.savesCheckpoints {
             throw TwoScaleError.usage("--checkpoint: the \(kind) estimator does not save checkpoints; use --estimator \(TemperingEstimator.kind)"
                 + (estimator.storesSpectra ? ", or --store DIR and --resume (the \(kind) estimator's spectra store)" : ""))
