@@ -60,9 +60,6 @@ public enum TemperingEstimator: NetworkEstimator {
         let draws = SMCEstimator.traceDraws(b, parameters: d), sweeps = sweeps(b, model: model)
         // The checkpoint folder first, so that another run's folder is refused before any work.
         let folder = try problem.checkpoint.map { dir -> CheckpointFolder in
-            guard !request.lower else {
-                throw TwoScaleError.usage("\(Setting.checkpoint) saves the joint samplers only, not the lower 2sED's prefix samplers: drop \(Setting.lower), or \(Setting.checkpoint)")
-            }
             let meta = CheckpointMeta(configuration: problem.configuration, paths: b.paths, inner: b.inner, sweeps: sweeps, traceDraws: draws,
                                       eps: request.eps, zeta: request.zeta, normalization: request.normalization.rawValue)
             progress("checkpoints in \(dir): each sampler's progress is saved, and a rerun of this command continues from it")
@@ -92,8 +89,8 @@ public enum TemperingEstimator: NetworkEstimator {
             let islands = Swift.max(1, b.paths / b.inner)
             progress("lower 2sED: \(model.stageUnits.count - 1) prefix sampler(s) × \(b.inner) of \(b.paths) particles, \(islands) islands each per scale")
             lower = try await smc.staged.temperedLower(stops: stops, particles: b.paths, replicates: b.inner,
-                                                       sweeps: b.settings[.sweeps], islands: islands, threads: request.threads,
-                                                       progress: progress)
+                                                       sweeps: b.settings[.sweeps], islands: islands, checkpoints: folder,
+                                                       threads: request.threads, progress: progress)
         }
         var points: [EpsilonEstimate] = []
         for (i, e) in request.eps.enumerated() {

@@ -49,11 +49,23 @@ struct SnapshotReader {
         }
     }
 
+    static func otherSettings(_ name: String) -> TwoScaleError {
+        .usage("the checkpoint \(name) was made with other settings (seed, particles, sweeps, scales or model); "
+               + "continue it with the same command, or give another checkpoint folder")
+    }
+
     static func damaged(_ name: String) -> TwoScaleError {
         .failure("the checkpoint \(name) is damaged or was written by another version; delete it to start that part again")
     }
 
     var atEnd: Bool { at == words.count }
+
+    /// Reads a snapshot's fingerprint: one made with other settings is refused.
+    mutating func expect(_ fingerprint: [UInt64]) throws {
+        for x in fingerprint {
+            guard try word() == x else { throw Self.otherSettings(name) }
+        }
+    }
 
     mutating func word() throws -> UInt64 {
         guard at < words.count else { throw Self.damaged(name) }

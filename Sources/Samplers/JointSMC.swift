@@ -254,14 +254,72 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     /// One replicate's forward pass alone: at each of the ascending `stops`, its particles' states and their
     /// normalised weights there, a weighted sample of `π_s ∝ G_s · U` (the lower 2sED's `π_{m−1}` where the
     /// model is a prefix of stages, `StagePrefix`), after `settleSweeps` further sweeps there.
-    func forwardDraws(stops: [Double], settleSweeps: Int = 0, rng: inout Xoshiro256) throws
-        -> [(states: [Model.State], weights: [Double])] {
-        let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
-        var system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
+    /// With `progress` (and `rng` as it was saved there), continues that pass instead; `saved` is handed the pass's
+    /// progress after every resample–move step (`final` false) and after each stop's settling sweeps (`final` true).
+    func forwardDraws(stops: [Double], settleSweeps: Int = 0, rng: inout Xoshiro256, from progress: ForwardProgress? = nil,
+                      saved: ((ForwardProgress, _ final: Bool) throws -> Void)? = nil) throws -> [Draws] {
+        var system: Particles
+        if let p = progress {
+            let snapshot = p.joint
+            system = Particles(sampler: self, particles: try snapshot.states.map { try particle($0) }, h: snapshot.h)
+            (system.out, system.schedule, system.weights, system.draws) = (snapshot.out, snapshot.schedule, snapshot.weights, p.draws)
+            rng = snapshot.rng
+        } else {
+            let particles = try (0..<particles).map { _ in try particle(model.uniformState(box: box, rng: &rng)) }
+            system = Particles(sampler: self, particles: particles, h: model.stageUnits.map { RandomWalk.initialStep(dimension: $0.dimension) })
+        }
         system.keepDraws = true
         system.settleSweeps = settleSweeps
-        _ = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng)
+        func hook(final: Bool) -> ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? {
+            saved.map { save in
+                { cursor, system, rng in
+                    try save(ForwardProgress(joint: Snapshot(phase: .forward, cursor: cursor, states: system.particles.map(\.state), h: system.h,
+                                                             out: system.out, schedule: system.schedule, weights: system.weights, rng: rng),
+                                             draws: system.draws), final)
+                }
+            }
+        }
+        _ = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng, from: progress?.joint.cursor,
+                              saved: hook(final: false), settled: hook(final: true))
         return system.draws
+    }
+
+    /// A weighted sample at one stop (`forwardDraws`): the particles' states and their normalised weights.
+    typealias Draws = (states: [Model.State], weights: [Double])
+
+    /// Where `forwardDraws` stands: its replicate's snapshot in the forward pass and the draws kept so far.
+    struct ForwardProgress {
+        var joint: Snapshot
+        var draws: [Draws]
+
+        func write(to w: inout SnapshotWriter, sampler: JointSMC) {
+            joint.write(to: &w, sampler: sampler)
+            sampler.write(draws, to: &w)
+        }
+
+        init(joint: Snapshot, draws: [Draws]) { (self.joint, self.draws) = (joint, draws) }
+
+        init(from reader: inout SnapshotReader, sampler: JointSMC) throws {
+            joint = try Snapshot(from: &reader, sampler: sampler)
+            guard joint.phase == .forward, joint.cursor != nil else { throw SnapshotReader.damaged(reader.name) }
+            draws = try sampler.readDraws(from: &reader)
+        }
+    }
+
+    /// Weighted samples at stops, each its weights and its states.
+    func write(_ draws: [Draws], to w: inout SnapshotWriter) {
+        w.int(draws.count)
+        for d in draws {
+            w.doubles(d.weights)
+            write(d.states, to: &w)
+        }
+    }
+
+    func readDraws(from reader: inout SnapshotReader) throws -> [Draws] {
+        try (0..<reader.count()).map { _ in
+            let weights = try reader.doubles()
+            return (try readStates(from: &reader, count: weights.count), weights)
+        }
     }
 
     /// A replicate's particles as `Tempering` sees them.
@@ -279,7 +337,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         /// `settleSweeps` further sweeps there.
         var keepDraws = false
         var settleSweeps = 0
-        var draws: [(states: [Model.State], weights: [Double])] = []
+        var draws: [Draws] = []
 
         var count: Int { particles.count }
         func logTarget(_ i: Int, at s: Double) -> Double { JointSMC.ell(particles[i], s) }

@@ -56,6 +56,12 @@ extension JointSMC {
         func encoded(sampler: JointSMC, replicate r: Int, stops: [Double]) -> Data {
             var w = SnapshotWriter()
             for x in Self.fingerprint(sampler, replicate: r, stops: stops) { w.word(x) }
+            write(to: &w, sampler: sampler)
+            return w.data
+        }
+
+        /// The snapshot after its fingerprint (`encoded`), also inside another's (`TemperedLower`'s prefix runs).
+        func write(to w: inout SnapshotWriter, sampler: JointSMC) {
             switch phase {
             case .forward: w.int(0)
             case .reverse(let p, let a): w.int(1); w.int(p); w.int(a)
@@ -71,17 +77,8 @@ extension JointSMC {
                 w.doubles(schedule)
                 w.doubles(weights)
                 for x in rng.savedState { w.word(x) }
-                w.int(states.count)
-                let units = sampler.model.stageUnits
-                for state in states {
-                    for m in units.indices {
-                        for u in 0..<units[m].count {
-                            for x in sampler.model.unitParameters(state, stage: m, unit: u) { w.double(x) }
-                        }
-                    }
-                }
+                sampler.write(states, to: &w)
             }
-            return w.data
         }
 
         init(phase: Phase, cursor: TemperingCursor?, states: [Model.State], h: [Double], out: Replicate, schedule: [Double],
@@ -93,12 +90,14 @@ extension JointSMC {
         /// Reads replicate r's snapshot `name`; one made with other settings is refused.
         init(decoding data: Data, name: String, sampler: JointSMC, replicate r: Int, stops: [Double]) throws {
             var reader = try SnapshotReader(data, name: name)
-            for x in Self.fingerprint(sampler, replicate: r, stops: stops) {
-                guard try reader.word() == x else {
-                    throw TwoScaleError.usage("the checkpoint \(name) was made with other settings (seed, particles, sweeps, scales or model); "
-                                              + "continue it with the same command, or give another checkpoint folder")
-                }
-            }
+            try reader.expect(Self.fingerprint(sampler, replicate: r, stops: stops))
+            try self.init(from: &reader, sampler: sampler)
+            guard reader.atEnd else { throw SnapshotReader.damaged(name) }
+        }
+
+        /// Reads what `write(to:sampler:)` wrote.
+        init(from reader: inout SnapshotReader, sampler: JointSMC) throws {
+            let name = reader.name
             switch try reader.int() {
             case 0: phase = .forward
             case 1: phase = .reverse(forwardProposals: try reader.int(), forwardAccepted: try reader.int())
@@ -116,20 +115,38 @@ extension JointSMC {
                 (h, schedule, weights) = (try reader.doubles(), try reader.doubles(), try reader.doubles())
                 guard let g = Xoshiro256(savedState: try (0..<6).map { _ in try reader.word() }) else { throw SnapshotReader.damaged(name) }
                 rng = g
-                let units = sampler.model.stageUnits
-                guard try reader.count() == n, h.count == units.count else { throw SnapshotReader.damaged(name) }
-                states = try (0..<n).map { _ in
-                    var state = sampler.model.emptyState()
-                    for m in units.indices {
-                        for u in 0..<units[m].count {
-                            let x = try (0..<units[m].dimension).map { _ in try reader.double() }
-                            sampler.model.setUnit(&state, stage: m, unit: u, parameters: x)
-                        }
-                    }
-                    return state
+                guard h.count == sampler.model.stageUnits.count else { throw SnapshotReader.damaged(name) }
+                states = try sampler.readStates(from: &reader, count: n)
+            }
+        }
+    }
+
+    /// Particles' states by their units' coordinates, preceded by their count.
+    func write(_ states: [Model.State], to w: inout SnapshotWriter) {
+        w.int(states.count)
+        let units = model.stageUnits
+        for state in states {
+            for m in units.indices {
+                for u in 0..<units[m].count {
+                    for x in model.unitParameters(state, stage: m, unit: u) { w.double(x) }
                 }
             }
-            guard reader.atEnd else { throw SnapshotReader.damaged(name) }
+        }
+    }
+
+    /// Reads `count` states written by `write(_:to:)`.
+    func readStates(from reader: inout SnapshotReader, count n: Int) throws -> [Model.State] {
+        let units = model.stageUnits
+        guard try reader.count() == n else { throw SnapshotReader.damaged(reader.name) }
+        return try (0..<n).map { _ in
+            var state = model.emptyState()
+            for m in units.indices {
+                for u in 0..<units[m].count {
+                    let x = try (0..<units[m].dimension).map { _ in try reader.double() }
+                    model.setUnit(&state, stage: m, unit: u, parameters: x)
+                }
+            }
+            return state
         }
     }
 }

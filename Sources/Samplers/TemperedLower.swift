@@ -36,7 +36,7 @@ struct StagePrefix<Model: UniformStagedModel>: UniformStagedModel {
 /// each (`StagedSMC.island`) gives the unbiased log estimate of `I_m` at it. The replicate's term is the
 /// islands' mean; the estimate is the mean over replicates, its variance their spread over R times
 /// `StudentT.varianceInflation` (replicates are independent: their own tempering runs and islands).
-public struct TemperedLower: Sendable {
+public struct TemperedLower: Sendable, Equatable {
     /// Stage 1's term `log I_1` at each stop: the staged run's pooled first-stage sampler (`corrected`), at more
     /// sweeps where it did not decorrelate (`decorrelatedStageOne`), and its replicates (its variance is their spread).
     public var first: [LogEstimate]
@@ -87,7 +87,7 @@ public struct TemperedLower: Sendable {
 
 /// One replicate's islands at one stop of `temperedLower`: their mean log, the σ̄² the gate reads, its pilot's σ̄² at
 /// the chosen J, that J, and whether sizing stopped at the cap above the target.
-private struct StopIslands: Codable {
+struct StopIslands: Codable, Equatable {
     var log, noise, sized: Double
     var inner: Int
     var capped: Bool
@@ -132,24 +132,24 @@ extension StagedSMC where Model: UniformStagedModel {
     /// each replicate judges its own, so replicates stay independent). With `raiseStageOne`, stage 1 is run again at
     /// more sweeps while it does not decorrelate (`decorrelatedStageOne`). Stage 1 and the islands take independence sweeps (`independenceMoves`) whatever
     /// this run's setting: without them the islands of wide units fall short by more than their interval.
+    /// With `checkpoints`, stage 1's term is saved once it is done (`lower-stage1`), and each (stage, replicate) task
+    /// saves its prefix run's progress after every tempering step and each stop's settling sweeps, and its islands
+    /// after each stop (`lower-m-r`); a rerun continues from them to the same bytes.
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
                               settleFactor: Int? = nil, innerFactor: Int? = nil, maximumInnerFactor: Int? = nil, sizeIslands: Bool = true,
-                              raiseStageOne: Bool = true,
+                              raiseStageOne: Bool = true, checkpoints: (any SamplerCheckpoints)? = nil,
                               threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> TemperedLower {
         guard islands >= 1 else { throw TwoScaleError.failure("tempered lower 2sED: at least one island per replicate") }
         var base = self
         base.independenceMoves = true
-        let (stageOne, one) = try await base.decorrelatedStageOne(stops: stops, raise: raiseStageOne, threads: threads, progress: progress)
-        let n1 = model.stageUnits[0].count
-        let first = stops.indices.map { Self.block(stageOne.estimate, units: n1, stop: $0).corrected }
-        let firstReplicates = stageOne.estimate.logZ.first?.count ?? 0
-        let mixed = stageOne.estimate.diagnostics.minDecorrelation
+        let one = try await base.lowerStageOne(stops: stops, raise: raiseStageOne, checkpoints: checkpoints, threads: threads, progress: progress)
+        let mixed = one.decorrelation
         let later = model.stageUnits.count - 1
         func result(terms: [[LogEstimate]], replicates: [[[Double]]], noise: [[Double]], inner: [[Int]], sized: [[Double]],
                     capped: [[Int]]) -> TemperedLower {
-            TemperedLower(first: first, firstReplicates: firstReplicates, terms: terms, replicates: replicates, islandNoise: noise,
+            TemperedLower(first: one.first, firstReplicates: one.replicates, terms: terms, replicates: replicates, islandNoise: noise,
                           islandInner: inner, islandNoiseSized: sized, islandCapped: capped, firstDecorrelation: mixed,
-                          firstSweeps: one.stageOneSweeps, firstIndependenceMoves: one.independenceMoves)
+                          firstSweeps: one.sweeps, firstIndependenceMoves: one.independenceMoves)
         }
         guard later >= 1 else {
             let none = stops.map { _ in [Int]() }
@@ -171,9 +171,32 @@ extension StagedSMC where Model: UniformStagedModel {
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
             let settle = (settleFactor ?? Self.temperedLowerSettleFactor) * prefixes[m - 1].sweeps
-            let draws = try prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng)
             let cap = settings[m - 1].particles * (maximumInnerFactor ?? Self.temperedLowerMaximumInnerFactor)
-            return try stops.indices.map { t in
+            let inner = innerFactor ?? Self.temperedLowerInnerFactor
+            // The task's checkpoint: where it stands, continued from where a rerun finds one.
+            let name = LowerTask<Model>.name(stage: m, replicate: r)
+            let mark = me.fingerprint(LowerTask<Model>.magic, stops: stops,
+                                       [m, r, particles, replicates, prefixes[m - 1].sweeps, settle, islands, inner, cap, sized ? 1 : 0])
+            func save(_ phase: LowerTask<Model>.Phase, final: Bool) throws {
+                try checkpoints?.save(name, final: final) { LowerTask(phase).encoded(fingerprint: mark, prefix: prefixes[m - 1]) }
+            }
+            var done: [StopIslands] = [], forward: JointSMC<StagePrefix<Model>>.ForwardProgress?, kept: [JointSMC<StagePrefix<Model>>.Draws]?
+            if let data = try checkpoints?.load(name) {
+                switch try LowerTask<Model>(decoding: data, name: name, fingerprint: mark, prefix: prefixes[m - 1], stops: stops.count).phase {
+                case .done(let islands):
+                    progress("lower 2sED: stage \(m + 1), replicate \(r + 1) finished earlier (\(name))")
+                    return islands
+                case .forward(let p):
+                    forward = p
+                    progress("lower 2sED: stage \(m + 1), replicate \(r + 1) continues from \(name) (prefix forward pass, scale \(p.joint.cursor?.weights.scale ?? 0))")
+                case .islands(let d, let islands, let g):
+                    (kept, done, rng) = (d, islands, g)
+                    progress("lower 2sED: stage \(m + 1), replicate \(r + 1) continues from \(name) (islands, \(islands.count) of \(stops.count) scales done)")
+                }
+            }
+            let draws = try kept ?? prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng, from: forward,
+                                                                 saved: checkpoints == nil ? nil : { try save(.forward($0), final: $1) })
+            for t in done.count..<stops.count {
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
                 // The islands `idx[..<count]` at settings s; the pilot's on streams of its own.
                 func islandsAt(_ s: SMCSettings, count: Int, pilot: Bool) throws -> [Island] {
@@ -184,7 +207,7 @@ extension StagedSMC where Model: UniformStagedModel {
                     }
                 }
                 var s = settings[m - 1]
-                s.particles *= innerFactor ?? Self.temperedLowerInnerFactor
+                s.particles *= inner
                 let count = Swift.min(islands, Self.temperedLowerPilotIslands)
                 let startNoise = Self.meanNoise(try islandsAt(s, count: count, pilot: true))
                 var noise = startNoise
@@ -195,9 +218,11 @@ extension StagedSMC where Model: UniformStagedModel {
                 let run = try islandsAt(s, count: islands, pilot: false)
                 // The gate's σ̄²: the chosen J's where the pilot reached the target, else the starting J's; sized islands
                 // that stopped at the cap above the target are counted, and the gate reads them as unvalidated.
-                return StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
-                                   sized: noise, inner: s.particles * s.replicates, capped: sized && noise > target)
+                done.append(StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
+                                        sized: noise, inner: s.particles * s.replicates, capped: sized && noise > target))
+                try save(done.count == stops.count ? .done(done) : .islands(draws: draws, done: done, rng: rng), final: true)
             }
+            return done
         }
         let inflation = StudentT.varianceInflation(replicates: replicates)
         func perStage<T>(_ t: Int, _ value: (StopIslands) -> T) -> [[T]] {
@@ -222,6 +247,24 @@ extension StagedSMC where Model: UniformStagedModel {
 
     /// The largest stage-1 sweeps `decorrelatedStageOne` reaches, as a multiple of this run's.
     public static var temperedLowerStageOneFactor: Int { 8 }
+
+    /// Stage 1's term at each stop as `temperedLower` reads it (`decorrelatedStageOne`), from `checkpoints` where a
+    /// run saved it (`lower-stage1`), else run and then saved there.
+    func lowerStageOne(stops: [Double], raise: Bool, checkpoints: (any SamplerCheckpoints)?, threads: Int,
+                       progress: @escaping @Sendable (String) -> Void) async throws -> LowerStageOne {
+        let mark = fingerprint(LowerStageOne.magic, stops: stops, [raise ? 1 : 0, Self.temperedLowerStageOneParticleFactor])
+        if let data = try checkpoints?.load(LowerStageOne.name) {
+            progress("lower 2sED: stage 1 finished earlier (\(LowerStageOne.name))")
+            return try LowerStageOne(decoding: data, fingerprint: mark, stops: stops.count)
+        }
+        let (stage, one) = try await decorrelatedStageOne(stops: stops, raise: raise, threads: threads, progress: progress)
+        let n1 = model.stageUnits[0].count
+        let term = LowerStageOne(first: stops.indices.map { Self.block(stage.estimate, units: n1, stop: $0).corrected },
+                                 replicates: stage.estimate.logZ.first?.count ?? 0, decorrelation: stage.estimate.diagnostics.minDecorrelation,
+                                 sweeps: one.stageOneSweeps, independenceMoves: one.independenceMoves)
+        try checkpoints?.save(LowerStageOne.name, final: true) { term.encoded(fingerprint: mark) }
+        return term
+    }
 
     /// Stage 1's pooled sampler (`stageOne`) at `temperedLowerStageOneParticleFactor` times the particles, and the
     /// run it came from. With `raise`, while its smallest decorrelation

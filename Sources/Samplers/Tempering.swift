@@ -128,10 +128,12 @@ enum Tempering {
     /// Runs `system` from s = 0 through the ascending `stops` with ESS fraction `essFraction`; returns the
     /// number of resample–move steps.
     /// With `cursor` (and `system` and `rng` as they were when `saved` was handed it), continues that run instead;
-    /// `saved` is handed the cursor, the system and the generator after every resample–move step.
+    /// `saved` is handed the cursor, the system and the generator after every resample–move step, and `settled`
+    /// after each stop's `settle` and `collect` (a cursor heading for the next stop; past the last, the run is done).
     static func run<S: TemperedSystem>(_ system: inout S, stops: [Double], essFraction: Double,
                                        rng: inout Xoshiro256, from cursor: TemperingCursor? = nil,
-                                       saved: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil) throws -> Int {
+                                       saved: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil,
+                                       settled: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil) throws -> Int {
         let threshold = essFraction * Double(system.count)
         var weights = cursor?.weights ?? TemperingWeights(count: system.count)
         var steps = cursor?.steps ?? 0
@@ -153,6 +155,7 @@ enum Tempering {
             }
             try system.settle(at: target, ell: &weights.ell, rng: &rng)
             system.collect(stop: target, logZ: weights.stopLogZ, weights: weights)
+            try settled?(TemperingCursor(index: t + 1, weights: weights, steps: steps, out: []), system, rng)
         }
         return steps
     }

@@ -189,8 +189,10 @@ final class EstimatorCommandTests: XCTestCase {
     }
 
     /// `ed --estimator tempering --checkpoint DIR`: the same numbers as without it, meta.json and one snapshot per
-    /// sampler in DIR, and the same bytes again when rerun on the finished folder; another run's folder, and
-    /// --checkpoint with smc, --lower or --target-width, are refused. (A run stopped mid-way: JointCheckpointTests.)
+    /// sampler in DIR, and the same bytes again when rerun on the finished folder; with `--lower` in the same folder,
+    /// the joint samplers' snapshots are read, the lower 2sED's parts saved, and its numbers are those of a run without
+    /// checkpoints; another run's folder, and --checkpoint with smc or --target-width, are refused. (Runs stopped
+    /// mid-way: JointCheckpointTests, TemperedLowerCheckpointTests.)
     func testEdTemperingCheckpoint() async throws {
         let dir = NSTemporaryDirectory() + "twoscale-checkpoint-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -209,8 +211,26 @@ final class EstimatorCommandTests: XCTestCase {
         let (s3, _, e3) = await run(net.map { $0 == "0.01,0.1" ? "0.01,0.2" : $0 } + ["--checkpoint", dir])
         XCTAssertEqual(s3, 2)
         XCTAssertTrue(e3.contains("another run"), e3)
-        for (extra, says) in [(["--estimator", "smc"], "does not save checkpoints"), (["--lower"], "prefix samplers"),
-                              (["--target-width", "0.05"], "drop one of them")] {
+        let (s4, lower, e4) = await run(net + ["--lower"])
+        XCTAssertEqual(s4, 0, e4)
+        // Snapshots read and not written again keep their modification dates.
+        func dates() throws -> [String: Date] {
+            try Dictionary(uniqueKeysWithValues: FileManager.default.contentsOfDirectory(atPath: dir).map { name in
+                (name, try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.modificationDate] as? Date))
+            })
+        }
+        var before = try dates()
+        for threads in ["2", "1"] {
+            let (s5, saved, e5) = await run(net + ["--lower", "--checkpoint", dir, "--threads", threads])
+            XCTAssertEqual(s5, 0, e5)
+            XCTAssertEqual(try parsed(saved), try parsed(lower))
+            let after = try dates()
+            XCTAssertEqual(after.filter { before[$0.key] != nil }, before, "the finished samplers' snapshots are read, not written again")
+            before = after
+        }
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: dir)),
+                       Set(["meta.json", "lower-stage1.snapshot"] + (0..<3).flatMap { r in ["joint-\(r)", "lower-1-\(r)"].map { $0 + ".snapshot" } }))
+        for (extra, says) in [(["--estimator", "smc"], "does not save checkpoints"), (["--target-width", "0.05"], "drop one of them")] {
             var args = net + ["--checkpoint", dir] + extra
             if extra.contains("smc") { args.removeSubrange(1...2) }
             let (s, _, e) = await run(args)
