@@ -77,6 +77,9 @@ public struct Xoshiro256: RandomNumberGenerator, Sendable {
         Int(truncatingIfNeeded: next(upperBound: UInt64(n)))
     }
 
+    /// The words of `savedState`.
+    public static let savedStateWords = 6
+
     /// The generator's whole state as six words (the four of xoshiro256**, then whether a Box–Muller normal is
     /// cached and its bits), for a checkpoint: `init(savedState:)` continues the same sequence.
     public var savedState: [UInt64] {
@@ -85,7 +88,7 @@ public struct Xoshiro256: RandomNumberGenerator, Sendable {
 
     /// The generator `savedState` was read from; nil where the words are not such a state.
     public init?(savedState w: [UInt64]) {
-        guard w.count == 6, w[4] <= 1, (w[0], w[1], w[2], w[3]) != (0, 0, 0, 0) else { return nil }
+        guard w.count == Self.savedStateWords, w[4] <= 1, (w[0], w[1], w[2], w[3]) != (0, 0, 0, 0) else { return nil }
         s = (w[0], w[1], w[2], w[3])
         cachedNormal = w[4] == 1 ? Double(bitPattern: w[5]) : nil
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RandomStreams
 import TwoScaleCore
 
 /// Where a long sampler saves its progress, so that a run stopped at any moment continues where it was and
@@ -26,6 +27,11 @@ struct SnapshotWriter {
     mutating func ints(_ xs: [Int]) {
         int(xs.count)
         for x in xs { int(x) }
+    }
+    mutating func bool(_ b: Bool) { int(b ? 1 : 0) }
+    /// The generator's state (`Xoshiro256.savedState`), so it continues its sequence.
+    mutating func generator(_ g: Xoshiro256) {
+        for x in g.savedState { word(x) }
     }
 
     var data: Data {
@@ -87,5 +93,17 @@ struct SnapshotReader {
     }
     mutating func ints() throws -> [Int] {
         try (0..<count()).map { _ in try int() }
+    }
+    mutating func bool() throws -> Bool {
+        switch try int() {
+        case 0: return false
+        case 1: return true
+        default: throw Self.damaged(name)
+        }
+    }
+    mutating func generator() throws -> Xoshiro256 {
+        let words = try (0..<Xoshiro256.savedStateWords).map { _ in try word() }
+        guard let g = Xoshiro256(savedState: words) else { throw Self.damaged(name) }
+        return g
     }
 }

@@ -76,7 +76,7 @@ extension JointSMC {
                 w.doubles(h)
                 w.doubles(schedule)
                 w.doubles(weights)
-                for x in rng.savedState { w.word(x) }
+                w.generator(rng)
                 sampler.write(states, to: &w)
             }
         }
@@ -113,8 +113,7 @@ extension JointSMC {
                 let n = sampler.particles
                 cursor = try TemperingCursor(from: &reader, count: n)
                 (h, schedule, weights) = (try reader.doubles(), try reader.doubles(), try reader.doubles())
-                guard let g = Xoshiro256(savedState: try (0..<6).map { _ in try reader.word() }) else { throw SnapshotReader.damaged(name) }
-                rng = g
+                rng = try reader.generator()
                 guard h.count == sampler.model.stageUnits.count else { throw SnapshotReader.damaged(name) }
                 states = try sampler.readStates(from: &reader, count: n)
             }

@@ -21,10 +21,10 @@ struct LowerStageOne: Equatable {
         w.doubles(first.map(\.value))
         w.doubles(first.map(\.variance))
         w.int(replicates)
-        w.int(decorrelation == nil ? 0 : 1)
+        w.bool(decorrelation != nil)
         w.double(decorrelation ?? 0)
         w.int(sweeps)
-        w.int(independenceMoves ? 1 : 0)
+        w.bool(independenceMoves)
         return w.data
     }
 
@@ -38,13 +38,11 @@ struct LowerStageOne: Equatable {
         let (values, variances) = (try r.doubles(), try r.doubles())
         first = zip(values, variances).map { LogEstimate(value: $0, variance: $1) }
         replicates = try r.int()
-        let measured = try r.int(), d = try r.double()
-        decorrelation = measured == 1 ? d : nil
+        let measured = try r.bool(), d = try r.double()
+        decorrelation = measured ? d : nil
         sweeps = try r.int()
-        let independence = try r.int()
-        independenceMoves = independence == 1
-        guard values.count == stops, variances.count == stops, measured == 0 || measured == 1, independence == 0 || independence == 1,
-              r.atEnd else { throw SnapshotReader.damaged(Self.name) }
+        independenceMoves = try r.bool()
+        guard values.count == stops, variances.count == stops, r.atEnd else { throw SnapshotReader.damaged(Self.name) }
     }
 }
 
@@ -76,7 +74,7 @@ struct LowerTask<Model: UniformStagedModel> {
             w.int(1)
             prefix.write(draws, to: &w)
             Self.write(done, to: &w)
-            for x in rng.savedState { w.word(x) }
+            w.generator(rng)
         case .done(let done):
             w.int(2)
             Self.write(done, to: &w)
@@ -93,10 +91,8 @@ struct LowerTask<Model: UniformStagedModel> {
         case 0:
             phase = .forward(try Prefix.ForwardProgress(from: &r, sampler: prefix))
         case 1:
-            let draws = try prefix.readDraws(from: &r), done = try Self.readIslands(from: &r)
-            guard let g = Xoshiro256(savedState: try (0..<6).map { _ in try r.word() }), draws.count == stops, done.count < stops else {
-                throw SnapshotReader.damaged(name)
-            }
+            let draws = try prefix.readDraws(from: &r), done = try Self.readIslands(from: &r), g = try r.generator()
+            guard draws.count == stops, done.count < stops else { throw SnapshotReader.damaged(name) }
             phase = .islands(draws: draws, done: done, rng: g)
         case 2:
             let done = try Self.readIslands(from: &r)
@@ -115,15 +111,13 @@ struct LowerTask<Model: UniformStagedModel> {
             w.double(s.noise)
             w.double(s.sized)
             w.int(s.inner)
-            w.int(s.capped ? 1 : 0)
+            w.bool(s.capped)
         }
     }
 
     static func readIslands(from r: inout SnapshotReader) throws -> [StopIslands] {
         try (0..<r.count()).map { _ in
-            let (log, noise, sized, inner, capped) = (try r.double(), try r.double(), try r.double(), try r.int(), try r.int())
-            guard capped == 0 || capped == 1 else { throw SnapshotReader.damaged(r.name) }
-            return StopIslands(log: log, noise: noise, sized: sized, inner: inner, capped: capped == 1)
+            StopIslands(log: try r.double(), noise: try r.double(), sized: try r.double(), inner: try r.int(), capped: try r.bool())
         }
     }
 }
