@@ -35,8 +35,10 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     /// Where each replicate saves its progress after every tempering step (`joint-r`), and where a run
     /// continues from: nil saves nothing. A replicate continued from its snapshot ends with the same bytes.
     public var checkpoints: (any SamplerCheckpoints)?
-    /// Told when a replicate continues from its snapshot, and when one finishes.
+    /// Told when a replicate continues from its snapshot, and when one finishes; and, at most once a minute
+    /// (`progressEvery` seconds), where a replicate's forward or reverse pass stands.
     public var progress: (@Sendable (String) -> Void)?
+    public var progressEvery: Double = 60
 
     static var stream: UInt64 { 0x4A4F_494E }  // "JOIN"
 
@@ -121,10 +123,10 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     /// Runs the replicates (in parallel) through the ascending `stops`.
     public func run(stops: [Double], threads: Int) async throws -> Result {
         precondition(!stops.isEmpty && zip(stops, stops.dropFirst()).allSatisfy { $0 < $1 } && stops[0] >= 0)
-        let me = self
+        let me = self, reporter = progress.map { StepReporter(every: progressEvery, say: $0) }
         let reps = try await sharing.map(replicates, threads: threads) { r in
             var rng = Xoshiro256(seed: me.seed, stream: [Self.stream, UInt64(r)])
-            return try me.replicate(r, stops: stops, rng: &rng)
+            return try me.replicate(r, stops: stops, rng: &rng, reporter: reporter)
         }
         let logZ = stops.indices.map { t in reps.map { $0.logZ[t] } }
         let reverseLogZ = stops.indices.map { t in reps.map { $0.reverseLogZ[t] } }
@@ -189,8 +191,9 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         var steps = 0, proposals = 0, accepted = 0
     }
 
-    /// Replicate r (its generator `rng`), continued from its snapshot in `checkpoints` where there is one.
-    func replicate(_ r: Int, stops: [Double], rng: inout Xoshiro256) throws -> Replicate {
+    /// Replicate r (its generator `rng`), continued from its snapshot in `checkpoints` where there is one;
+    /// `reporter` is told where it stands after each step.
+    func replicate(_ r: Int, stops: [Double], rng: inout Xoshiro256, reporter: StepReporter? = nil) throws -> Replicate {
         let name = "joint-\(r)"
         let snapshot = try checkpoints?.load(name).map { try Snapshot(decoding: $0, name: name, sampler: self, replicate: r, stops: stops) }
         var system: Particles
@@ -214,7 +217,12 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
                               schedule: system.schedule, weights: system.weights, rng: rng).encoded(sampler: self, replicate: r, stops: stops)
             }
         }
-        let saved: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil ? nil : { try save(.forward, $0, $1, $2) }
+        let top = stops[stops.count - 1]
+        let saved: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil && reporter == nil ? nil : { cursor, system, rng in
+            reporter?.report("joint sampler \(r + 1): forward pass at scale \(StepReporter.scale(cursor.weights.scale)) of "
+                             + "\(StepReporter.scale(top)), \(cursor.steps) tempering steps")
+            try save(.forward, cursor, system, rng)
+        }
         if case .forward = phase {
             let steps = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng, from: snapshot?.cursor, saved: saved)
             system.out.steps = steps
@@ -222,7 +230,6 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         // The reverse pass: back from the last stop down the forward run's scales, through the other stops, to 0.
         // With cum_k = log Ẑ[Z(down_k)/Z(top)], stop t's estimate of log Z(s_t) is cum(s_t) − cum(0) (the segment
         // from s_t down), the top's −cum(0).
-        let top = stops[stops.count - 1]
         guard top > 0 else {
             system.out.reverseLogZ = stops.map { _ in 0 }
             try save(.done, nil, system, rng)
@@ -238,8 +245,11 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
             // The reverse pass starts from unweighted draws: resample by the last stop's weights.
             system.resample(Tempering.systematic(system.weights, u: rng.uniform()))
         }
-        let savedReverse: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil ? nil : {
-            try save(.reverse(forwardProposals: proposals, forwardAccepted: accepted), $0, $1, $2)
+        let rungs = Tempering.reverseLadder(from: top, schedule: system.schedule.reversed(), stops: down).count
+        let savedReverse: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil && reporter == nil ? nil : { cursor, system, rng in
+            reporter?.report("joint sampler \(r + 1): reverse pass at scale \(StepReporter.scale(cursor.weights.scale)), "
+                             + "\(cursor.index) of \(rungs) scales done")
+            try save(.reverse(forwardProposals: proposals, forwardAccepted: accepted), cursor, system, rng)
         }
         let cum = try Tempering.reverse(&system, from: top, schedule: system.schedule.reversed(), stops: down, rng: &rng,
                                         cursor: cursor, saved: savedReverse)
@@ -255,9 +265,11 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
     /// normalised weights there, a weighted sample of `π_s ∝ G_s · U` (the lower 2sED's `π_{m−1}` where the
     /// model is a prefix of stages, `StagePrefix`), after `settleSweeps` further sweeps there.
     /// With `progress` (and `rng` as it was saved there), continues that pass instead; `saved` is handed the pass's
-    /// progress after every resample–move step (`final` false) and after each stop's settling sweeps (`final` true).
+    /// progress after every resample–move step (`final` false) and after each stop's settling sweeps (`final` true);
+    /// `stepped` the scale reached and the steps so far, after every step.
     func forwardDraws(stops: [Double], settleSweeps: Int = 0, rng: inout Xoshiro256, from progress: ForwardProgress? = nil,
-                      saved: ((ForwardProgress, _ final: Bool) throws -> Void)? = nil) throws -> [Draws] {
+                      saved: ((ForwardProgress, _ final: Bool) throws -> Void)? = nil,
+                      stepped: ((_ scale: Double, _ steps: Int) -> Void)? = nil) throws -> [Draws] {
         var system: Particles
         if let p = progress {
             let snapshot = p.joint
@@ -271,12 +283,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
         system.keepDraws = true
         system.settleSweeps = settleSweeps
         func hook(final: Bool) -> ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? {
-            saved.map { save in
-                { cursor, system, rng in
-                    try save(ForwardProgress(joint: Snapshot(phase: .forward, cursor: cursor, states: system.particles.map(\.state), h: system.h,
-                                                             out: system.out, schedule: system.schedule, weights: system.weights, rng: rng),
-                                             draws: system.draws), final)
-                }
+            let told = final ? nil : stepped
+            guard saved != nil || told != nil else { return nil }
+            return { cursor, system, rng in
+                told?(cursor.weights.scale, cursor.steps)
+                try saved?(ForwardProgress(joint: Snapshot(phase: .forward, cursor: cursor, states: system.particles.map(\.state), h: system.h,
+                                                           out: system.out, schedule: system.schedule, weights: system.weights, rng: rng),
+                                           draws: system.draws), final)
             }
         }
         _ = try Tempering.run(&system, stops: stops, essFraction: essFraction, rng: &rng, from: progress?.joint.cursor,

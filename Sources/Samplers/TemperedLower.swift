@@ -134,7 +134,8 @@ extension StagedSMC where Model: UniformStagedModel {
     /// this run's setting: without them the islands of wide units fall short by more than their interval.
     /// With `checkpoints`, stage 1's term is saved once it is done (`lower-stage1`), and each (stage, replicate) task
     /// saves its prefix run's progress after every tempering step and each stop's settling sweeps, and its islands
-    /// after each stop (`lower-m-r`); a rerun continues from them to the same bytes.
+    /// after each stop (`lower-m-r`); a rerun continues from them to the same bytes. `progress` is told where the tasks
+    /// stand at most once a minute (`StepReporter`).
     public func temperedLower(stops: [Double], particles: Int, replicates: Int, sweeps: Int?, islands: Int,
                               settleFactor: Int? = nil, innerFactor: Int? = nil, maximumInnerFactor: Int? = nil, sizeIslands: Bool = true,
                               raiseStageOne: Bool = true, checkpoints: (any SamplerCheckpoints)? = nil,
@@ -167,6 +168,7 @@ extension StagedSMC where Model: UniformStagedModel {
         // One task per (stage, replicate): its prefix run, then its islands at every stop, J doubled while their
         // mean noise exceeds the target (`sizeIslands`); per stop its islands' mean log, mean noise variance and J.
         let target = Self.temperedLowerSizingTarget
+        let reporter = StepReporter(say: progress), top = StepReporter.scale(stops[stops.count - 1])
         let perTask: [[StopIslands]] = try await sharing.map(later * replicates, threads: threads) { i in
             let m = i / replicates + 1, r = i % replicates
             var rng = Xoshiro256(seed: me.seed, stream: [Self.temperedLowerStream, UInt64(m), UInt64(r)])
@@ -195,7 +197,10 @@ extension StagedSMC where Model: UniformStagedModel {
                 }
             }
             let draws = try kept ?? prefixes[m - 1].forwardDraws(stops: stops, settleSweeps: settle, rng: &rng, from: forward,
-                                                                 saved: checkpoints == nil ? nil : { try save(.forward($0), final: $1) })
+                                                                 saved: checkpoints == nil ? nil : { try save(.forward($0), final: $1) }) { scale, steps in
+                reporter.report("lower 2sED: stage \(m + 1), replicate \(r + 1): prefix forward pass at scale \(StepReporter.scale(scale)) of \(top), "
+                                + "\(steps) tempering steps")
+            }
             for t in done.count..<stops.count {
                 let idx = Tempering.systematic(draws[t].weights, u: rng.uniform(), count: islands)
                 // The islands `idx[..<count]` at settings s; the pilot's on streams of its own.
@@ -221,6 +226,7 @@ extension StagedSMC where Model: UniformStagedModel {
                 done.append(StopIslands(log: run.reduce(0) { $0 + $1.lower } / Double(run.count), noise: noise <= target ? noise : startNoise,
                                         sized: noise, inner: s.particles * s.replicates, capped: sized && noise > target))
                 try save(done.count == stops.count ? .done(done) : .islands(draws: draws, done: done, rng: rng), final: true)
+                reporter.report("lower 2sED: stage \(m + 1), replicate \(r + 1): islands done at \(done.count) of \(stops.count) scales, J = \(s.particles * s.replicates)")
             }
             return done
         }

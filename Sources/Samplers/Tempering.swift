@@ -173,7 +173,7 @@ enum Tempering {
                                            rng: inout Xoshiro256, cursor: TemperingCursor? = nil,
                                            saved: ((TemperingCursor, S, Xoshiro256) throws -> Void)? = nil) throws -> [Double] {
         precondition(zip([top] + stops, stops).allSatisfy { $0 > $1 } && (stops.last ?? 0) >= 0)
-        let ladder = Set(schedule.filter { $0 >= 0 && $0 < top } + stops).sorted(by: >)
+        let ladder = reverseLadder(from: top, schedule: schedule, stops: stops)
         var weights = TemperingWeights(count: system.count)
         weights.scale = top
         var out: [Double] = []
@@ -191,6 +191,11 @@ enum Tempering {
             try saved?(TemperingCursor(index: k + 1, weights: weights, steps: 0, out: out), system, rng)
         }
         return out
+    }
+
+    /// The descending scales `reverse` visits below `top`: the schedule's and the stops'.
+    static func reverseLadder(from top: Double, schedule: [Double], stops: [Double]) -> [Double] {
+        Set(schedule.filter { $0 >= 0 && $0 < top } + stops).sorted(by: >)
     }
 
     /// The next scale of an adaptive schedule from `s` towards `target`: `target` if the weights' ESS

@@ -295,7 +295,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
             let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
             let stops = Array(Set(sOf)).sorted()
-            let joint = try JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
+            var joint = try JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
+            joint.progress = say
             let j = try await joint.run(stops: stops, threads: threads)
             // The lower 2sED, its later stages' earlier layers drawn by tempering (`TemperedLower`), its islands from
             // the default J as the tempering estimator takes them on networks, whatever `inner`: below it, islands
@@ -303,7 +304,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             var lowerRun = smc
             lowerRun.inner = StagedSMC<Model>.defaultInner
             let tl = try await lowerRun.temperedLower(stops: stops, particles: paths, replicates: joint.replicates, sweeps: jointSweeps,
-                                                      islands: Swift.max(1, paths / joint.replicates), threads: threads)
+                                                      islands: Swift.max(1, paths / joint.replicates), threads: threads, progress: say)
             return (r, bracket, eps.indices.map { k in
                 let t = stops.firstIndex(of: sOf[k])!
                 var p = j.point(t, eps: eps[k], zeta: zeta, dimension: model.parameterCount, logVarianceOfC: varLogC)

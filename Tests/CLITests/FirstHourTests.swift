@@ -229,8 +229,8 @@ final class FirstHourTests: ScratchDirectoryTestCase {
         XCTAssertTrue(OutputOptions.quiet(try TwoScaleMain.parseAsRoot(["bound", "--n", "100", "--quiet"])))
     }
 
-    /// Off a terminal: a plain line at most every `plainEvery` seconds, the projection of a long loop once,
-    /// nothing under --quiet.
+    /// Off a terminal: a plain line (a phase's name, or its loop's progress) at most every `plainEvery` seconds,
+    /// the projection of a long loop once, nothing under --quiet.
     func testPhaseProgressOffATerminal() throws {
         func lines(showProgress: Bool, plainEvery: Double, announceAfter: Double) -> [String] {
             let err = OutputCapture()
@@ -245,9 +245,10 @@ final class FirstHourTests: ScratchDirectoryTestCase {
             return err.text.split(separator: "\n").map(String.init)
         }
         let every = lines(showProgress: true, plainEvery: 0, announceAfter: 1e9)
-        XCTAssertEqual(every.count, 4, "\(every)")
-        XCTAssertTrue(every[0].hasPrefix("ed: stage 1: 25% (1/4), ETA"), every[0])
-        XCTAssertEqual(every[3], "ed: stage 1: 100% (4/4)")
+        XCTAssertEqual(every.count, 5, "\(every)")
+        XCTAssertEqual(every[0], "ed: stage 1")
+        XCTAssertTrue(every[1].hasPrefix("ed: stage 1: 25% (1/4), ETA"), every[1])
+        XCTAssertEqual(every[4], "ed: stage 1: 100% (4/4)")
         let rare = lines(showProgress: true, plainEvery: 1000, announceAfter: 1e9)
         XCTAssertEqual(rare, [])
         let projected = lines(showProgress: true, plainEvery: 1000, announceAfter: -1)
@@ -269,7 +270,8 @@ final class FirstHourTests: ScratchDirectoryTestCase {
         }
         XCTAssertEqual(squares, [0, 1, 4, 9, 16, 25])
         let got = err.text.split(separator: "\n").map(String.init)
-        XCTAssertEqual(got.count, 6, "\(got)")
+        XCTAssertEqual(got.count, 7, "\(got)")
+        XCTAssertEqual(got.first, "t: squares")
         XCTAssertEqual(got.last, "t: squares: 100% (6/6)")
     }
 

@@ -59,6 +59,41 @@ import TwoScaleCore
         }
     }
 
+    /// Where each replicate stands is told (here after every step: `progressEvery` 0), in both passes, and telling
+    /// it changes no number; at the default minute a run this short tells only that its samplers finished.
+    @Test func progressIsToldAndChangesNothing() async throws {
+        let reference = try await sampler(nil).run(stops: stops, threads: 1)
+        final class Lines: @unchecked Sendable {
+            let lock = NSLock()
+            var all: [String] = []
+            func add(_ s: String) { lock.lock(); all.append(s); lock.unlock() }
+        }
+        for every in [0.0, 60] {
+            let lines = Lines()
+            var j = try sampler(nil)
+            (j.progress, j.progressEvery) = ({ lines.add($0) }, every)
+            same(try await j.run(stops: stops, threads: 2), reference, "progress every \(every) s")
+            let forward = lines.all.filter { $0.contains("forward pass at scale") }
+            let reverse = lines.all.filter { $0.contains("reverse pass at scale") }
+            #expect(lines.all.filter { $0.hasSuffix("tempering steps") && $0.contains(": done, ") }.count == 2, "\(lines.all)")
+            if every == 0 {
+                #expect(forward.count == reference.steps, "one line per forward step: \(forward.count) of \(reference.steps)")
+                #expect(forward.contains { $0.hasPrefix("joint sampler 2: forward pass at scale ") && $0.hasSuffix(" of 20, 1 tempering steps") },
+                        "\(forward)")
+                #expect(reverse.contains { $0.hasPrefix("joint sampler 1: reverse pass at scale ") && $0.contains(" 1 of ") }, "\(reverse)")
+                // The last rung above 0 of each reverse ladder: its count is the ladder's less the 0 it ends at.
+                let ends = reverse.filter { line in
+                    let parts = line.split(separator: " ")
+                    guard let of = parts.firstIndex(of: "of"), of > 0 else { return false }
+                    return Int(parts[of - 1]).map { $0 + 1 } == Int(parts[of + 1])
+                }
+                #expect(ends.count == 2, "\(reverse)")
+            } else {
+                #expect(forward.isEmpty && reverse.isEmpty, "\(lines.all)")
+            }
+        }
+    }
+
     @Test func anotherRunsSnapshotIsRefused() async throws {
         let store = MemoryCheckpoints()
         store.killAt = 4
