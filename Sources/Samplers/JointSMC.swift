@@ -245,13 +245,13 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
             // The reverse pass starts from unweighted draws: resample by the last stop's weights.
             system.resample(Tempering.systematic(system.weights, u: rng.uniform()))
         }
-        let rungs = Tempering.reverseLadder(from: top, schedule: system.schedule.reversed(), stops: down).count
+        let back = Array(system.schedule.reversed()), rungs = Tempering.reverseLadder(from: top, schedule: back, stops: down).count
         let savedReverse: ((TemperingCursor, Particles, Xoshiro256) throws -> Void)? = checkpoints == nil && reporter == nil ? nil : { cursor, system, rng in
             reporter?.report("joint sampler \(r + 1): reverse pass at scale \(StepReporter.scale(cursor.weights.scale)), "
                              + "\(cursor.index) of \(rungs) scales done")
             try save(.reverse(forwardProposals: proposals, forwardAccepted: accepted), cursor, system, rng)
         }
-        let cum = try Tempering.reverse(&system, from: top, schedule: system.schedule.reversed(), stops: down, rng: &rng,
+        let cum = try Tempering.reverse(&system, from: top, schedule: back, stops: down, rng: &rng,
                                         cursor: cursor, saved: savedReverse)
         (system.out.proposals, system.out.accepted) = (proposals, accepted)
         let atZero = cum[cum.count - 1]

@@ -107,8 +107,8 @@ extension Console {
 /// Progress of work made of phases (the smc estimator's stages, a toy's trials, a comparison's cells):
 /// each phase's name as the library reports it, and the outermost parallel loop's items done
 /// (`WorkProgress`). On a terminal, each phase's name and a bar with percentage and ETA; otherwise one plain
-/// line on stderr (a phase's name, or how far its loop is) at most every `plainEvery` seconds. A loop projected past `announceAfter` seconds says so once, whatever
-/// stderr is. `--quiet` (and notebooks) silence all of it.
+/// line on stderr (a phase's name, or how far its loop is) at most every `plainEvery` seconds. A loop projected
+/// past `announceAfter` seconds says so once, whatever stderr is. `--quiet` (and notebooks) silence all of it.
 final class PhaseProgress: @unchecked Sendable {
     let label: String
     let threads: Int
@@ -146,12 +146,10 @@ final class PhaseProgress: @unchecked Sendable {
         phaseName = name
         loopStart = Date()
         announcedLoop = false
-        if bar {
-            Console.error("\(label): \(name)")
-        } else if plain, Date().timeIntervalSince(lastPlain) >= plainEvery {
-            lastPlain = Date()
-            Console.error("\(label): \(name)")
-        }
+        // Off a terminal, a phase's name counts as a plain line.
+        let now = Date(), asPlain = !bar && plain && now.timeIntervalSince(lastPlain) >= plainEvery
+        if asPlain { lastPlain = now }
+        if bar || asPlain { Console.error("\(label): \(name)") }
     }
 
     func tick(done: Int, total: Int) {
