@@ -30,7 +30,7 @@ Usage (see benchmarks/README.md):
     python3 benchmarks/cnn_fisher_jax.py                      # both routes, K = 100 (J = 100), JSON on stdout
     python3 benchmarks/cnn_fisher_jax.py --route output
     python3 benchmarks/cnn_fisher_jax.py --route markov --paths 10 --inner 10
-    python3 benchmarks/cnn_fisher_jax.py --check [--twoscale /tmp/twoscale-release/twoscale]
+    python3 benchmarks/cnn_fisher_jax.py --check [--twoscale .build/release/twoscale]
 
 --rng twoscale (the default) draws theta^k, the inner draws and the noise from twoscale's own streams
 (xoshiro256** seeded per (seed, path), (seed, path, layer, draw), (seed, sample, draw, layer)), so that the
@@ -735,7 +735,7 @@ def parse_args(argv):
     ap.add_argument("--points", action="store_true", help="include every epsilon point in the JSON")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
     ap.add_argument("--check", action="store_true", help="compare spectra and 2sED with the twoscale binary")
-    ap.add_argument("--twoscale", default="/tmp/twoscale-release/twoscale", help="the twoscale binary (--check)")
+    ap.add_argument("--twoscale", default=".build/release/twoscale", help="the twoscale binary (--check)")
     ap.add_argument("--check-paths", type=int, default=2, help="--check: K of the `twoscale ed` comparison")
     ap.add_argument("--check-inner", type=int, default=2, help="--check: J of the `twoscale ed` comparison")
     ap.add_argument("--wait", type=int, default=0, help="--check: seconds to wait for the binary to appear")

@@ -2,7 +2,7 @@ import TwoScaleCore
 
 /// A parsed notebook: Markdown prose interleaved with `twoscale` blocks (format: docs/NOTEBOOKS.md).
 public struct Notebook: Sendable, Equatable {
-    /// The report name: the file name without its extension (`notebooks-txt/toy.txt` → `toy`).
+    /// The report name: the file name without its extension (`notebooks-txt/quick.txt` → `quick`).
     public var name: String
     /// The path the notebook was read from, used in error messages.
     public var source: String

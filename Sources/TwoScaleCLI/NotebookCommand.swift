@@ -22,7 +22,7 @@ struct NotebookCommand: AsyncParsableCommand {
         "seeds", "blocks": [{"block", "line", "commands", "seconds"}]}.
         """)
 
-    @Argument(help: ArgumentHelp("The notebook file (Markdown with ```twoscale blocks), e.g. notebooks-txt/toy.txt.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The notebook file (Markdown with ```twoscale blocks), e.g. notebooks-txt/quick.txt.", valueName: "file"))
     var file: String
 
     @Option(help: ArgumentHelp("Folder for the report NAME.md and its figure folder NAME/ (created if missing).", valueName: "dir"))
