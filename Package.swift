@@ -20,11 +20,12 @@ let package = Package(
                        providers: [.apt(["libgsl-dev", "libopenblas-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Randomness: the seeded counter-based RNG streams (SplitMix64, xoshiro256**) and the one teacher
-        // generator. No dependencies, so the maths (Core's SMC sampler) and every model can draw from it.
+        // generator. No dependencies, so the samplers and every model can draw from it.
         .target(name: "RandomStreams", exclude: ["README.md"]),
-        // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, SMC for one factor, typed errors,
+        // Spectral maths: 2sED, lower 2sED, Abbas ED, log-space helpers, the samplers' log-estimates, typed errors,
         // the bounded-concurrency helper. No file I/O.
         .target(name: "TwoScaleCore", dependencies: ["RandomStreams"], exclude: ["README.md"]),
+        // The Monte Carlo samplers: annealed SMC of one factor, the staged smc estimator, joint tempering.
         .target(name: "Samplers", dependencies: ["RandomStreams", "TwoScaleCore"], exclude: ["README.md"]),
         // OpenBLAS's work buffers, kept per thread (defines the library's blas_memory_alloc/free in front of it).
         .target(name: "CBLASBuffers", exclude: ["README.md"]),

@@ -31,7 +31,7 @@ public struct SMCSettings: Sendable, Equatable, Codable {
         // The next scale keeps the ESS ≥ τP; an ESS is never below 1, so with τP ≤ 1 the schedule would
         // jump to the last scale at once, never resampling or moving: importance sampling from the prior.
         guard essFraction * Double(particles) > 1 else {
-            throw TwoScaleError.failure("SMC: \(particles) particles per replicate at ESS fraction \(essFraction) cannot adapt (τP must exceed 1; give at least \(Int((1 / essFraction).rounded(.down)) + 1) particles)")
+            throw TwoScaleError.failure("SMC: \(particles) particles per replicate at ESS fraction \(essFraction) cannot adapt (τP must exceed 1; give at least \(Int(Swift.min(1e15, (1 / essFraction).rounded(.down))) + 1) particles)")
         }
         guard moves >= 1, moves <= 1000 else {
             throw TwoScaleError.failure("SMC: moves per step must be from 1 to 1000 (got \(moves))")

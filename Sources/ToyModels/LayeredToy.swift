@@ -283,7 +283,7 @@ public struct LayeredToyFamily: StagedToyFamily {
     public func model(_ given: [Setting: [Double]], box: (Double, Double)) throws -> any ExactStagedToy {
         let n = given[.units] ?? [Double](repeating: 10, count: given[.unitSize]?.count ?? 2)
         let p = given[.unitSize] ?? [Double](repeating: 1000, count: n.count)
-        for (setting, list) in [(Setting.units, n), (.unitSize, p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 > 1e7 }) {
+        for (setting, list) in [(Setting.units, n), (.unitSize, p)] where list.contains(where: { $0 != $0.rounded() || !$0.isFinite || $0 < 1 || $0 > 1e7 }) {
             throw TwoScaleError.invalid("\(setting)", list.map { "\($0)" }.joined(separator: ","), allowed: "give whole numbers from 1 to 10⁷, one per stage")
         }
         for s in [Setting.threshold, .coupling] {

@@ -44,7 +44,7 @@ struct EdCommand: AsyncParsableCommand {
 
     @OptionGroup var estimation: EstimatorOptions<Defaults>
 
-    @Option(help: "tempering: sweeps per step (default ⌈widest unit/4⌉).")
+    @Option(help: "tempering: sweeps per step (⌈widest unit/4⌉, 5–1000).")
     var sweeps: Int?
 
     @Option(help: ArgumentHelp("smc, tempering: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))

@@ -12,7 +12,7 @@ enum Grid {
         if s.contains(":") {
             let parts = s.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 3, let lo = Double(parts[0]), let hi = Double(parts[1]),
-                  let n = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0 == $0.rounded() && $0 < 1e9 ? Int($0) : nil })
+                  let n = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0.isFinite && $0 == $0.rounded() && Swift.abs($0) < 1e9 ? Int($0) : nil })
             else {
                 throw TwoScaleError.invalid(flag, text, allowed: "a log grid is lo:hi:n with numbers lo < hi and a whole n ≥ 2")
             }

@@ -149,7 +149,7 @@ struct ToyCommand: AsyncParsableCommand {
     @Flag(help: "Staged families with --mc: also run joint tempering (all stages moved together; docs/METHOD.md §21).")
     var joint = false
 
-    @Option(help: "--joint: Metropolis sweeps per tempering step (default: a quarter of the widest unit, at least 5).")
+    @Option(help: "--joint: Metropolis sweeps per tempering step (default: a quarter of the widest unit, 5 to 1000).")
     var sweeps: Int?
 
     @Option(help: "Staged families with --mc: as ed's --outer-moves, on stage 1 (default 0, off).")

@@ -49,6 +49,21 @@ import TwoScaleFormats
         }
     }
 
+    /// Cases a review found (traps converting −∞ and −10¹⁹ to Int): a log grid's count, and the layered
+    /// toy's unit counts and sizes, beyond Int's range or below 1.
+    @Test func countsOutOfRange() async {
+        for eps in ["0.01:0.5:-inf", "0.01:0.5:-1e300", "0.01:0.5:1e300", "0.01:0.5:nan"] {
+            let r = await runCLICapturingErrors(["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps=\(eps)", "--json"])
+            #expect(r.status == 2, "\(eps): \(r.err)")
+            #expect(r.out.isEmpty && r.err.hasPrefix("twoscale: "), "\(eps): \(r.err)")
+        }
+        for (units, size) in [("-1e19,10", "10,10"), ("10,10", "-1e19,10"), ("0,10", "10,10"), ("10,10", "10,-3"), ("1e300,1", "1,1")] {
+            let r = await runCLICapturingErrors(["toy", "--family", "layered", "--units=\(units)", "--unit-size=\(size)", "--eps", "0.1", "--json"])
+            #expect(r.status == 2, "\(units) \(size): \(r.err)")
+            #expect(r.out.isEmpty && r.err.hasPrefix("twoscale: "), "\(units) \(size): \(r.err)")
+        }
+    }
+
     @Test func boundFlags() async {
         await propertyCheck(count: 400, input: Self.numberText, Self.numberText, Self.numberText, Self.numberText) { n, gamma, zeta, delta in
             await Self.check(["bound", "--n=\(n)", "--gamma=\(gamma)", "--zeta=\(zeta)", "--delta=\(delta)",

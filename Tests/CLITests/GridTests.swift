@@ -24,7 +24,8 @@ import TwoScaleCore
     }
 
     @Test func rejectsMalformedGrids() throws {
-        for bad in ["", "a", "0.1,,0.2", "1:2", "2:1:5", "0:1:5", "1e-3:0.5:1", "1e-3:0.5:x", "nan", "1,inf"] {
+        for bad in ["", "a", "0.1,,0.2", "1:2", "2:1:5", "0:1:5", "1e-3:0.5:1", "1e-3:0.5:x", "nan", "1,inf",
+                    "1e-3:0.5:-inf", "1e-3:0.5:inf", "1e-3:0.5:nan", "1e-3:0.5:-1e300", "1e-3:0.5:1e300", "1e-3:0.5:-3"] {
             #expect(throws: TwoScaleError.self, "\(bad)") { try Grid.parse(bad, flag: "--eps") }
         }
         #expect(throws: TwoScaleError.self) { try Grid.parseInterval("1:0", flag: "--box") }
