@@ -43,6 +43,12 @@ public struct TrainerThroughput: Sendable, Encodable {
         guard samples >= 1, repeats >= 1 else {
             throw TwoScaleError.failure("trainer throughput needs N ≥ 1 samples and at least one run (N = \(samples), \(repeats) runs)")
         }
+        for a in architectures {
+            let (values, overflow) = samples.multipliedReportingOverflow(by: Swift.max(a.inputSize, a.classes))
+            guard !overflow, values <= DataSource.maxSyntheticValues else {
+                throw TwoScaleError.invalid("\(Setting.samples)", "\(samples)", allowed: "\(a.notation) allows N ≤ \(DataSource.maxSyntheticValues / Swift.max(a.inputSize, a.classes)) (N × n_0 ≤ 2²⁸ values)")
+            }
+        }
         var rows: [Row] = []
         for a in architectures {
             var rng = Xoshiro256(seed: seed, stream: [500])

@@ -19,8 +19,9 @@ public struct BoundConstants: Sendable, Equatable, Encodable {
         for (name, v) in [("\(Setting.constantC)", C), ("\(Setting.constantH)", H)] where !(v.isFinite && v > 0) {
             throw TwoScaleError.invalid(name, "\(v)", allowed: "the theorem's constant must be a finite number > 0")
         }
-        guard K.isFinite, K >= 0 else {
-            throw TwoScaleError.invalid("\(Setting.constantK)", "\(K)", allowed: "the theorem's constant K must be a finite number ≥ 0")
+        // Up to 10⁶: beyond it n^(−K/γ) leaves the range of a double's logarithm and the tail reads −∞.
+        guard K.isFinite, K >= 0, K <= 1e6 else {
+            throw TwoScaleError.invalid("\(Setting.constantK)", "\(K)", allowed: "the theorem's constant K must be a finite number from 0 to 10⁶")
         }
         self.C = C
         self.H = H

@@ -68,6 +68,17 @@ public struct ConvolutionLayer: ImageLayer, ParametricLayer, Equatable {
         guard (h - kernel) % stride == 0, (w - kernel) % stride == 0 else {
             throw LayerGeometryError("stride \(stride) does not tile the \(h)×\(w) padded input with a \(kernel)×\(kernel) kernel ((size − kernel) must be a multiple of the stride)")
         }
+        // Every size the layer tabulates, overflow-checked: outputs, parameters, and the patch table (positions·k²).
+        let positions = ((h - kernel) / stride + 1).multipliedReportingOverflow(by: (w - kernel) / stride + 1)
+        let k2 = kernel.multipliedReportingOverflow(by: kernel)
+        let patch = k2.partialValue.multipliedReportingOverflow(by: input.channels)
+        let outputs = positions.partialValue.multipliedReportingOverflow(by: filters)
+        let weights = patch.partialValue.multipliedReportingOverflow(by: filters)
+        let table = positions.partialValue.multipliedReportingOverflow(by: k2.partialValue)
+        guard ![positions, k2, patch, outputs, weights, table].contains(where: { $0.overflow }),
+              outputs.partialValue <= Self.maxTabulated, weights.partialValue <= Self.maxTabulated, table.partialValue <= Self.maxTabulated else {
+            throw LayerGeometryError("a \(kernel)×\(kernel) convolution with \(filters) filters on the \(input) input (padded to \(h)×\(w)) is too large: its outputs, weights and patch table must each stay within 2²⁸")
+        }
         self.input = input
         self.filters = filters
         self.kernel = kernel
@@ -76,6 +87,9 @@ public struct ConvolutionLayer: ImageLayer, ParametricLayer, Equatable {
         self.bias = bias
         output = ImageShape(height: (h - kernel) / stride + 1, width: (w - kernel) / stride + 1, channels: filters)
     }
+
+    /// The most outputs per image, weights, or patch-table entries (positions·k²) a convolution may have.
+    static let maxTabulated = 1 << 28
 
     public var inputSize: Int { input.size }
     public var outputSize: Int { output.size }

@@ -44,6 +44,8 @@ extension WeightsFile {
     /// At most this many ordering states per module (the product over a module's groups of children of
     /// (group size + 1)); past it the names are too unordered to resolve by shapes.
     static let maxOrderingStates = 1 << 16
+    /// The deepest module path read (dot-separated parts of a tensor name before `weight`/`bias`).
+    static let maxModuleDepth = 64
 
     static func namedLayers(_ tensors: [NamedTensor], architecture a: Architecture,
                             fail: (String) -> TwoScaleError) throws -> [(weight: NamedTensor, bias: NamedTensor?)] {
@@ -104,7 +106,11 @@ extension WeightsFile {
     static func moduleOrder(_ modules: [StateDictModule], architecture a: Architecture,
                             fail: (String) -> TwoScaleError) throws -> [Int] {
         // The tree of module paths; a module's subtree is contiguous in the order (PyTorch's state_dict
-        // lists a module's own tensors, then each child's, depth first).
+        // lists a module's own tensors, then each child's, depth first). It is walked recursively, so its
+        // depth is bounded.
+        for m in modules where m.key.count > maxModuleDepth {
+            throw fail("names a module \(m.key.count) levels deep ('\(m.label.prefix(60))…'); at most \(maxModuleDepth) are read")
+        }
         var nodes = [ModuleNode()]
         for (i, m) in modules.enumerated() {
             var n = 0

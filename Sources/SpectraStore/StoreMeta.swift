@@ -9,10 +9,12 @@ import TwoScaleFormats
 public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public let index: Int
     public let count: Int
+    /// The most shards a run is split into (merge lists the missing ones).
+    public static let maxCount = 1_000_000
 
     public init(index: Int, count: Int) throws {
-        guard count >= 1, index >= 1, index <= count else {
-            throw TwoScaleError.invalid("\(Setting.shard)", "\(index)/\(count)", allowed: "a shard is i/n with 1 ≤ i ≤ n, e.g. 2/4")
+        guard count >= 1, index >= 1, index <= count, count <= Self.maxCount else {
+            throw TwoScaleError.invalid("\(Setting.shard)", "\(index)/\(count)", allowed: "a shard is i/n with 1 ≤ i ≤ n ≤ 10⁶, e.g. 2/4")
         }
         self.index = index
         self.count = count
@@ -25,8 +27,8 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
               let n = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
             throw TwoScaleError.invalid(flag, text, allowed: "a shard is i/n with whole numbers 1 ≤ i ≤ n, e.g. 2/4")
         }
-        guard n >= 1, i >= 1, i <= n else {
-            throw TwoScaleError.invalid(flag, text, allowed: "a shard is i/n with 1 ≤ i ≤ n, e.g. 2/4")
+        guard n >= 1, i >= 1, i <= n, n <= Self.maxCount else {
+            throw TwoScaleError.invalid(flag, text, allowed: "a shard is i/n with 1 ≤ i ≤ n ≤ 10⁶, e.g. 2/4")
         }
         index = i
         count = n
@@ -121,8 +123,9 @@ public struct StoreMeta: Codable, Sendable, Equatable {
     public var shard: Shard?
 
     public init(layers: [Int], paths: Int, inner: Int, configuration: NetworkRunConfiguration, shard: Shard? = nil) throws {
-        guard !layers.isEmpty, layers.allSatisfy({ $0 >= 1 }) else {
-            throw TwoScaleError.failure("store: every layer needs ≥ 1 parameter (\(layers))")
+        guard !layers.isEmpty, layers.allSatisfy({ $0 >= 1 && $0 <= Architecture.maxParameters }),
+              layers.reduce(0, +) <= Architecture.maxParameters else {
+            throw TwoScaleError.failure("store: every layer needs from 1 to 2²⁸ parameters, and the network at most 2²⁸ (\(layers))")
         }
         guard paths >= 1, paths <= 100_000_000, inner >= 0, inner <= 100_000_000, (layers.count == 1) == (inner == 0) else {
             throw TwoScaleError.failure("store: K = \(paths), J = \(inner) do not fit \(layers.count) layer(s)")

@@ -49,6 +49,11 @@ public struct FisherCell: Codable, Sendable, Equatable {
         case intervalSource = "interval_source", intervalLower = "interval_lower", intervalLowerSource = "interval_lower_source"
     }
 
+    /// Whether every interval and bracket is a pair, as a finished cell's are (the analysis reads both ends).
+    public var hasPairs: Bool {
+        ([ci95, bracket, bracketLower] + [interval, intervalLower].compactMap { $0 }).allSatisfy { $0.count == 2 }
+    }
+
     /// The law the study's bootstrap redraws this cell's 2sED (or lower 2sED) from: normal around the
     /// estimate with the sampled interval's half-width / 1.96 as sd where the reported interval is sampled,
     /// else uniform on the certified bracket.

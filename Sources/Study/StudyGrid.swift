@@ -135,6 +135,7 @@ public struct StudyDataset: Codable, Sendable, Equatable {
         func bad(_ what: String) -> TwoScaleError { TwoScaleError.failure("study grid \(grid), data set \(name): \(what)") }
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else { throw bad("the name must be letters, digits or '-'") }
         guard trainSamples >= 10, testSamples >= 10 else { throw bad("give at least 10 training and 10 test samples") }
+        guard trainSamples <= 100_000_000, testSamples <= 100_000_000 else { throw bad("give at most 10⁸ training and 10⁸ test samples") }
         guard pad >= 0, pad <= 64, pool >= 1, pool <= 64 else { throw bad("pad must be 0–64 and pool 1–64") }
     }
 }

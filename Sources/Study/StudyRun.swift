@@ -189,6 +189,7 @@ public enum StudyRunner {
             fisher.append(try archs.indices.map { a in
                 let f = folder.fisherPath(dataset: di, architecture: a)
                 guard let c = try folder.read(FisherCell.self, at: f) else { throw TwoScaleError.failure("study: cell \(f) is missing; run the study") }
+                guard c.hasPairs else { throw TwoScaleError.failure("study: \(f) is damaged (an interval or bracket that is not a pair of numbers); delete it to recompute") }
                 return c
             })
             training.append(try archs.indices.map { a in

@@ -283,7 +283,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         let model = self.model, zeta = self.zeta, normalization = self.normalization
         @Sendable func trial(_ i: Int, threads: Int, say: @escaping @Sendable (String) -> Void) async throws
             -> (StagedSMC<Model>.Result, CertifiedBracket, [EpsilonEstimate]?) {
-            var smc = try StagedSMC<Model>(model: model, box: model.box, seed: seed + UInt64(i), paths: paths, inner: inner,
+            var smc = try StagedSMC<Model>(model: model, box: model.box, seed: seed &+ UInt64(i), paths: paths, inner: inner,
                                     traceDraws: draws, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps,
                                     moveProposals: moveProposals)
             smc.independenceMoves = independenceMoves
@@ -295,7 +295,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             let (c, varLogC) = try r.trace.scale(normalization, dimension: model.parameterCount)
             let sOf = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.squareRoot() }
             let stops = Array(Set(sOf)).sorted()
-            var joint = try JointSMC(model: model, box: model.box, seed: seed + UInt64(i), particles: paths, sweeps: jointSweeps)
+            var joint = try JointSMC(model: model, box: model.box, seed: seed &+ UInt64(i), particles: paths, sweeps: jointSweeps)
             joint.progress = say
             let j = try await joint.run(stops: stops, threads: threads)
             // The lower 2sED, its later stages' earlier layers drawn by tempering (`TemperedLower`), its islands from

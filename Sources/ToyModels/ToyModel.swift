@@ -12,6 +12,8 @@ import TwoScaleNumerics
 public struct ToyModel: Sendable {
     public let family: Family
     public let dimension: Int
+    /// The largest d a repeated λ of the constant family is stored for (2 GiB of λ).
+    public static let maxRepeatedDimension = 1 << 28
     public let lo: Double
     public let hi: Double
     /// Per-axis λ for `constant` (count d).
@@ -43,7 +45,9 @@ public struct ToyModel: Sendable {
             }
             var ls = lambdas
             if let d = dimension, d != ls.count {
-                guard d >= 1 else { throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "the dimension must be ≥ 1") }
+                guard d >= 1, d <= Self.maxRepeatedDimension else {
+                    throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)", allowed: "the dimension must be from 1 to 2²⁸ (one λ is stored per axis)")
+                }
                 guard ls.count == 1 else {
                     throw TwoScaleError.invalid("\(Setting.dimension)", "\(d)",
                         allowed: "\(Setting.dimension) must equal the number of \(Setting.lambdas) (\(ls.count)), or give one λ to repeat")

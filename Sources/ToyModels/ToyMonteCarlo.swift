@@ -38,8 +38,8 @@ public struct ToyMonteCarlo: Sendable {
         guard TraceEstimate.allowedDraws.contains(traceDraws) else {
             throw TwoScaleError.invalid("\(Setting.traceDraws)", "\(traceDraws)", allowed: "give from 2 to 10⁷ draws")
         }
-        guard bootstrap == 0 || bootstrap >= 2 else {
-            throw TwoScaleError.invalid("\(Setting.bootstrap)", "\(bootstrap)", allowed: "an interval needs ≥ 2 resamples (0 disables it)")
+        guard bootstrap == 0 || (2...100_000).contains(bootstrap) else {
+            throw TwoScaleError.invalid("\(Setting.bootstrap)", "\(bootstrap)", allowed: "an interval needs 2 to 10⁵ resamples (0 disables it)")
         }
         let (work, o) = paths.multipliedReportingOverflow(by: model.dimension)
         guard !o, work <= 1 << 31 else {

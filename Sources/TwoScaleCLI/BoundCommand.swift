@@ -44,7 +44,7 @@ struct BoundCommand: AsyncParsableCommand {
     @Option(name: .customLong("H"), help: "The theorem's constant H in the tail (user-set, > 0).")
     var constH: Double = 1
 
-    @Option(name: .customLong("K"), help: "The theorem's constant K in n^(−K/γ) (user-set, ≥ 0).")
+    @Option(name: .customLong("K"), help: "The theorem's constant K in n^(−K/γ) (user-set, 0 to 10⁶).")
     var constK: Double = 1
 
     @Option(help: "Confidence level δ ∈ (0, 1): also report the smallest n whose tail is below δ.")

@@ -102,7 +102,7 @@ struct GapCommand: AsyncParsableCommand {
     @Option(name: .customLong("H"), help: "With --store: the theorem's constant H in the tail (user-set, > 0).")
     var constH: Double = 1
 
-    @Option(name: .customLong("K"), help: "With --store: the theorem's constant K in n^(−K/γ) (user-set, ≥ 0).")
+    @Option(name: .customLong("K"), help: "With --store: the theorem's constant K in n^(−K/γ) (user-set, 0 to 10⁶).")
     var constK: Double = 1
 
     @Flag(help: "With --store: the tail takes the population Fisher's certified upper end (Gaussian inputs).")

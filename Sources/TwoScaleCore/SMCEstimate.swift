@@ -168,7 +168,7 @@ public struct TraceEstimate: Sendable, Equatable {
     /// interval (the interval accounts for it either way; docs/ESTIMATORS.md §4, and the shares measured
     /// in docs/ESTIMATORS.md). `ed`, `compare` (the largest architecture's d)
     /// and the toys' Monte Carlo (`Setting.monteCarlo`) use it when `Setting.traceDraws` is not given.
-    public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, (d + 1) / 2) }
+    public static func defaultDraws(parameters d: Int) -> Int { Swift.max(1_000, d / 2 + d % 2) }
 
     /// The allowed trace draws: from 2 (a sample variance) to 10⁷.
     public static let allowedDraws = 2...10_000_000

@@ -223,7 +223,7 @@ public struct NPYArray: Sendable, Equatable {
         /// NumPy's name for a simple descr (`<i8` → " (int64)"), or "" where there is none.
         static func meaning(_ descr: String) -> String {
             let s = descr.drop { "<>=|".contains($0) }
-            guard let kind = s.first, let bytes = Int(s.dropFirst()) else { return "" }
+            guard let kind = s.first, let bytes = Int(s.dropFirst()), (1...64).contains(bytes) else { return "" }
             let names: [Character: String] = ["f": "float", "i": "int", "u": "uint", "c": "complex"]
             if kind == "b" && bytes == 1 { return " (bool)" }
             return names[kind].map { " (\($0)\(bytes * 8))" } ?? ""

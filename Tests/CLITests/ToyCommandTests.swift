@@ -28,6 +28,17 @@ import TwoScaleFormats
     }
 
     /// The covering constant is the largest N·ε^(d_ζ(c = 1)) over the grid.
+    /// A constant λ gives every draw the same spectrum: the interval has no width, and the estimate equals
+    /// the exact value up to rounding, which counts as held (it read 0 of 3 before).
+    @Test func aZeroWidthIntervalAtTheExactValueHolds() async throws {
+        let j = try await runJSON(["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps", "0.1", "--mc", "--trials", "3", "--json"])
+        let p = try #require(j["points"]?.arrayValue?.first)
+        let exact = try #require(p["d_zeta"]?.doubleValue)
+        let ci = (p["ci95_mc"]?.arrayValue ?? []).compactMap { $0.doubleValue }
+        #expect(ci.count == 2 && ci[1] - ci[0] < 1e-12 && Swift.abs(ci[0] - exact) < 1e-12)
+        #expect(p["covered"] == .int(3))
+    }
+
     @Test func coveringConstantIsTheLargestRatio() async throws {
         let j = try await runJSON(["toy", "--family", "bernoulli", "--dim", "2", "--box", "0.05:0.95",
                                    "--eps", "1e-4:0.5:16", "--zeta", "0.6667", "--json"])

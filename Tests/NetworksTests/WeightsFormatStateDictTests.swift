@@ -83,6 +83,19 @@ final class WeightsFormatStateDictTests: XCTestCase {
         }
     }
 
+    /// A tensor name tens of thousands of modules deep (the order is found recursively) is an error that
+    /// says so, not a stack overflow; 64 levels still read.
+    func testDeepModuleNamesAreRefused() throws {
+        let a = try Architecture(parsing: "3-3-3", bias: false)
+        func t(_ name: String) -> NamedTensor { NamedTensor(name: name, dtype: "float64", shape: [3, 3], values: [Double](repeating: 0.5, count: 9)) }
+        let deep = String(repeating: "a.", count: 40_000)
+        XCTAssertThrowsError(try WeightsFile.network(from: [t(deep + "0.weight"), t(deep + "1.weight")], path: "m", architecture: a, activation: .relu)) {
+            XCTAssertTrue("\($0)".contains("levels deep"), "\($0)")
+        }
+        let ok = String(repeating: "a.", count: 63)
+        XCTAssertNoThrow(try WeightsFile.network(from: [t(ok + "0.weight"), t(ok + "1.weight")], path: "m", architecture: a, activation: .relu))
+    }
+
     /// In-memory state dicts: the rule itself.
     func testOrderRule() throws {
         func net(_ ts: [NamedTensor], _ arch: String, bias: Bool = false) throws -> Network {

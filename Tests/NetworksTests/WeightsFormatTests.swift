@@ -108,6 +108,23 @@ final class WeightsFormatTests: XCTestCase {
         XCTAssertEqual(t.values, c)
     }
 
+    /// A dtype whose item size overflows an Int when named in bits is refused with a message, not a trap.
+    func testAbsurdDtypeIsAnError() throws {
+        var bytes = [UInt8](try NPYArray(shape: [2, 3], data: [1, 2, 3, 4, 5, 6]).encoded())
+        let hlen = Int(bytes[8]) | Int(bytes[9]) << 8
+        let header = String(decoding: bytes[10..<(10 + hlen)], as: UTF8.self)
+        let wide = "'<i2000000000000000000'"
+        var changed = header.replacingOccurrences(of: "'<f8'", with: wide)
+        let excess = changed.utf8.count - header.utf8.count
+        XCTAssertGreaterThan(excess, 0)
+        changed = String(changed.dropLast(excess + 1)) + "\n"  // the header's padding spaces give the room
+        XCTAssertEqual(changed.utf8.count, hlen)
+        bytes.replaceSubrange(10..<(10 + hlen), with: Array(changed.utf8))
+        XCTAssertThrowsError(try NPYArray.decodeTensor(bytes, name: "x", source: "x.npy")) {
+            XCTAssertTrue("\($0)".contains(wide), "\($0)")
+        }
+    }
+
     func testZIP64EndRecordIsFollowed() throws {
         // The fixture has a ZIP64 end record, but its classic end record holds the real values too; set
         // those to "see ZIP64" (0xFFFF members, 0xFFFFFFFF size and offset) so that only the ZIP64 record tells.

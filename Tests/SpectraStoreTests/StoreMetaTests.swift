@@ -57,6 +57,20 @@ final class StoreMetaTests: XCTestCase {
         XCTAssertEqual(try StoreMeta.parse(Data(text.utf8), source: "m"), m)
     }
 
+    /// A meta.json whose layers overflow an Int (or exceed 2²⁸ parameters) is an error, not a trap.
+    func testHugeLayersAreRefused() throws {
+        let huge = Self.written.replacingOccurrences(of: "\"layers\": [28, 15]", with: "\"layers\": [9223372036854775807, 15]")
+        XCTAssertNotEqual(huge, Self.written)
+        XCTAssertThrowsError(try StoreMeta.parse(Data(huge.utf8), source: "meta.json"))
+        let big = Self.written.replacingOccurrences(of: "\"layers\": [28, 15]", with: "\"layers\": [268435456, 15]")
+        XCTAssertThrowsError(try StoreMeta.parse(Data(big.utf8), source: "meta.json"))
+        XCTAssertNoThrow(try StoreMeta.parse(Data(Self.written.utf8), source: "meta.json"))
+        // A shard count merge would list up to: at most 10⁶.
+        XCTAssertNoThrow(try Shard(parsing: "1/1000000"))
+        XCTAssertThrowsError(try Shard(parsing: "1/1000001"))
+        XCTAssertThrowsError(try Shard(index: 1, count: Int.max))
+    }
+
     /// --resume compares field by field and names each differing flag with both values.
     func testDifferencesNameTheFlags() throws {
         let a = try StoreMeta.parse(Data(Self.written.utf8), source: "meta.json")

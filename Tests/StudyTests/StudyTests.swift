@@ -262,6 +262,17 @@ final class StudyAnalysisTests: XCTestCase {
     /// overlap; in group B, [5, 6] and [1, 2]; a bracket that merely touches another ([1, 2] beside [0, 1] or
     /// [2, 3]) is not disjoint.
     func testCertainPairsByHand() {
+        // A damaged cell (a bracket that is not a pair) is told apart before the analysis indexes it.
+        var damaged = FisherCell(dataset: "d", architecture: "a", parameters: 1, n: 1, eps: 0.1, dZeta: 1, ci95: [0, 2],
+                                 bracket: [0, 2], dZetaLower: 1, bracketLower: [0, 2], ess: [], paths: 1, abbasED: 0, genericRank: 1,
+                                 genericRankProved: false, seconds: 0)
+        XCTAssertTrue(damaged.hasPairs)
+        damaged.bracket = []
+        XCTAssertFalse(damaged.hasPairs)
+        damaged.bracket = [0, 2]
+        damaged.intervalLower = [1]
+        XCTAssertFalse(damaged.hasPairs)
+
         func cell(_ lo: Double, _ hi: Double) -> FisherCell {
             FisherCell(dataset: "d", architecture: "a", parameters: 1, n: 1, eps: 0.1, dZeta: (lo + hi) / 2, ci95: [lo, hi],
                        bracket: [lo, hi], dZetaLower: lo, bracketLower: [lo, hi], ess: [], paths: 1, abbasED: 0, genericRank: 1,
