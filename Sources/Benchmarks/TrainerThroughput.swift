@@ -44,10 +44,7 @@ public struct TrainerThroughput: Sendable, Encodable {
             throw TwoScaleError.failure("trainer throughput needs N ≥ 1 samples and at least one run (N = \(samples), \(repeats) runs)")
         }
         for a in architectures {
-            let (values, overflow) = samples.multipliedReportingOverflow(by: Swift.max(a.inputSize, a.classes))
-            guard !overflow, values <= DataSource.maxSyntheticValues else {
-                throw TwoScaleError.invalid("\(Setting.samples)", "\(samples)", allowed: "\(a.notation) allows N ≤ \(DataSource.maxSyntheticValues / Swift.max(a.inputSize, a.classes)) (N × n_0 ≤ 2²⁸ values)")
-            }
+            try DataSource.checkSyntheticSize(samples: samples, features: Swift.max(a.inputSize, a.classes), spec: a.notation)
         }
         var rows: [Row] = []
         for a in architectures {

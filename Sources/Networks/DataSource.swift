@@ -121,7 +121,7 @@ public enum DataSource {
     public static let maxSyntheticValues = 1 << 28
 
     /// Refuses N × n_0 beyond `maxSyntheticValues` (a clear error instead of a failed allocation).
-    static func checkSyntheticSize(samples n: Int, features d: Int, spec: String) throws {
+    public static func checkSyntheticSize(samples n: Int, features d: Int, spec: String) throws {
         let (product, overflow) = n.multipliedReportingOverflow(by: Swift.max(1, d))
         guard !overflow, product <= maxSyntheticValues else {
             throw TwoScaleError.invalid("\(Setting.samples)", "\(n)", allowed: "\(spec) with \(d) features allows N ≤ \(maxSyntheticValues / Swift.max(1, d)) (N × n_0 ≤ 2²⁸ values)")

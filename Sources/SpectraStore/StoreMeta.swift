@@ -11,9 +11,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public let count: Int
     /// The most shards a run is split into (merge lists the missing ones).
     public static let maxCount = 1_000_000
+    static func allows(index i: Int, count n: Int) -> Bool { n >= 1 && n <= maxCount && i >= 1 && i <= n }
 
     public init(index: Int, count: Int) throws {
-        guard count >= 1, index >= 1, index <= count, count <= Self.maxCount else {
+        guard Self.allows(index: index, count: count) else {
             throw TwoScaleError.invalid("\(Setting.shard)", "\(index)/\(count)", allowed: "a shard is i/n with 1 ≤ i ≤ n ≤ 10⁶, e.g. 2/4")
         }
         self.index = index
@@ -27,7 +28,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
               let n = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
             throw TwoScaleError.invalid(flag, text, allowed: "a shard is i/n with whole numbers 1 ≤ i ≤ n, e.g. 2/4")
         }
-        guard n >= 1, i >= 1, i <= n, n <= Self.maxCount else {
+        guard Self.allows(index: i, count: n) else {
             throw TwoScaleError.invalid(flag, text, allowed: "a shard is i/n with 1 ≤ i ≤ n ≤ 10⁶, e.g. 2/4")
         }
         index = i

@@ -213,8 +213,8 @@ public struct ToyMeasurement: Sendable, Encodable {
                 let mean = ests.reduce(0, +) / n
                 // Held up to rounding: where every draw gives the same spectrum (a constant λ) the interval has
                 // no width and the estimate and the exact value are one number summed two ways; the allowance is
-                // the certified bracket's, 8ε(d + 16) of the value (docs/METHOD.md §19).
-                let slack = 8 * Double.ulpOfOne * Double(model.dimension + 16) * Swift.abs(exact)
+                // the certified bracket's (docs/METHOD.md §19).
+                let slack = CertifiedBracket.rounding(dimension: model.dimension, size: Swift.abs(exact))
                 let covered = trials.filter { $0.points[i].interval95.lowerBound - slack <= exact
                                               && exact <= $0.points[i].interval95.upperBound + slack }.count
                 q.trials = trials.count

@@ -14,6 +14,10 @@ import Foundation
 /// Both ends are for the model as computed: the data inputs, the noise draws and the normalisation c
 /// that the run used.
 public struct CertifiedBracket: Sendable, Equatable {
+    /// How far a 2sED of `size` summed from d logs may lie from the same value summed another way: each log
+    /// is within an ulp or two, so the sum is within (d + 16)·2ε of its size (ε = 2⁻⁵²; 8ε is used).
+    public static func rounding(dimension d: Int, size: Double) -> Double { 8 * Double.ulpOfOne * Double(d + 16) * size }
+
     public struct Point: Sendable, Equatable {
         public var eps: Double
         public var zeta: Double
@@ -40,11 +44,10 @@ public struct CertifiedBracket: Sendable, Equatable {
             self.markov = markov
             self.stageOneMarkov = stageOneMarkov
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
-            // Each end is widened by its rounding: a stage term sums up to d logs, each within an ulp or two,
-            // so the sum is within (d + 16)·2ε of its size (ε = 2⁻⁵²; 8ε is used); where a ceiling is attained
-            // (a stage that does not vary) the exact value and the end differ only in rounding, either way.
+            // Each end is widened by its rounding; where a ceiling is attained (a stage that does not vary) the
+            // exact value and the end differ only in rounding, either way.
             let rounding = { (terms: [Double]) in
-                8 * Double.ulpOfOne * Double(d + 16) * (Swift.abs(base) + terms.reduce(0) { $0 + Swift.abs($1) } / l)
+                CertifiedBracket.rounding(dimension: d, size: Swift.abs(base) + terms.reduce(0) { $0 + Swift.abs($1) } / l)
             }
             let hi = base + stageUpper.reduce(0, +) / l + rounding(stageUpper)
             let first = Swift.max(stageLower.first ?? 0, stageOneMarkov ?? 0)
