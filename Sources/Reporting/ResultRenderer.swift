@@ -77,7 +77,7 @@ public enum ResultRenderer {
         let numeric = keys.map { k in
             rows.allSatisfy { r in
                 switch r[k] {
-                case .int?, .double?, .null?, nil: return true
+                case .int?, .uint?, .double?, .null?, nil: return true
                 default: return false
                 }
             }
@@ -101,6 +101,7 @@ public enum ResultRenderer {
         case .null: return "—"
         case let .bool(b): return b ? "true" : "false"
         case let .int(i): return String(i)
+        case let .uint(u): return String(u)
         case let .double(x): return ReportNumber.format(x)
         case let .string(s): return s
         case let .object(kv): return "{\(kv.count) key\(kv.count == 1 ? "" : "s")}"

@@ -209,6 +209,7 @@ public struct StoreMeta: Codable, Sendable, Equatable {
             let ok: Bool
             switch v {
             case .int(let i)?: ok = key != "seed" || i >= 0
+            case .uint?: ok = key == "seed"  // above Int.max: only a seed may be
             case .null?: ok = nullable
             case nil: ok = true  // missing: the decoder names it
             default: ok = false

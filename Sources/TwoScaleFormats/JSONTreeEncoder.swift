@@ -12,8 +12,8 @@ extension JSONValue {
     /// does for such names; unlike it, a run of capitals is one word, `URLPath` → `url_path`, and a name
     /// without lower-case letters, a constant's `C`, is kept); a nil optional is left out (declare
     /// `@NullIfNil` to write `null`); a `ClosedRange` is `[lower, upper]`; a `[String: …]` dictionary is
-    /// written with its keys sorted and unconverted (they are data). A whole number beyond `Int` is
-    /// refused; a non-finite number is refused when the tree is serialised.
+    /// written with its keys sorted and unconverted (they are data). A whole number in `UInt64` is
+    /// written exactly; a non-finite number is refused when the tree is serialised.
     public init<T: Encodable>(encoding value: T) throws {
         let root = TreeNode()
         try value.encode(to: TreeEncoder(node: root, codingPath: []))
@@ -104,14 +104,15 @@ private struct TreeKey: CodingKey {
     init(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue }
 }
 
-/// The JSON scalar of a standard scalar type; nil for anything else. A whole number beyond `Int`
-/// (a `UInt64` above 2⁶³ − 1) is refused rather than rounded to a double.
+/// The JSON scalar of a standard scalar type; nil for anything else. A whole number above `Int.max`
+/// (a `UInt64` seed of 2⁶³ or more) is written exactly, as `.uint`, never rounded to a double.
 private func scalar(_ v: some Encodable, codingPath: [any CodingKey]) throws -> JSONValue? {
     func whole<I: BinaryInteger>(_ x: I) throws -> JSONValue {
-        guard let i = Int(exactly: x) else {
+        if let i = Int(exactly: x) { return .int(i) }
+        guard let u = UInt64(exactly: x) else {
             throw EncodingError.invalidValue(x, .init(codingPath: codingPath, debugDescription: "\(x) does not fit a JSON whole number here"))
         }
-        return .int(i)
+        return .uint(u)
     }
     switch v {
     case let x as Double: return .double(x)

@@ -8,6 +8,8 @@ public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
+    /// A whole number above `Int.max` (a seed of 2⁶³ or more); smaller ones are always `.int`.
+    case uint(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -18,6 +20,8 @@ public indirect enum JSONValue: Sendable, Equatable {
         case (.null, .null): return true
         case let (.bool(x), .bool(y)): return x == y
         case let (.int(x), .int(y)): return x == y
+        case let (.uint(x), .uint(y)): return x == y
+        case let (.uint(x), .double(y)), let (.double(y), .uint(x)): return Double(x) == y
         case let (.double(x), .double(y)): return x == y
         case let (.int(x), .double(y)), let (.double(y), .int(x)): return Double(x) == y
         case let (.string(x), .string(y)): return x == y
@@ -42,6 +46,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         switch self {
         case let .double(x): return x
         case let .int(i): return Double(i)
+        case let .uint(u): return Double(u)
         default: return nil
         }
     }
@@ -82,6 +87,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .null: out += "null"
         case let .bool(b): out += b ? "true" : "false"
         case let .int(i): out += String(i)
+        case let .uint(u): out += String(u)
         case let .double(x):
             guard x.isFinite else { throw TwoScaleError.failure("internal error: a non-finite number (\(x)) reached the JSON output") }
             if x == x.rounded(), Swift.abs(x) < 1e15 { out += String(Int64(x)) } else { out += "\(x)" }
@@ -227,7 +233,10 @@ struct JSONParser {
         while pos < bytes.count, "+-0123456789.eE".utf8.contains(bytes[pos]) { pos += 1 }
         let text = String(decoding: bytes[start..<pos], as: UTF8.self)
         guard !text.isEmpty else { throw error("unexpected character") }
-        if !text.contains("."), !text.contains("e"), !text.contains("E"), let i = Int(text) { return .int(i) }
+        if !text.contains("."), !text.contains("e"), !text.contains("E") {
+            if let i = Int(text) { return .int(i) }
+            if let u = UInt64(text) { return .uint(u) }
+        }
         guard let d = Double(text), d.isFinite else { throw error("'\(text)' is not a finite number") }
         return .double(d)
     }

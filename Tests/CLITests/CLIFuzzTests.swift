@@ -89,6 +89,11 @@ import TwoScaleFormats
         let wrap = await runCLICapturingErrors(["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps", "0.1", "--mc",
                                                 "--seed", "18446744073709551615", "--trials", "3"])
         #expect(wrap.status == 0, "\(wrap.err)")
+        // The largest seed is printed to the digit with --json (it was refused by the writer).
+        let big = await runCLICapturingErrors(["toy", "--family", "constant", "--lambdas", "4,0.01", "--eps", "0.1", "--mc",
+                                               "--seed", "18446744073709551615", "--json"])
+        #expect(big.status == 0, "\(big.err)")
+        #expect(big.out.contains("\"seed\": 18446744073709551615"), "\(big.out.prefix(400))")
     }
 
     @Test func boundFlags() async {

@@ -44,4 +44,52 @@ final class CodeMapTests: XCTestCase {
         }
         XCTAssertGreaterThan(checked, 40)
     }
+
+    /// Every module README and docs/ARCHITECTURE.md name, in backticks, only things that exist: a
+    /// capitalised name is a module, a test, a Foundation or Swift type, or declared in Sources (a
+    /// type, a case, a member). A file's extensions are named as the file (MarkovUnits.swift), not as a type.
+    func testReadmesNameDeclaredThings() throws {
+        let fm = FileManager.default
+        let sources = Self.root + "/Sources"
+        let modules = try fm.contentsOfDirectory(atPath: sources).filter { !$0.hasPrefix(".") }
+        var code = ""
+        var docs: [(String, String)] = [("docs/ARCHITECTURE.md", try String(contentsOfFile: Self.root + "/docs/ARCHITECTURE.md", encoding: .utf8))]
+        for m in modules {
+            let dir = sources + "/" + m
+            for f in (fm.enumerator(atPath: dir)?.allObjects as? [String]) ?? [] {
+                if f.hasSuffix(".swift") || f.hasSuffix(".h") || f.hasSuffix(".c") {
+                    code += try String(contentsOfFile: dir + "/" + f, encoding: .utf8) + "\n"
+                } else if f == "README.md" {
+                    docs.append(("Sources/\(m)/README.md", try String(contentsOfFile: dir + "/" + f, encoding: .utf8)))
+                }
+            }
+        }
+        let external: Set<String> = ["Codable", "Encodable", "Decodable", "JSONEncoder", "JSONDecoder", "Sendable", "Double", "Int",
+                                     "UInt64", "String", "Data", "URL", "FileManager", "Equatable", "Hashable", "Error", "XCTest",
+                                     "AsyncParsableCommand", "ParsableCommand"]
+        let testFiles = fm.enumerator(atPath: Self.root + "/Tests")?.allObjects as? [String] ?? []
+        let tests = Set(testFiles.filter { $0.hasSuffix(".swift") }.map { String($0.split(separator: "/").last!.dropLast(6)) })
+            .union(testFiles.filter { !$0.contains("/") })  // the test targets
+        let declared = try NSRegularExpression(pattern: "(?:struct|enum|class|protocol|actor|typealias|case|func|var|let|static let|extension)\\s+([A-Za-z_][A-Za-z0-9_]*)")
+        var names = Set<String>()
+        for m in declared.matches(in: code, range: NSRange(code.startIndex..., in: code)) {
+            names.insert(String(code[Range(m.range(at: 1), in: code)!]))
+        }
+        // `case a, b, c` declares several names.
+        let cases = try NSRegularExpression(pattern: "case\\s+([A-Za-z_][A-Za-z0-9_]*(?:\\s*,\\s*[A-Za-z_][A-Za-z0-9_]*)+)")
+        for m in cases.matches(in: code, range: NSRange(code.startIndex..., in: code)) {
+            for n in code[Range(m.range(at: 1), in: code)!].split(separator: ",") { names.insert(n.trimmingCharacters(in: .whitespaces)) }
+        }
+        let identifier = try NSRegularExpression(pattern: "^[A-Z][A-Za-z0-9]*$")
+        var checked = 0
+        for (file, text) in docs {
+            for name in Self.names(Substring(text)) {
+                guard identifier.firstMatch(in: name, range: NSRange(name.startIndex..., in: name)) != nil else { continue }
+                checked += 1
+                XCTAssertTrue(modules.contains(name) || tests.contains(name) || external.contains(name) || names.contains(name),
+                              "\(file) names `\(name)`, which is neither a module, a test nor declared in Sources")
+            }
+        }
+        XCTAssertGreaterThan(checked, 100)
+    }
 }

@@ -73,7 +73,7 @@ final class JSONTreeEncoderTests: XCTestCase {
     }
 
     /// Small integer types are scalars, a dictionary's keys are data (sorted, not case-converted), and a
-    /// whole number beyond Int is refused rather than rounded.
+    /// whole number beyond Int (a seed of 2⁶³ or more) is written to the digit, not rounded, and read back.
     func testIntegerTypesDictionariesAndOverflow() throws {
         struct Small: Encodable {
             var a: Int8 = -3
@@ -87,8 +87,17 @@ final class JSONTreeEncoderTests: XCTestCase {
         XCTAssertEqual(v["by_name"], .object([("MLP", .int(1)), ("ResNet", .int(2)), ("cnnSmall", .int(3))]))
         XCTAssertEqual(v["values"]?.arrayValue?.count, 100_000)
         XCTAssertEqual(v["values"]?.arrayValue?.last, .double(99_999))
-        struct Big: Encodable { var seed = UInt64.max }
-        XCTAssertThrowsError(try JSONValue(encoding: Big()))
+        struct Big: Encodable { var seed = UInt64.max; var just = UInt64(Int.max) + 1; var fits = UInt64(Int.max) }
+        let big = try JSONValue(encoding: Big())
+        XCTAssertEqual(big["seed"], .uint(18_446_744_073_709_551_615))
+        XCTAssertEqual(big["just"], .uint(9_223_372_036_854_775_808))
+        XCTAssertEqual(big["fits"], .int(Int.max), "a whole number that fits Int stays .int")
+        let text = try big.serialized()
+        XCTAssertTrue(text.contains("\"seed\": 18446744073709551615,"), text)
+        XCTAssertTrue(text.contains("\"just\": 9223372036854775808,"), text)
+        XCTAssertEqual(try JSONValue.parse(Data(text.utf8), source: "t"), big)
+        XCTAssertEqual(try JSONValue.parse(Data("18446744073709551616".utf8), source: "t"), .double(18446744073709551616),
+                       "beyond UInt64 a whole number is a double")
     }
 
     /// A NaN reaching the output is an error, never a printed "nan".

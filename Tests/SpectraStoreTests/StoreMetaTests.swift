@@ -46,6 +46,16 @@ final class StoreMetaTests: XCTestCase {
         XCTAssertEqual(try m.serialized(), Self.written)
     }
 
+    /// A seed above 2⁶³ − 1 is written to the digit and read back; any other field that large is refused.
+    func testLargestSeedRoundTrips() throws {
+        let text = Self.written.replacingOccurrences(of: "\"seed\": 1,", with: "\"seed\": 18446744073709551615,")
+        let m = try StoreMeta.parse(Data(text.utf8), source: "meta.json")
+        XCTAssertEqual(m.configuration.seed, UInt64.max)
+        XCTAssertEqual(try m.serialized(), text)
+        let paths = Self.written.replacingOccurrences(of: "\"paths\": 8,", with: "\"paths\": 9223372036854775808,")
+        XCTAssertThrowsError(try StoreMeta.parse(Data(paths.utf8), source: "meta.json"))
+    }
+
     /// The output FIM records σ² and R as null, and reads them back as absent.
     func testOutputFisherHasNullNoiseSettings() throws {
         let c = NetworkRunConfiguration(fisher: .output, arch: "2-2", bias: true, activation: .tanh, box: -0.5...0.5, seed: 3,
