@@ -209,7 +209,9 @@ public struct StoreMeta: Codable, Sendable, Equatable {
             let ok: Bool
             switch v {
             case .int(let i)?: ok = key != "seed" || i >= 0
-            case .uint?: ok = key == "seed"  // above Int.max: only a seed may be
+            case .uint(let u)? where key != "seed":
+                throw TwoScaleError.file(source, "\"\(key)\" is \(u), beyond the largest count a store can hold (2⁶³ − 1)")
+            case .uint?: ok = true  // a seed above Int.max
             case .null?: ok = nullable
             case nil: ok = true  // missing: the decoder names it
             default: ok = false

@@ -53,7 +53,10 @@ final class StoreMetaTests: XCTestCase {
         XCTAssertEqual(m.configuration.seed, UInt64.max)
         XCTAssertEqual(try m.serialized(), text)
         let paths = Self.written.replacingOccurrences(of: "\"paths\": 8,", with: "\"paths\": 9223372036854775808,")
-        XCTAssertThrowsError(try StoreMeta.parse(Data(paths.utf8), source: "meta.json"))
+        XCTAssertThrowsError(try StoreMeta.parse(Data(paths.utf8), source: "meta.json")) { e in
+            let m = (e as? TwoScaleError)?.message ?? "\(e)"
+            XCTAssertTrue(m.contains("\"paths\" is 9223372036854775808, beyond"), m)
+        }
     }
 
     /// The output FIM records σ² and R as null, and reads them back as absent.
