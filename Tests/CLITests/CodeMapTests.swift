@@ -70,7 +70,7 @@ final class CodeMapTests: XCTestCase {
         let testFiles = fm.enumerator(atPath: Self.root + "/Tests")?.allObjects as? [String] ?? []
         let tests = Set(testFiles.filter { $0.hasSuffix(".swift") }.map { String($0.split(separator: "/").last!.dropLast(6)) })
             .union(testFiles.filter { !$0.contains("/") })  // the test targets
-        let declared = try NSRegularExpression(pattern: "(?:struct|enum|class|protocol|actor|typealias|case|func|var|let|static let|extension)\\s+([A-Za-z_][A-Za-z0-9_]*)")
+        let declared = try NSRegularExpression(pattern: "(?:struct|enum|class|protocol|actor|typealias|case|func|var|let|extension)\\s+([A-Za-z_][A-Za-z0-9_]*)")
         var names = Set<String>()
         for m in declared.matches(in: code, range: NSRange(code.startIndex..., in: code)) {
             names.insert(String(code[Range(m.range(at: 1), in: code)!]))
