@@ -7,7 +7,8 @@ import TwoScaleCore
 /// to the n-th power, and `powerBias` corrects its excess only under a lognormal model of their noise; where
 /// the islands' mean noise variance σ̄² (nats², `n² var_r(l_r)/R` averaged over the islands) is several nats²,
 /// the heavier right tail leaves each stage high by about σ̄² more. So where the sampled interval can stand at
-/// all (stage 1 decorrelated, no outer moves), each later stage's J is doubled until σ̄² is at most
+/// all (stage 1 decorrelated, no outer moves, every earlier later stage passing the rule: `sizesStage`), each later
+/// stage's J is doubled until σ̄² is at most
 /// `ReportedInterval.maximumIslandNoiseVariance`, judged on `pilotIslands` islands, up to
 /// `maximumInnerFactor` times the starting J. The pilot runs on streams of its own, at the first outer
 /// particles, and is not kept: an island's log estimate and its noise come from the same replicates and rise
@@ -26,6 +27,17 @@ extension StagedSMC {
     /// sampled interval can be reported and the islands' noise decides whether it holds.
     func sizesIslands(stageOneDecorrelation d: Double?) -> Bool {
         model.stageUnits.count > 2 && moveProposals == 0 && (d ?? 1) >= ReportedInterval.minimumDecorrelation
+    }
+
+    /// Whether, in a run that sizes its islands, the next later stage is sized: only while every later stage
+    /// before it passed the rule's checks of it alone (`ReportedInterval.laterStagePasses`; ESS as counted of K =
+    /// `paths`, s², σ̄²). After one that failed, the reported interval is the bracket whatever the islands do,
+    /// and sizing would change only the point estimate, by less than its own noise (lab log, 2 Dec 2026).
+    static func sizesStage(afterESS ess: [Double], logWeightVariance s2: [Double], islandNoiseVariance noise: [Double], paths: Int) -> Bool {
+        ess.indices.allSatisfy { j in
+            j < s2.count && j < noise.count
+                && ReportedInterval.laterStagePasses(essFraction: ess[j] / Double(paths), logWeightVariance: s2[j], islandNoiseVariance: noise[j])
+        }
     }
 
     /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams; a `pilot`'s on

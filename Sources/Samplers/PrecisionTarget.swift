@@ -159,9 +159,22 @@ public struct PrecisionTarget: Sendable, Encodable {
         public init(essFraction ess: [Double], logWeightVariance s2: [Double], islandNoiseShare share: [Double],
                     islandNoiseVariance noise: [Double], decorrelation: Double?) {
             let decorrelated = (decorrelation ?? 1) >= ReportedInterval.minimumDecorrelation
+            let target = ReportedInterval.maximumIslandNoiseVariance
             // Islands are sized only once stage 1 decorrelates (`StagedSMC.sizesIslands`); before that their
             // noise is taken as the sizing would leave it.
-            let asSized = decorrelated ? noise : noise.map { Swift.min($0, ReportedInterval.maximumIslandNoiseVariance) }
+            var asSized = decorrelated ? noise : noise.map { Swift.min($0, target) }
+            // Nor after a later stage that failed the rule (`StagedSMC.sizesStage`): there the sizing would take
+            // the noise above the target out of the stage's spread as well.
+            var s2 = s2
+            if decorrelated, let f = ess.indices.first(where: { j in
+                j >= s2.count || j >= noise.count
+                    || !ReportedInterval.laterStagePasses(essFraction: ess[j], logWeightVariance: s2[j], islandNoiseVariance: noise[j])
+            }) {
+                for m in noise.indices where m > f && m < s2.count {
+                    s2[m] -= Swift.max(0, noise[m] - target)
+                    asSized[m] = Swift.min(noise[m], target)
+                }
+            }
             let weightsHold = ReportedInterval.samplingHolds(essFraction: ess, logWeightVariance: s2, islandNoiseVariance: asSized)
             let several = ess.count > 1
             // The later stages whose own checks fail; the islands' lever where each is noisy islands: σ̄² above

@@ -36,7 +36,9 @@ extension StagedSMC {
                 var outer = OuterParticles(particles: outerParticles(from: first.estimate, stop: at.index),
                                            first: first.estimate, stop: at.index, genealogy: units.count > 2 && moveProposals == 0)
                 for m in 1..<units.count {
-                    try await laterStage(m, at: at, outer: &outer, sum: &sum, settings: settings[m], sized: sized,
+                    let sizeThis = sized && Self.sizesStage(afterESS: sum.stageESS, logWeightVariance: sum.stageLogVariance,
+                                                            islandNoiseVariance: sum.stageIslandNoiseVariance, paths: paths)
+                    try await laterStage(m, at: at, outer: &outer, sum: &sum, settings: settings[m], sized: sizeThis,
                                          islandsDiag: &islandsDiag, threads: threads, progress: progress)
                 }
             }

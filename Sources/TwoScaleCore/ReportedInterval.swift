@@ -72,6 +72,15 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
             && (decorrelation ?? 1) >= minimumDecorrelation
     }
 
+    /// With two or more later stages, whether one later stage passes every check the rule makes of it alone: its
+    /// outer ESS (`essFraction`, a share of K) at least `minimumESSFraction`, `e^{−s²}` at least
+    /// `minimumLimitESSFraction`, and `laterStageQuiet`. Where one fails, the sampled interval cannot stand, whatever
+    /// the stages after it do (`StagedSMC.sizesStage`).
+    public static func laterStagePasses(essFraction: Double, logWeightVariance s2: Double, islandNoiseVariance noise: Double) -> Bool {
+        essFraction >= minimumESSFraction && Foundation.exp(-s2) >= minimumLimitESSFraction
+            && laterStageQuiet(logWeightVariance: s2, islandNoiseVariance: noise)
+    }
+
     /// With two or more later stages, whether one of them lets the sampled interval stand on its islands'
     /// mean noise variance σ̄² (at most `maximumIslandNoiseVariance`) and its outer log-weights' spread beyond
     /// it, s² − σ̄² (at most `maximumLaterLogVariance`).

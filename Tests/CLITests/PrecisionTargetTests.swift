@@ -121,6 +121,13 @@ final class PrecisionTargetTests: XCTestCase {
         // Islands sized to their cap and still noisy (σ̄² 1.5, a small share of a wide spread): a larger J.
         XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 7.5], islandNoiseShare: [0.1, 0.2],
                          islandNoiseVariance: [0.05, 1.5], decorrelation: mixed), L(stageOne: false, islands: true))
+        // After a later stage that failed, the next one's islands are not sized (`StagedSMC.sizesStage`): its noise
+        // above the target is read as the sizing would leave it, out of its spread too. Stage 2 noisy though sized:
+        // a larger J, where stage 3's spread is its noise; not where stage 3's weights spread beyond it.
+        XCTAssertEqual(L(essFraction: [0.05, 0.5], logWeightVariance: [3.0, 3.5], islandNoiseShare: [0.5, 0.05],
+                         islandNoiseVariance: [1.5, 3.0], decorrelation: mixed), L(stageOne: false, islands: true))
+        XCTAssertEqual(L(essFraction: [0.05, 0.5], logWeightVariance: [3.0, 4.0], islandNoiseShare: [0.5, 0.05],
+                         islandNoiseVariance: [1.5, 1.5], decorrelation: mixed), L(stageOne: false, islands: false))
         // Before stage 1 decorrelates, noise is read as the sizing would leave it: only stage 1's lever.
         XCTAssertEqual(L(essFraction: [0.6, 0.6], logWeightVariance: [0.5, 1.6], islandNoiseShare: [0.1, 0.9],
                          islandNoiseVariance: [0.05, 1.5], decorrelation: mixed * 0.5), L(stageOne: true, islands: false))

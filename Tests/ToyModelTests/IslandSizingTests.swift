@@ -64,6 +64,40 @@ final class IslandSizingTests: XCTestCase {
             .sizesIslands(stageOneDecorrelation: 1))
     }
 
+    /// A later stage is sized only while every later stage before it passed the rule's checks of it alone
+    /// (`StagedSMC.sizesStage`): each check failed on its own side of its threshold stops it.
+    func testAStageIsSizedOnlyWhileTheEarlierLaterStagesPass() {
+        let k = 64
+        let essOK = ReportedInterval.minimumESSFraction * Double(k)
+        XCTAssertTrue(S.sizesStage(afterESS: [], logWeightVariance: [], islandNoiseVariance: [], paths: k), "stage 2 is always sized")
+        XCTAssertTrue(S.sizesStage(afterESS: [essOK], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k))
+        XCTAssertFalse(S.sizesStage(afterESS: [essOK * 0.99], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k), "ESS")
+        XCTAssertFalse(S.sizesStage(afterESS: [essOK], logWeightVariance: [1.5], islandNoiseVariance: [1.01], paths: k), "σ̄²")
+        XCTAssertFalse(S.sizesStage(afterESS: [essOK], logWeightVariance: [2.01], islandNoiseVariance: [1.0], paths: k), "s² − σ̄²")
+        let s2Limit = -Foundation.log(ReportedInterval.minimumLimitESSFraction)
+        XCTAssertFalse(S.sizesStage(afterESS: [Double(k)], logWeightVariance: [s2Limit + 0.01], islandNoiseVariance: [s2Limit], paths: k),
+                       "e^{−s²}")
+        XCTAssertFalse(S.sizesStage(afterESS: [Double(k), 1], logWeightVariance: [0.5, 0.5], islandNoiseVariance: [0.2, 0.2], paths: k),
+                       "any earlier stage")
+        XCTAssertFalse(S.sizesStage(afterESS: [Double(k)], logWeightVariance: [], islandNoiseVariance: [], paths: k), "unmeasured")
+    }
+
+    /// A whole run on three stages of 3 units of 20 coordinates (coupling 1, K = 16, J = 8, seed 3): at ε = 0.1
+    /// stage 2 passes and stage 3's islands are sized past J = 8; at 10⁻³ stage 2's outer ESS is below the rule's
+    /// 10% of K, so stage 3 keeps J = 8 (sized, it would reach 32), and the interval is the bracket.
+    func testAStageAfterAFailingOneKeepsTheStartingJ() async throws {
+        let m = try LayeredToy(units: [3, 3, 3], unitSize: [20, 20, 20], coupling: 1)
+        let smc = try S(model: m, box: m.box, seed: 3, paths: 16, inner: 8, traceDraws: 1000)
+        let r = try await smc.run(eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+        let (small, large) = (r.points[0], r.points[1])
+        XCTAssertLessThan(small.ess[0] / 16, ReportedInterval.minimumESSFraction, "stage 2 fails at 10⁻³")
+        XCTAssertEqual(small.islandInner, [16, 8])
+        XCTAssertGreaterThan(small.islandNoiseVariance[1], ReportedInterval.maximumIslandNoiseVariance, "left noisy")
+        XCTAssertTrue(S.sizesStage(afterESS: [large.ess[0]], logWeightVariance: [large.logVariance[0]],
+                                   islandNoiseVariance: [large.islandNoiseVariance[0]], paths: 16), "stage 2 passes at 0.1")
+        XCTAssertEqual(large.islandInner, [8, 16])
+    }
+
     /// A whole run with sized islands does not depend on the thread count, and records each later stage's J
     /// and noise; with K = 48 each sized stage runs islands past the 16 of its pilot.
     func testSizedRunIsTheSameOnOneAndTwoThreads() async throws {
