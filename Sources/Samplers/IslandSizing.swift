@@ -34,10 +34,8 @@ extension StagedSMC {
     /// `paths`, s², σ̄²). After one that failed, the reported interval is the bracket whatever the islands do,
     /// and sizing would change only the point estimate, by less than its own noise (lab log, 2 Dec 2026).
     static func sizesStage(afterESS ess: [Double], logWeightVariance s2: [Double], islandNoiseVariance noise: [Double], paths: Int) -> Bool {
-        ess.indices.allSatisfy { j in
-            j < s2.count && j < noise.count
-                && ReportedInterval.laterStagePasses(essFraction: ess[j] / Double(paths), logWeightVariance: s2[j], islandNoiseVariance: noise[j])
-        }
+        ReportedInterval.firstFailingLaterStage(essFraction: ess.map { $0 / Double(paths) }, logWeightVariance: s2,
+                                                islandNoiseVariance: noise) == nil
     }
 
     /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams; a `pilot`'s on

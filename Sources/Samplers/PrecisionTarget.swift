@@ -166,10 +166,8 @@ public struct PrecisionTarget: Sendable, Encodable {
             // Nor after a later stage that failed the rule (`StagedSMC.sizesStage`): there the sizing would take
             // the noise above the target out of the stage's spread as well.
             var s2 = s2
-            if decorrelated, let f = ess.indices.first(where: { j in
-                j >= s2.count || j >= noise.count
-                    || !ReportedInterval.laterStagePasses(essFraction: ess[j], logWeightVariance: s2[j], islandNoiseVariance: noise[j])
-            }) {
+            if decorrelated, let f = ReportedInterval.firstFailingLaterStage(essFraction: ess, logWeightVariance: s2,
+                                                                             islandNoiseVariance: noise) {
                 for m in noise.indices where m > f && m < s2.count {
                     s2[m] -= Swift.max(0, noise[m] - target)
                     asSized[m] = Swift.min(noise[m], target)

@@ -81,6 +81,16 @@ public struct ReportedInterval: Sendable, Equatable, Encodable {
             && laterStageQuiet(logWeightVariance: s2, islandNoiseVariance: noise)
     }
 
+    /// The first later stage (an index into the arrays) that fails `laterStagePasses`, or that a variance array does
+    /// not reach; nil where every one passes.
+    public static func firstFailingLaterStage(essFraction ess: [Double], logWeightVariance s2: [Double],
+                                              islandNoiseVariance noise: [Double]) -> Int? {
+        ess.indices.first { j in
+            j >= s2.count || j >= noise.count
+                || !laterStagePasses(essFraction: ess[j], logWeightVariance: s2[j], islandNoiseVariance: noise[j])
+        }
+    }
+
     /// With two or more later stages, whether one of them lets the sampled interval stand on its islands'
     /// mean noise variance σ̄² (at most `maximumIslandNoiseVariance`) and its outer log-weights' spread beyond
     /// it, s² − σ̄² (at most `maximumLaterLogVariance`).
