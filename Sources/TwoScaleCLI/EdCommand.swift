@@ -251,7 +251,9 @@ struct EdCommand: AsyncParsableCommand {
                 Interruption.install(notice: "twoscale: interrupted; the samplers' progress is saved in \(dir), each to its last snapshot: "
                                      + "run the same command to continue")
             }
-            interruption?.onInterrupt { Foundation.exit(130) }
+            // _exit, not exit: exit's handlers (OpenBLAS's among them) would tear down libraries that the
+            // still-running sampler threads are using, and a thread inside BLAS then crashes.
+            interruption?.onInterrupt { _exit(130) }
             defer { interruption?.remove() }
             estimate = try await progress.observing { try await estimator.estimate(problem, request: request, progress: report) }
         }
