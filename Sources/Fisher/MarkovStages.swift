@@ -3,6 +3,7 @@ import Networks
 import RandomStreams
 import Samplers
 import TwoScaleCore
+import TwoScaleNumerics
 
 /// The Markov FIM as the generic smc sampler's model (`StagedModel`, Samplers): block m is stage m, a
 /// Gaussian layer's neurons (or the softmax layer) its exchangeable units, a network its state
@@ -43,6 +44,29 @@ extension MarkovFisher: StagedModel {
         var supremum: (@Sendable () throws -> [Double])? = nil
         if last { supremum = { @Sendable in try model.softmaxSupremumRoots(inputs: inputs) } }
         return StageUnit(unit: smcUnit(inputs: inputs, box: box), supremumRoots: supremum)
+    }
+
+    public func unitCoordinates(_ net: Network, stage m: Int, unit u: Int) -> [Double]? {
+        unitParameters(net, stage: m, unit: u)
+    }
+
+    /// Block m's majorant at the earlier layers of `net` (§19's `BlockCeiling` with Π_m the block's exact
+    /// input second moments): `C Σ_i log(1 + s√(a²π_i/σ²))` for a Gaussian block of C units,
+    /// `(K − 1) Σ_i log(1 + s√(π_i/K))` for the softmax block.
+    public func stageMajorant(_ net: Network, stage m: Int, scale s: Double, box: ClosedRange<Double>) throws -> Double? {
+        guard m > 0 else { return nil }
+        let x = try blockInputs(net, block: m)
+        let layer = architecture.parametric(layer: architecture.parametricLayers[m])
+        let last = m == blockDimensions.count - 1
+        let units = layer.parameterStructure.units
+        let factor = last ? 1 / Double(architecture.classes) : derivativeBound * derivativeBound / sigma2
+        let xa = layer.patches(x)
+        let values = try xa.data.withUnsafeBufferPointer {
+            try FisherKernels.gramEigenvalues($0.baseAddress!, rows: xa.rows, cols: xa.cols, alpha: factor / Double(x.rows))
+        }
+        let ceiling = BlockCeiling(block: m, units: last ? 1 : units, copies: last ? architecture.classes - 1 : units,
+                                   values: values.map { Swift.max(0, $0) }, exact: true)
+        return ceiling.logBound(scale: s)
     }
 
     public func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double {

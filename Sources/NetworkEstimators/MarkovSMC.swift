@@ -33,6 +33,12 @@ public struct MarkovSMC: Sendable {
         set { staged.independenceMoves = newValue }
     }
 
+    /// Random-walk proposals under a degenerate layer's majorant tilt (`StagedSMC.tiltProposals`; 0: off).
+    public var tiltProposals: Int {
+        get { staged.tiltProposals }
+        set { staged.tiltProposals = newValue }
+    }
+
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
     /// The default budget (`ed`'s, with the smc estimator): K = 64 outer particles, J = 32 island particles.

@@ -65,8 +65,11 @@ public enum SMCEstimator: NetworkEstimator {
     static let stageOneSweepsOption = EstimatorOption(.stageOneSweeps, defaultValue: MarkovSMC.defaultStageOneSweeps)
     /// 1: independence sweeps in stage 1 and the islands (`StagedSMC.independenceMoves`); 0, the default: off.
     static let independenceMovesOption = EstimatorOption(.independenceMoves, defaultValue: 0)
+    /// Random-walk proposals of the earlier layers per particle and step under a degenerate layer's majorant
+    /// tilt (`StagedSMC.tiltProposals`); 0, the default: off.
+    static let tiltMovesOption = EstimatorOption(.tiltMoves, defaultValue: 0)
     public static var options: [EstimatorOption] {
-        [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption, independenceMovesOption]
+        [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption, independenceMovesOption, tiltMovesOption]
     }
     public static var reportsIntervals: Bool { true }
     public static var toy: ToyMonteCarlo.Method? { .smc }
@@ -80,6 +83,7 @@ public enum SMCEstimator: NetworkEstimator {
     static func outerMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(outerMovesOption) }
     static func stageOneSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(stageOneSweepsOption) }
     static func independenceMoves(_ budget: EstimatorBudget) -> Bool { budget.settings.value(independenceMovesOption) != 0 }
+    static func tiltMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(tiltMovesOption) }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
@@ -89,6 +93,7 @@ public enum SMCEstimator: NetworkEstimator {
         try MarkovSMC.checkBudget(paths: budget.paths, inner: budget.inner, traceDraws: traceDraws(budget, parameters: 0), layers: layers,
                                    islandSweeps: islandSweeps(budget), stageOneSweeps: stageOneSweeps(budget),
                                    moveProposals: outerMoves(budget))
+        try MarkovSMC.Staged.checkTilt(proposals: tiltMoves(budget), moveProposals: outerMoves(budget))
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
@@ -98,6 +103,7 @@ public enum SMCEstimator: NetworkEstimator {
         let sweeps = stageOneSweeps(budget)
         if sweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(sweeps, forKey: ResultKey("stage1_sweeps")) }
         if independenceMoves(budget) { try c.encode(true, forKey: ResultKey("independence_moves")) }
+        if tiltMoves(budget) > 0 { try c.encode(tiltMoves(budget), forKey: ResultKey("tilt_moves")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -108,6 +114,7 @@ public enum SMCEstimator: NetworkEstimator {
                                  islandSweeps: islandSweeps(b), stageOneSweeps: stageOneSweeps(b), moveProposals: outerMoves(b))
         smc.sharing = problem.sharing
         smc.independenceMoves = independenceMoves(b)
+        smc.tiltProposals = tiltMoves(b)
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
         guard let configuration = problem.configuration else {
@@ -118,7 +125,7 @@ public enum SMCEstimator: NetworkEstimator {
         let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                           normalization: request.normalization, paths: b.paths, inner: b.inner,
                           islandSweeps: islandSweeps(b), outerMoves: outerMoves(b), stageOneSweeps: stageOneSweeps(b),
-                          independenceMoves: independenceMoves(b))
+                          independenceMoves: independenceMoves(b), tiltMoves: tiltMoves(b))
         return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
                                                   tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,

@@ -29,6 +29,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
             try c.encode(p.stages.map(\.value), forKey: ResultKey("stage_log_z"))
             try c.encode(p.stages.map { $0.variance.squareRoot() }, forKey: ResultKey("stage_se"))
             if !p.moves.isEmpty { try c.encode(p.moves, forKey: ResultKey("stage_moves")) }
+            if !p.tilts.isEmpty { try c.encode(p.tilts, forKey: ResultKey("stage_tilt")) }
             if let u = p.bound {
                 // The upper bound's keys beside the estimate's (flat, so tables and plots read them).
                 try c.encode(u.dZeta, forKey: ResultKey("d_zeta_upper"))
@@ -73,6 +74,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public var stageOneSweeps: Int
     /// Independence sweeps in stage 1 and the islands (written only when on, `independence_moves`).
     public var independenceMoves: Bool
+    /// Majorant-tilt proposals per particle and step (`tilt_moves`; 0: off, not written).
+    public var tiltMoves: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -121,6 +124,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         if outerMoves > 0 { try c.encode(outerMoves, forKey: ResultKey("outer_moves")) }
         if stageOneSweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(stageOneSweeps, forKey: ResultKey("stage1_sweeps")) }
         if independenceMoves { try c.encode(true, forKey: ResultKey("independence_moves")) }
+        if tiltMoves > 0 { try c.encode(tiltMoves, forKey: ResultKey("tilt_moves")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -136,7 +140,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, paths: Int, inner: Int,
                 islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0,
-                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, independenceMoves: Bool = false) {
+                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, independenceMoves: Bool = false, tiltMoves: Int = 0) {
         points = r.points
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.ess[m] }.min() ?? 0 }
@@ -148,6 +152,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         self.outerMoves = outerMoves
         self.stageOneSweeps = stageOneSweeps
         self.independenceMoves = independenceMoves
+        self.tiltMoves = tiltMoves
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta
@@ -165,9 +170,9 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         tailShortfall = TailShortfall.check(r.points.map { TailShortfall(point: $0, paths: paths) })
         aboveBound = EstimateAboveBound.check(points.flatMap { p -> [EstimateAboveBound] in
             guard let u = p.bound, let ci = p.ci95 else { return [] }
-            // The bound's last term keeps the plain weighting; a last stage moved by `Setting.outerMoves` can
-            // rise above that (low) estimate of it, so the 2sED is not checked there (docs/METHOD.md §22).
-            let lastMoved = (p.moves.last?.steps ?? 0) > 0
+            // The bound's last term keeps the plain weighting; a last stage moved by `Setting.outerMoves` or
+            // tilted can rise above that (low) estimate of it, so the 2sED is not checked there (docs/METHOD.md §22).
+            let lastMoved = (p.moves.last?.steps ?? 0) > 0 || p.tilts.last?.engaged == true
             var cases = lastMoved ? [] : [EstimateAboveBound(quantity: "d_zeta", eps: p.eps, estimate: p.dZeta, interval: ci,
                                                               bound: u.dZeta, boundInterval: u.ci95)]
             if let low = p.dZetaLower, let lowCI = p.ci95Lower, let ub = u.dZetaLower, let ubCI = u.ci95Lower {

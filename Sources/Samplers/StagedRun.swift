@@ -9,6 +9,7 @@ extension StagedSMC {
     public func run(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
                     progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
         try ScaleParameters.checkZeta(zeta)
+        try Self.checkTilt(proposals: tiltProposals, moveProposals: moveProposals)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
         let d = model.parameterCount
         let units = model.stageUnits
@@ -129,6 +130,7 @@ extension StagedSMC {
         let (t, s) = (at.index, at.scale)
         var settings = base
         var islands: [Island]
+        var tiltAncestor: [Int]? = nil
         if sized {
             let say: @Sendable (String) -> Void = { progress("ε = \(at.eps), stage \(m + 1): " + $0) }
             (settings, islands) = try await sizedIslands(m, start: start, at: at, settings: base, threads: threads, progress: say)
@@ -148,6 +150,23 @@ extension StagedSMC {
         // (`moveEarlier`); the stage's diagnostics stay those of the plain weights.
         var finalLogW = lz
         let plain = islands
+        // With `tiltProposals`, a degenerate stage's outer particles tilted by its majorant (`tiltEarlier`); the
+        // stage's diagnostics, and the weights the interval's rule reads, are then the tilted run's.
+        var (weights, noises, excessUsed) = (lz, noise, excess)
+        if tiltProposals > 0, m >= 1 {
+            let tilt = try await tiltEarlier(start, plain: islands, stage: m, at: at, settings: settings, threads: threads,
+                                             progress: { progress("ε = \(at.eps), stage \(m + 1): " + $0) })
+            sum.stageTilts.append(tilt.diagnostics)
+            if let r = tilt.run {
+                term = r.term
+                finalLogW = r.logWeights
+                current = r.states
+                islands = r.islands
+                (weights, noises) = (r.logWeights, r.islands.map(\.noise))
+                excessUsed = Self.powerBias(noise: noises, units: n)
+                if outer.genealogy { tiltAncestor = r.ancestor }
+            }
+        }
         if moveProposals > 0, LogSpace.effectiveSampleSize(logWeights: lz) < Self.moveESSFraction * Double(paths) {
             let moved = try await moveEarlier(current, sources: outer.sourceOf.map { outer.sources[$0] }, islands: islands, stage: m,
                                               scale: s, stop: t, settings: settings, threads: threads,
@@ -160,7 +179,7 @@ extension StagedSMC {
         } else if moveProposals > 0 {
             sum.stageMoves.append(OuterMoveDiagnostics())
         }
-        term.estimate = LogEstimate(value: term.estimate.value - excess.value, variance: term.estimate.variance + excess.variance)
+        term.estimate = LogEstimate(value: term.estimate.value - excessUsed.value, variance: term.estimate.variance + excessUsed.variance)
         var lowerTerm = LogEstimate.mean(plain.map(\.lower))
         lowerTerm.variance *= Self.populationVarianceFactor
         sum.add(term: term, lower: lowerTerm)
@@ -175,22 +194,25 @@ extension StagedSMC {
                 // Stage 2's outer particles, the ancestors, are drawn from stage 1's finite population: the
                 // same factor as each stage's lower term. Either way at least the stages' Cauchy–Schwarz bound
                 // (Σ_m √V_m)², which holds whatever their correlations, given each stage's variance.
-                let g = Self.genealogyVariance(logWeights: lz, eve: outer.eve, lowerByEve: outer.lowerByEve, resamplings: model.stageUnits.count - 2)
+                let eve = tiltAncestor.map { $0.map { outer.eve[$0] } } ?? outer.eve
+                let g = Self.genealogyVariance(logWeights: weights, eve: eve, lowerByEve: outer.lowerByEve, resamplings: model.stageUnits.count - 2)
                 let nested = Swift.max(Self.populationVarianceFactor * g.nested, outer.laterSD * outer.laterSD)
                 let lower = Swift.max(Self.populationVarianceFactor * g.lower, outer.lowerLaterSD * outer.lowerLaterSD)
                 sum.joint.variance += Swift.max(0, nested - outer.laterVariance)
                 sum.low.variance += Swift.max(0, lower - outer.lowerLaterVariance)
             }
         }
+        // The tilted particles' lineages, to the ancestors among stage 2's outer particles.
+        if let a = tiltAncestor { outer.eve = a.map { outer.eve[$0] } }
         let w = LogSpace.normalizedWeights(logWeights: finalLogW)
         sum.slope += zip(w, islands).reduce(0) { $0 + $1.0 * $1.1.slope }
-        sum.stageESS.append(LogSpace.effectiveSampleSize(logWeights: lz))
-        sum.stageNoise.append(Self.noiseShare(noise: noise, logZ: lz))
-        sum.stageLogVariance.append(LogEstimate.sampleVariance(lz))
+        sum.stageESS.append(LogSpace.effectiveSampleSize(logWeights: weights))
+        sum.stageNoise.append(Self.noiseShare(noise: noises, logZ: weights))
+        sum.stageLogVariance.append(LogEstimate.sampleVariance(weights))
         if outer.genealogy { sum.stageIslandInner.append(settings.particles * settings.replicates) }
         // σ̄² wherever the rule reads it: without moves (with them each stage's islands are many, and their
         // noise is not measured).
-        if moveProposals == 0 { sum.stageIslandNoiseVariance.append(LogEstimate.mean(noise).value) }
+        if moveProposals == 0 { sum.stageIslandNoiseVariance.append(LogEstimate.mean(noises).value) }
         if !last { resampleOuter(&outer, weights: w, current: current, islands: islands, stage: m, stop: t) }
     }
 
@@ -238,6 +260,7 @@ struct StageSum {
     var stageIslandNoiseVariance: [Double] = []
     var stageShortfall: [Double] = []
     var stageMoves: [OuterMoveDiagnostics] = []
+    var stageTilts: [TiltDiagnostics] = []
     var bound: Bound?
     /// Stage 1's replicates, whose spread is its variance estimate.
     let stageOneReplicates: Int
@@ -328,6 +351,7 @@ struct StageSum {
         point.islandNoiseVariance = stageIslandNoiseVariance
         point.tailShortfall = stageShortfall
         point.moves = stageMoves
+        point.tilts = stageTilts
         if var b = bound, b.joint.value.isFinite, b.low.value.isFinite {
             let boundCV = TraceEstimate.addedVariance(slope: b.slope, logVarianceOfC: varLogC)
             b.joint.variance += boundCV

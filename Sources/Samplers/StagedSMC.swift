@@ -47,6 +47,10 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// Independence sweeps after the random walk's in stage 1 and the islands (`SMCSettings.independenceMoves`;
     /// off by default).
     public var independenceMoves = false
+    /// Random-walk proposals of the earlier stages per particle and tempering step where a later stage's
+    /// outer weights degenerate and its majorant explains them (`tiltEarlier`, docs/METHOD.md §22); 0 (the
+    /// default): off.
+    public var tiltProposals = 0
 
     static var stream: UInt64 { 0x534D_434E }  // "SMCN"
 

@@ -55,6 +55,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stageErrorMc: [Double]
         /// With `Setting.outerMoves`: what moving stage 1 did (first trial); else empty.
         public var stageMoves: [OuterMoveDiagnostics] = []
+        /// With `Setting.tiltMoves`: what the majorant tilt did per later stage (first trial); else empty.
+        public var stageTilt: [TiltDiagnostics] = []
         public var trials: Int?
         public var covered: Int?
         public var coveredLower: Int?
@@ -133,7 +135,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
-                 medianJointIntervalWidth, stageMoves, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
+                 medianJointIntervalWidth, stageMoves, stageTilt, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
                  stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stageIslandNoiseVarSizedLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
                  bracketFallbacksLowerJoint, stageIslandReplicatesCappedLowerJoint
@@ -158,6 +160,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encode(stageLogZMc, forKey: .stageLogZMc)
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
             if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }
+            if !stageTilt.isEmpty { try c.encode(stageTilt, forKey: .stageTilt) }
             try c.encodeIfPresent(trials, forKey: .trials)
             try c.encodeIfPresent(covered, forKey: .covered)
             try c.encodeIfPresent(coveredLower, forKey: .coveredLower)
@@ -276,7 +279,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
     @discardableResult
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
                                        stageOneSweeps: Int = StagedSMC<Model>.defaultStageOneSweeps,
-                                       moveProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int? = nil, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
+                                       moveProposals: Int = 0, tiltProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int? = nil, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
@@ -287,6 +290,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     traceDraws: draws, islandSweeps: islandSweeps, stageOneSweeps: stageOneSweeps,
                                     moveProposals: moveProposals)
             smc.independenceMoves = independenceMoves
+            smc.tiltProposals = tiltProposals
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket as on networks: c's interval from trace draws of its own.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
@@ -356,6 +360,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     dZetaBracket: brackets[0].points[i].dZeta, dZetaLowerBracket: brackets[0].points[i].dZetaLower,
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
             q.stageMoves = mc.moves
+            q.stageTilt = mc.tilts
             (q.stageIslandInner, q.stageIslandNoiseVar) = (mc.islandInner, mc.islandNoiseVariance)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }

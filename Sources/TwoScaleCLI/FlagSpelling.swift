@@ -51,6 +51,7 @@ enum FlagSpelling {
         .outputFolder: "--out-dir",
         .outerMoves: "--outer-moves",
         .paths: "--paths",
+        .tiltMoves: "--tilt-moves",
         .plan: "--plan",
         .population: "--population",
         .populationFisher: "--population-fisher",

@@ -144,7 +144,7 @@ enum NetworkReport {
                 + "units with many weights): larger islands shrink the spread itself, and their logs also rise where the islands "
                 + "are short of convergence"
             : "only \(percent)% of that spread is island noise, the rest real variation over the earlier layers' weights, which "
-                + "more --paths (K) shrink only slowly; --outer-moves N moves those weights (docs/METHOD.md §22)"
+                + "more --paths (K) shrink only slowly; --tilt-moves N or --outer-moves N move those weights (docs/METHOD.md §22)"
     }
 
     /// A share as a whole percentage, as the warnings print it.
@@ -318,7 +318,7 @@ enum NetworkReport {
                 ? ": here \(Fmt.num($0, 2)); more --stage1-sweeps raise it (about one per input: slower)" : "" } ?? "")
             + " (docs/ESTIMATORS.md §5)\n"
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
-            + movesLine(m.points)
+            + movesLine(m.points) + tiltLine(m.points)
     }
 
     /// What every number of a network report is conditional on: the inputs, the noise draws and how c was
@@ -363,6 +363,22 @@ enum NetworkReport {
         return "\nouter moves (docs/METHOD.md §22): " + parts.joined(separator: "; ")
             + "; outer ESS and the interval's source are the unmoved weights'"
             + (lastMoved ? ", and so is the bound's last term, which a moved last layer's estimate may exceed" : "") + "\n"
+    }
+
+    /// What `--tilt-moves` did, per ε and later layer: tilted (steps, acceptance, decorrelation) or why not.
+    static func tiltLine(_ points: [EpsilonEstimate]) -> String {
+        let parts = points.compactMap { p -> String? in
+            guard !p.tilts.isEmpty else { return nil }
+            return "ε = \(Fmt.num(p.eps)): " + p.tilts.enumerated().map { m, d in
+                let fit = "β \(Fmt.num(d.slope, 3)), R² \(Fmt.num(d.explained, 2))"
+                guard d.engaged else { return "layer \(m + 2) not tilted (\(fit))" }
+                return "layer \(m + 2) tilted (\(fit)) in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance \(Fmt.num(d.acceptance, 2))"
+                    + (d.decorrelation.map { ", decorrelation \(Fmt.num($0, 2))" } ?? "")
+            }.joined(separator: ", ")
+        }
+        guard !parts.isEmpty else { return "" }
+        return "\nmajorant tilt (docs/METHOD.md §22): " + parts.joined(separator: "; ")
+            + "; outer ESS and the interval's source are the tilted weights'\n"
     }
 
     /// A reported interval, marked `bracket` where it is the certified bracket; else `sampled` as it is.

@@ -266,6 +266,10 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
                                valueName: "N"))
     var outerMoves: Int?
 
+    @Option(help: ArgumentHelp("smc: N random-walk proposals of the earlier layers per particle and step, under a degenerate layer's majorant (default 0, off).",
+                               valueName: "N"))
+    var tiltMoves: Int?
+
     @Option(name: .customLong("stage1-sweeps"),
             help: ArgumentHelp("smc: Metropolis–Hastings sweeps per first-layer step (default 20); wide inputs need about one per input.",
                                valueName: "n"))
@@ -304,7 +308,8 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     func settings(_ extra: [Setting: Int?] = [:]) throws -> EstimatorSettings {
         var s = EstimatorSettings(try pluginSettings())
         let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves,
-                                      .stageOneSweeps: stageOneSweeps, .independenceMoves: independenceMoves ? 1 : nil]
+                                      .stageOneSweeps: stageOneSweeps, .independenceMoves: independenceMoves ? 1 : nil,
+                                      .tiltMoves: tiltMoves]
         for (k, v) in fixed.merging(extra, uniquingKeysWith: { a, _ in a }) { if let v { s[k] = v } }
         return s
     }

@@ -147,6 +147,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let outerMoves = Setting("outerMoves")
     /// K, the paths.
     public static let paths = Setting("paths")
+    /// The majorant-tilt moves per particle and step.
+    public static let tiltMoves = Setting("tiltMoves")
     /// The study's plan.
     public static let plan = Setting("plan")
     /// The population sample.
@@ -219,7 +221,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
         .lambdas, .loss, .lower, .learningRate, .maxPaths, .monteCarlo, .momentum, .sampleSize, .noiseSamples,
         .normalize, .output, .outputFolder, .outerMoves, .paths, .plan, .population, .populationFisher, .randomDraws, .rankSamples,
         .resume, .samples, .seed, .shape, .shard, .noiseVariance, .adversarialStarts, .adversarialStep, .store,
-        .student, .sweeps, .targetWidth, .teacher, .temperature, .threshold, .traceDraws, .trials, .unitSize, .units,
+        .student, .sweeps, .targetWidth, .teacher, .temperature, .threshold, .tiltMoves, .traceDraws, .trials, .unitSize, .units,
         .weights, .zeta, .activation, .standardize, .constantC, .constantH, .constantK,
     ]
 }

@@ -350,6 +350,8 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--stage1-sweeps", "0"], 2, "--stage1-sweeps"), (ed + ["--stage1-sweeps", "1001"], 2, "--stage1-sweeps"),
             (ed + ["--estimator", "plain", "--stage1-sweeps", "30"], 2, "--stage1-sweeps is a setting of the smc estimator"),
             (ed + ["--outer-moves", "-1"], 2, "--outer-moves"), (ed + ["--outer-moves", "1001"], 2, "--outer-moves"),
+            (ed + ["--tilt-moves", "-1"], 2, "--tilt-moves"), (ed + ["--tilt-moves", "10001"], 2, "--tilt-moves"),
+            (ed + ["--tilt-moves", "4", "--outer-moves", "4"], 2, "not both"),
             // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
             (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian"], 2, "--island-kernel"),  // removed: an unknown option

@@ -100,6 +100,29 @@ final class ReportedIntervalTests: XCTestCase {
         XCTAssertEqual(choose(12...14, ess: [0.9], logVar: [spreadEdge * 2]).source, .sampled)
     }
 
+    /// A run tilted by the majorant (`EpsilonEstimate.tilts`): with one later stage the rule reads its diagnostics as
+    /// any run's; with two or more, where any stage was tilted, the 2sED reports the bracket whatever they say
+    /// (its coverage failed there on exact cases), and the lower 2sED's interval is chosen as without the tilt.
+    func testATiltedRunWithSeveralLaterStagesReportsTheBracket() {
+        let b = CertifiedBracket.Point(eps: 0.1, zeta: 0.5, dimension: 10, stageUpper: [40, 20, 20], stageLower: [10, 0, 0])
+        func point(_ tilts: [Bool]) -> EpsilonEstimate {
+            var p = EpsilonEstimate(eps: 0.1, zeta: 0.5, dimension: 10, estimate: LogEstimate(value: 30, variance: 0.01),
+                                    lower: LogEstimate(value: 28, variance: 0.01), stageESS: [Double](repeating: 40, count: tilts.count),
+                                    normalizationVariance: 0)
+            p.logVariance = [Double](repeating: 0.3, count: tilts.count)
+            p.islandNoiseVariance = [Double](repeating: 0.1, count: tilts.count)
+            p.stageOneDecorrelation = 0.95
+            p.tilts = tilts.map { TiltDiagnostics(engaged: $0) }
+            return p
+        }
+        for (tilts, source) in [([false, false], ReportedInterval.Source.sampled), ([true], .sampled), ([false, true], .bracket),
+                                ([true, true], .bracket)] {
+            let (i, lower) = point(tilts).reportedIntervals(bracket: b, paths: 64)
+            XCTAssertEqual(i.source, source, "\(tilts)")
+            XCTAssertEqual(lower?.source, .sampled, "\(tilts): the lower 2sED's rule is not changed")
+        }
+    }
+
     /// Joint tempering's lower 2sED (`TemperedLower`): its sampled interval, cut to the bracket, stands only where
     /// stage 1 decorrelated, every later stage's islands are quiet and none of their replicates stopped at the
     /// sizing's cap above its target; no outer weight enters it.

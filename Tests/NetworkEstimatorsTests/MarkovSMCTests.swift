@@ -569,6 +569,33 @@ final class MarkovSMCTests: XCTestCase {
         if let low = p.dZetaLower { XCTAssert(b.dZetaLower.contains(low), "\(b.dZetaLower) ∌ \(low)") }
     }
 
+    /// The majorant tilt (`--tilt-moves`, docs/METHOD.md §22) on the network of `testOuterMovesOnADeepNetwork`:
+    /// a fit per later stage, at least one stage tilted (and moved: proposals accepted), the estimates inside
+    /// the certified bracket, and the same numbers on 1 and 2 threads.
+    func testTiltOnADeepNetwork() async throws {
+        let arch = try Architecture(parsing: "8-4-4-4-3")
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
+                                     sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
+        var smc = try MarkovSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20)
+        smc.tiltProposals = 20
+        let r1 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
+        let r2 = try await smc.run(eps: [1e-3], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+        let p = r1.points[0]
+        XCTAssertEqual(p.tilts.count, 3)
+        XCTAssert(p.tilts.contains { $0.engaged }, "\(p.tilts)")
+        for d in p.tilts where d.engaged {
+            XCTAssertGreaterThan(d.steps, 0)
+            XCTAssertGreaterThan(d.accepted, 0)
+            XCTAssertLessThanOrEqual(d.accepted, d.proposals)
+            XCTAssertGreaterThanOrEqual(d.explained, MarkovSMC.Staged.tiltExplainedFraction)
+            XCTAssertNotNil(d.decorrelation)
+        }
+        XCTAssertEqual(r1.points, r2.points, "the same numbers on 1 and 2 threads")
+        let b = try XCTUnwrap(r1.bracket.points.first)
+        XCTAssert(b.dZeta.contains(p.dZeta), "\(b.dZeta) ∌ \(p.dZeta)")
+        if let low = p.dZetaLower { XCTAssert(b.dZetaLower.contains(low), "\(b.dZetaLower) ∌ \(low)") }
+    }
+
     /// Same numbers for any thread count.
     /// The island-noise share: its two formulas on hand-computed cases, and on a network it falls as
     /// the islands grow (their noise shrinks like 1/J, the variation of Z₂ over θ₁ does not).

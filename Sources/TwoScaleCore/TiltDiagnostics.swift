@@ -1,0 +1,28 @@
+/// What tilting a later stage's outer particles by its majorant did (`StagedSMC.tiltEarlier`, docs/METHOD.md
+/// §22), per stage m ≥ 2: the fit of the plain islands' `log Ẑ_m` on the majorant that decided whether to
+/// tilt, and, where it did, the tempering steps, the random-walk proposals and how far they moved.
+public struct TiltDiagnostics: Sendable, Equatable, Codable {
+    /// Whether the stage was tilted (its outer ESS below half of K and the fit good enough).
+    public var engaged: Bool
+    /// β, the least-squares slope of `log Ẑ_m` on the majorant over the outer particles (0 where not fitted).
+    public var slope: Double
+    /// The share of the variance of `log Ẑ_m` that the fit explains (R², 0 where not fitted).
+    public var explained: Double
+    public var steps: Int
+    public var proposals: Int
+    public var accepted: Int
+    /// The smallest decorrelation of an earlier stage's units over the moves (`RandomWalk.decorrelation`, each
+    /// final particle against its ancestor at the start; about 1 where the moves forgot their start); nil
+    /// where nothing moved.
+    public var decorrelation: Double?
+
+    public init(engaged: Bool = false, slope: Double = 0, explained: Double = 0, steps: Int = 0, proposals: Int = 0,
+                accepted: Int = 0, decorrelation: Double? = nil) {
+        (self.engaged, self.slope, self.explained) = (engaged, slope, explained)
+        (self.steps, self.proposals, self.accepted, self.decorrelation) = (steps, proposals, accepted, decorrelation)
+    }
+
+    public var acceptance: Double { proposals > 0 ? Double(accepted) / Double(proposals) : 0 }
+
+    enum CodingKeys: String, CodingKey { case engaged, slope, explained, steps, proposals, accepted, decorrelation }
+}
