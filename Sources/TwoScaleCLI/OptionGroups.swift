@@ -262,12 +262,10 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
                                valueName: "n"))
     var islandSweeps: Int?
 
-    @Option(help: ArgumentHelp("smc: N redraws of the layer before a degenerate one, per particle and step (SMC²; default 0, off).",
-                               valueName: "N"))
+    @Option(help: ArgumentHelp("smc: N SMC² redraws per particle and step (0: off).", valueName: "N"))
     var outerMoves: Int?
 
-    @Option(help: ArgumentHelp("smc: N random-walk proposals of the earlier layers per particle and step, under a degenerate layer's majorant (default 0, off).",
-                               valueName: "N"))
+    @Option(help: ArgumentHelp("smc: N majorant-tilt moves per particle-step (0: off).", valueName: "N"))
     var tiltMoves: Int?
 
     @Option(name: .customLong("stage1-sweeps"),

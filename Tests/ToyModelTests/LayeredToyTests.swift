@@ -484,20 +484,7 @@ final class LayeredToyTests: XCTestCase {
     /// some redraws of a stage-1 unit accepted, some refused). Off, or where the plain weights keep their
     /// ESS (coupling 0), the estimates are the plain ones to the bit.
     func testOuterMovesAgainstExactValues() async throws {
-        let m = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 6)
-        var plain = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
-        var moved = plain
-        try await plain.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4, threads: 2)
-        try await moved.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4,
-                                      moveProposals: 8, threads: 2)
-        let root8 = 8.0.squareRoot()
-        for (p, q) in zip(plain.points, moved.points) {
-            let a = try XCTUnwrap(p.monteCarlo), b = try XCTUnwrap(q.monteCarlo)
-            XCTAssertLessThan(a.stageEssFraction[0], 0.1, "the plain weights must degenerate for this test")
-            XCTAssertLessThan(a.mcBias ?? 0, -4 * (a.mcSd ?? .infinity) / root8, "the plain estimate must be low for this test")
-            XCTAssertGreaterThanOrEqual(b.covered ?? 0, 7, "covered \(b.covered ?? 0)/8")
-            XCTAssertLessThan(abs(b.mcBias ?? .infinity), 4 * (b.mcSd ?? 0) / root8 + 1e-9, "mean error \(b.mcBias ?? 0)")
-            XCTAssertLessThan(b.mcSd ?? .infinity, 0.5 * (a.mcSd ?? 0), "moved sd \(b.mcSd ?? 0), plain \(a.mcSd ?? 0)")
+        for (a, b) in try await degenerateCase(moveProposals: 8) {
             let d = try XCTUnwrap(b.stageMoves.first)
             XCTAssertGreaterThan(d.steps, 0)
             XCTAssertGreaterThan(d.accepted, 0)
@@ -505,17 +492,8 @@ final class LayeredToyTests: XCTestCase {
             XCTAssertEqual(b.stageLogVarMc, a.stageLogVarMc, "the diagnostics are the plain weights'")
             XCTAssertEqual(b.errorLowerMc, a.errorLowerMc, "the lower 2sED keeps the plain islands")
         }
-        let eps = [1e-3, 0.1]
         // No degeneracy, no moves: bit-identical to the plain run.
-        let flat = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 0)
-        var r0 = try StagedToyMeasurement.measure(family: "layered", model: flat, eps: eps, zeta: 2.0 / 3, normalization: .trace)
-        var r1 = r0
-        try await r0.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, threads: 2)
-        try await r1.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, moveProposals: 8, threads: 2)
-        for (p, q) in zip(r0.points, r1.points) {
-            XCTAssertEqual(p.monteCarlo?.dZetaMc, q.monteCarlo?.dZetaMc)
-            XCTAssertEqual(q.monteCarlo?.stageMoves.first?.steps, 0)
-        }
+        for q in try await flatCase(moveProposals: 8) { XCTAssertEqual(q.stageMoves.first?.steps, 0) }
     }
 
     /// The majorant tilt (`--tilt-moves`, docs/METHOD.md §22) on the case of `testOuterMovesAgainstExactValues`
@@ -526,20 +504,7 @@ final class LayeredToyTests: XCTestCase {
     /// islands. Where the majorant does not vary (coupling 0) nothing is tilted and the estimates are the plain
     /// ones to the bit.
     func testTiltAgainstExactValues() async throws {
-        let m = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 6)
-        var plain = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
-        var tilted = plain
-        try await plain.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4, threads: 2)
-        try await tilted.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4,
-                                       tiltProposals: 100, threads: 2)
-        let root8 = 8.0.squareRoot()
-        for (p, q) in zip(plain.points, tilted.points) {
-            let a = try XCTUnwrap(p.monteCarlo), b = try XCTUnwrap(q.monteCarlo)
-            XCTAssertLessThan(a.stageEssFraction[0], 0.1, "the plain weights must degenerate for this test")
-            XCTAssertLessThan(a.mcBias ?? 0, -4 * (a.mcSd ?? .infinity) / root8, "the plain estimate must be low for this test")
-            XCTAssertGreaterThanOrEqual(b.covered ?? 0, 7, "covered \(b.covered ?? 0)/8")
-            XCTAssertLessThan(abs(b.mcBias ?? .infinity), 4 * (b.mcSd ?? 0) / root8 + 1e-9, "mean error \(b.mcBias ?? 0)")
-            XCTAssertLessThan(b.mcSd ?? .infinity, 0.5 * (a.mcSd ?? 0), "tilted sd \(b.mcSd ?? 0), plain \(a.mcSd ?? 0)")
+        for (a, b) in try await degenerateCase(tiltProposals: 100) {
             let d = try XCTUnwrap(b.stageTilt.first)
             XCTAssertTrue(d.engaged)
             XCTAssertGreaterThan(d.explained, 0.9)
@@ -549,15 +514,45 @@ final class LayeredToyTests: XCTestCase {
             XCTAssertGreaterThan(b.stageEssFraction[0], a.stageEssFraction[0], "the tilted weights are the flatter")
             XCTAssertEqual(b.errorLowerMc, a.errorLowerMc, "the lower 2sED keeps the plain islands")
         }
-        let eps = [1e-3, 0.1]
+        for q in try await flatCase(tiltProposals: 100) { XCTAssertEqual(q.stageTilt.first?.engaged, false) }
+    }
+
+    /// The degenerate case of the two tests above (10 × 1 then 10 × 3 coordinates, γ = 6, K = 64, J = 16, 8 seeds at
+    /// ε = 0.1), plain and moved or tilted: checks that the plain weights degenerate and its estimate is low, and
+    /// that the other run's intervals hold in at least 7 of 8, its mean error lies within 4 standard errors of 0
+    /// and its spread is at most half the plain one's; returns both runs' points.
+    func degenerateCase(moveProposals: Int = 0, tiltProposals: Int = 0) async throws
+        -> [(StagedToyMeasurement<LayeredToy>.MonteCarloPoint, StagedToyMeasurement<LayeredToy>.MonteCarloPoint)] {
+        let m = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 6)
+        var plain = try StagedToyMeasurement.measure(family: "layered", model: m, eps: [0.1], zeta: 2.0 / 3, normalization: .trace)
+        var other = plain
+        try await plain.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4, threads: 2)
+        try await other.runMonteCarlo(paths: 64, inner: 16, seed: 101, trials: 8, traceDraws: nil, islandSweeps: 4,
+                                      moveProposals: moveProposals, tiltProposals: tiltProposals, threads: 2)
+        let root8 = 8.0.squareRoot()
+        return try zip(plain.points, other.points).map { p, q in
+            let a = try XCTUnwrap(p.monteCarlo), b = try XCTUnwrap(q.monteCarlo)
+            XCTAssertLessThan(a.stageEssFraction[0], 0.1, "the plain weights must degenerate for this test")
+            XCTAssertLessThan(a.mcBias ?? 0, -4 * (a.mcSd ?? .infinity) / root8, "the plain estimate must be low for this test")
+            XCTAssertGreaterThanOrEqual(b.covered ?? 0, 7, "covered \(b.covered ?? 0)/8")
+            XCTAssertLessThan(abs(b.mcBias ?? .infinity), 4 * (b.mcSd ?? 0) / root8 + 1e-9, "mean error \(b.mcBias ?? 0)")
+            XCTAssertLessThan(b.mcSd ?? .infinity, 0.5 * (a.mcSd ?? 0), "sd \(b.mcSd ?? 0), plain \(a.mcSd ?? 0)")
+            return (a, b)
+        }
+    }
+
+    /// The same shape at coupling 0 (no degeneracy) at ε = 10⁻³ and 0.1, one seed: the other run's estimates are the
+    /// plain ones to the bit; returns its points.
+    func flatCase(moveProposals: Int = 0, tiltProposals: Int = 0) async throws -> [StagedToyMeasurement<LayeredToy>.MonteCarloPoint] {
         let flat = try LayeredToy(units: [10, 10], unitSize: [1, 3], coupling: 0)
-        var r0 = try StagedToyMeasurement.measure(family: "layered", model: flat, eps: eps, zeta: 2.0 / 3, normalization: .trace)
+        var r0 = try StagedToyMeasurement.measure(family: "layered", model: flat, eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace)
         var r1 = r0
         try await r0.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, threads: 2)
-        try await r1.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4, tiltProposals: 100, threads: 2)
-        for (p, q) in zip(r0.points, r1.points) {
+        try await r1.runMonteCarlo(paths: 64, inner: 16, seed: 7, trials: 1, traceDraws: nil, islandSweeps: 4,
+                                   moveProposals: moveProposals, tiltProposals: tiltProposals, threads: 2)
+        return try zip(r0.points, r1.points).map { p, q in
             XCTAssertEqual(p.monteCarlo?.dZetaMc, q.monteCarlo?.dZetaMc)
-            XCTAssertEqual(q.monteCarlo?.stageTilt.first?.engaged, false)
+            return try XCTUnwrap(q.monteCarlo)
         }
     }
 }
