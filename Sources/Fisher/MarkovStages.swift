@@ -46,10 +46,6 @@ extension MarkovFisher: StagedModel {
         return StageUnit(unit: smcUnit(inputs: inputs, box: box), supremumRoots: supremum)
     }
 
-    public func unitCoordinates(_ net: Network, stage m: Int, unit u: Int) -> [Double]? {
-        unitParameters(net, stage: m, unit: u)
-    }
-
     /// Block m's majorant at the earlier layers of `net` (§19's `BlockCeiling` with Π_m the block's exact
     /// input second moments): `C Σ_i log(1 + s√(a²π_i/σ²))` for a Gaussian block of C units,
     /// `(K − 1) Σ_i log(1 + s√(π_i/K))` for the softmax block.

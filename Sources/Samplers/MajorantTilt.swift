@@ -164,15 +164,8 @@ extension StagedSMC {
     func unitLogs(_ state: Model.State, stage j: Int, scale s: Double) throws -> [Double] {
         let unit = try model.stage(state, j, box: box).unit
         return try (0..<model.stageUnits[j].count).map { u in
-            LogSpace.logDetSqrt(roots: try unit.roots(try coordinates(state, stage: j, unit: u)), scale: s)
+            LogSpace.logDetSqrt(roots: try unit.roots(model.unitParameters(state, stage: j, unit: u)), scale: s)
         }
-    }
-
-    func coordinates(_ state: Model.State, stage j: Int, unit u: Int) throws -> [Double] {
-        guard let w = model.unitCoordinates(state, stage: j, unit: u) else {
-            throw TwoScaleError.failure("smc: this model does not give its units' coordinates, which \(Setting.tiltMoves) moves")
-        }
-        return w
     }
 
     /// `tiltProposals` Metropolis–Hastings proposals for one particle under `π_{<m} e^{a L}` (a = λβ), each a
@@ -191,7 +184,7 @@ extension StagedSMC {
             var u = Swift.min(total - 1, Int(rng.uniform() * Double(total)))
             var j = 0
             while u >= counts[j] { u -= counts[j]; j += 1 }
-            let w = try coordinates(p.state, stage: j, unit: u)
+            let w = model.unitParameters(p.state, stage: j, unit: u)
             let sd = h * width / Double(w.count).squareRoot()
             let y = w.map { RandomWalk.reflect($0 + sd * rng.normal(), lo, hi) }
             var q = p.state
@@ -203,7 +196,7 @@ extension StagedSMC {
             var laterUnits: [SMCUnit] = []
             for i in (j + 1)..<m {
                 let unit = try model.stage(q, i, box: box).unit
-                let logs = try (0..<counts[i]).map { LogSpace.logDetSqrt(roots: try unit.roots(try coordinates(q, stage: i, unit: $0)), scale: s) }
+                let logs = try (0..<counts[i]).map { LogSpace.logDetSqrt(roots: try unit.roots(model.unitParameters(q, stage: i, unit: $0)), scale: s) }
                 logA += logs.reduce(0, +) - p.unitLog[i].reduce(0, +)
                 later.append(logs)
                 laterUnits.append(unit)
@@ -232,20 +225,11 @@ extension StagedSMC {
         var smallest: Double?
         for j in 0..<m {
             let n = model.stageUnits[j].count, p = model.stageUnits[j].dimension
-            var from: [Double] = [], to: [Double] = []
-            for k in end.indices {
-                for u in 0..<n {
-                    guard let a = model.unitCoordinates(start[ancestor[k]], stage: j, unit: u),
-                          let b = model.unitCoordinates(end[k], stage: j, unit: u) else { return nil }
-                    from += a
-                    to += b
-                }
-            }
-            let rows = end.count * n
-            let all = start.flatMap { x in (0..<n).flatMap { model.unitCoordinates(x, stage: j, unit: $0) ?? [] } }
-            guard all.count == start.count * n * p else { return nil }
-            let variances = RandomWalk.variances(all, particles: start.count * n, dimension: p)
-            if let d = RandomWalk.decorrelation(from: from, to: to, variances: variances, particles: rows, dimension: p) {
+            let coordinates = { (x: Model.State) in (0..<n).flatMap { self.model.unitParameters(x, stage: j, unit: $0) } }
+            let before = start.map(coordinates)
+            let variances = RandomWalk.variances(before.flatMap { $0 }, particles: start.count * n, dimension: p)
+            if let d = RandomWalk.decorrelation(from: ancestor.flatMap { before[$0] }, to: end.flatMap(coordinates),
+                                                variances: variances, particles: end.count * n, dimension: p) {
                 smallest = Swift.min(smallest ?? d, d)
             }
         }

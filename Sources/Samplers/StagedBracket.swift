@@ -2,13 +2,11 @@ import Foundation
 import RandomStreams
 import TwoScaleCore
 
-/// A `StagedModel` that can be bracketed (docs/METHOD.md §19): it draws θ uniformly, hands out a unit's
-/// coordinates, and knows deterministic ceilings of its stages.
+/// A `StagedModel` that can be bracketed (docs/METHOD.md §19): it draws θ uniformly, and knows deterministic
+/// ceilings of its stages.
 public protocol UniformStagedModel: StagedModel {
     /// θ uniform on the box, drawn from `rng`.
     func uniformState(box: ClosedRange<Double>, rng: inout Xoshiro256) -> State
-    /// Unit u of stage m's coordinates in `state`.
-    func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double]
 }
 
 public protocol CertifiedStagedModel: UniformStagedModel {

@@ -24,9 +24,8 @@ public protocol StagedModel: Sendable {
     func stage(_ state: State, _ m: Int, box: ClosedRange<Double>) throws -> StageUnit
     /// `Tr F(θ)` at θ uniform on `box`, drawn from `rng` (for the trace normalisation).
     func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double
-    /// Unit u of stage m's coordinates in `state`, for moves of the earlier stages (`StagedSMC.tiltEarlier`);
-    /// nil where the model does not give them.
-    func unitCoordinates(_ state: State, stage m: Int, unit u: Int) -> [Double]?
+    /// Unit u of stage m's coordinates in `state`.
+    func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double]
     /// `log M_m(θ_{<m})` at scale s: a function of the earlier stages only, at least `log G_m(θ)` for every θ_m
     /// in the box (the stage's majorant given θ_{<m}, which `tiltEarlier` tempers in); nil where the model
     /// has none.
@@ -34,7 +33,6 @@ public protocol StagedModel: Sendable {
 }
 
 extension StagedModel {
-    public func unitCoordinates(_ state: State, stage m: Int, unit u: Int) -> [Double]? { nil }
     public func stageMajorant(_ state: State, stage m: Int, scale s: Double, box: ClosedRange<Double>) throws -> Double? { nil }
 }
 

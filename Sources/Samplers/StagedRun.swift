@@ -153,7 +153,7 @@ extension StagedSMC {
         // With `tiltProposals`, a degenerate stage's outer particles tilted by its majorant (`tiltEarlier`); the
         // stage's diagnostics, and the weights the interval's rule reads, are then the tilted run's.
         var (weights, noises, excessUsed) = (lz, noise, excess)
-        if tiltProposals > 0, m >= 1 {
+        if tiltProposals > 0 {
             let tilt = try await tiltEarlier(start, plain: islands, stage: m, at: at, settings: settings, threads: threads,
                                              progress: { progress("ε = \(at.eps), stage \(m + 1): " + $0) })
             sum.stageTilts.append(tilt.diagnostics)

@@ -107,11 +107,6 @@ public struct LayeredToy: ExactStagedToy {
         for j in 0..<p { state.stages[m][u * p + j] = parameters[j] }
     }
 
-    public func unitCoordinates(_ state: State, stage m: Int, unit u: Int) -> [Double]? {
-        let p = stageUnits[m].dimension
-        return Array(state.stages[m][(u * p)..<((u + 1) * p)])
-    }
-
     /// Stage m's supremum given θ_{<m}: `d_m log(1 + s·hi·√h(κ̄))`, the log of `G_m` with every coordinate at
     /// the box's top.
     public func stageMajorant(_ state: State, stage m: Int, scale s: Double, box: ClosedRange<Double>) throws -> Double? {

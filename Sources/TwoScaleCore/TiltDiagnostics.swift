@@ -23,6 +23,4 @@ public struct TiltDiagnostics: Sendable, Equatable, Codable {
     }
 
     public var acceptance: Double { proposals > 0 ? Double(accepted) / Double(proposals) : 0 }
-
-    enum CodingKeys: String, CodingKey { case engaged, slope, explained, steps, proposals, accepted, decorrelation }
 }

@@ -20,7 +20,7 @@ final class MajorantTiltTests: XCTestCase {
             return StageUnit(unit: SMCUnit(dimension: 1, box: box, roots: { w in w.map { c * $0 } }))
         }
         func uniformTrace(box: ClosedRange<Double>, rng: inout Xoshiro256) throws -> Double { 1 }
-        func unitCoordinates(_ state: State, stage m: Int, unit u: Int) -> [Double]? { [state.x[m]] }
+        func unitParameters(_ state: State, stage m: Int, unit u: Int) -> [Double] { [state.x[m]] }
         func stageMajorant(_ state: State, stage m: Int, scale s: Double, box: ClosedRange<Double>) throws -> Double? {
             m == 1 ? Foundation.log1p(s * Foundation.exp(2 * state.x[0]) * box.upperBound) : nil
         }
