@@ -30,7 +30,7 @@ NET = "--arch 4-3-3 --data synthetic:gaussian --samples 20 --sigma2 0.1 --seed 1
 LINES = [
     ("toy", [], "toy --family bernoulli --dim 2 --box 0.1:0.9 --eps 0.01,0.1 --zeta 0.6667"),
     ("toy --mc", [], "toy --family bernoulli --dim 4 --box 0.1:0.9 --eps 0.01,0.1 --mc --paths 16 --trials 2 --seed 1"),
-    ("toy --family layered", [], "toy --family layered --units 2,2 --unit-size 3,3 --coupling 3 --eps 0.01,0.1 --mc --paths 16 --inner 8 --trials 2 --joint --outer-moves 2 --seed 1"),
+    ("toy --family layered", [], "toy --family layered --units 2,2 --unit-size 3,3 --coupling 3 --eps 0.01,0.1 --mc --paths 16 --inner 8 --trials 2 --joint --outer-moves 2 --chains 2 --seed 1"),
     ("fisher", [], "fisher %s" % NET),
     ("ed", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --outer-moves 2" % NET),
     ("ed --tilt-moves", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --tilt-moves 4" % NET),

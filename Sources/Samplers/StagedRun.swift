@@ -10,7 +10,47 @@ extension StagedSMC {
                     progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Result {
         try ScaleParameters.checkZeta(zeta)
         try Self.checkTilt(proposals: tiltProposals, moveProposals: moveProposals)
+        try Self.checkChains(chains)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
+        let d = model.parameterCount
+        // With several chains, each a whole run on a seed of its own (`chain`), joined per ε (`StageSum(chains:)`).
+        var runs: [ChainRun] = []
+        for c in 0..<chains {
+            let label = chains > 1 ? "chain \(c + 1) of \(chains): " : ""
+            runs.append(try await chain(c).chainRun(eps: eps, zeta: zeta, normalization: normalization, threads: threads,
+                                                    progress: { progress(label + $0) }))
+        }
+        let first = runs[0]
+        var islands = SMCDiagnostics()
+        for r in runs { islands.merge(r.islands) }
+        let points = try eps.indices.map { i in
+            guard chains > 1 else {
+                var point = try first.sums[i].point(eps: eps[i], zeta: zeta, dimension: d, lower: lower, logVarianceOfC: first.logVarianceOfC)
+                point.stageOneDecorrelation = first.stage1.minDecorrelation
+                return point
+            }
+            // The chains' spread holds ĉ's error as it holds every other part's.
+            var point = try StageSum(chains: runs.map { $0.sums[i] }).point(eps: eps[i], zeta: zeta, dimension: d, lower: lower, logVarianceOfC: 0)
+            let mixed = runs.compactMap(\.stage1.minDecorrelation)
+            point.stageOneDecorrelation = mixed.count == chains ? mixed.reduce(0, +) / Double(chains) : nil
+            point.chains = chains
+            return point
+        }
+        return Result(points: points, scale: first.scale, trace: first.trace, stage1: first.stage1, islands: islands)
+    }
+
+    /// One chain's run: ĉ, stage 1 and the later stages, each ε's stages summed but not yet made a point.
+    struct ChainRun {
+        var sums: [StageSum]
+        var scale: Double
+        var logVarianceOfC: Double
+        var trace: TraceEstimate
+        var stage1: SMCDiagnostics
+        var islands: SMCDiagnostics
+    }
+
+    func chainRun(eps: [Double], zeta: Double, normalization: Normalization, threads: Int,
+                  progress: @escaping @Sendable (String) -> Void) async throws -> ChainRun {
         let d = model.parameterCount
         let units = model.stageUnits
         progress("trace normalisation from \(traceDraws) uniform draws")
@@ -22,7 +62,7 @@ extension StagedSMC {
         let settings = try (0..<units.count).map { m in m == 0 ? first.settings : try self.islandSettings(block: m) }
         let sized = sizesIslands(stageOneDecorrelation: first.estimate.diagnostics.minDecorrelation)
         var islandsDiag = SMCDiagnostics()
-        var points: [EpsilonEstimate] = []
+        var sums: [StageSum] = []
         for (ei, e) in eps.enumerated() {
             let at = Stop(eps: e, index: stops.firstIndex(of: sOf[ei])!, scale: sOf[ei])
             var sum = StageSum(first: Self.block(first.estimate, units: units[0].count, stop: at.index),
@@ -43,11 +83,9 @@ extension StagedSMC {
                                          islandsDiag: &islandsDiag, threads: threads, progress: progress)
                 }
             }
-            var point = try sum.point(eps: e, zeta: zeta, dimension: d, lower: lower, logVarianceOfC: varLogC)
-            point.stageOneDecorrelation = first.estimate.diagnostics.minDecorrelation
-            points.append(point)
+            sums.append(sum)
         }
-        return Result(points: points, scale: c, trace: trace, stage1: first.estimate.diagnostics, islands: islandsDiag)
+        return ChainRun(sums: sums, scale: c, logVarianceOfC: varLogC, trace: trace, stage1: first.estimate.diagnostics, islands: islandsDiag)
     }
 
     /// One ε as the later stages see it: ε, its stop's index in the run's stops, and the scale s.
@@ -264,6 +302,8 @@ struct StageSum {
     var bound: Bound?
     /// Stage 1's replicates, whose spread is its variance estimate.
     let stageOneReplicates: Int
+    /// Whether this sums independent chains (`init(chains:)`), whose spread is already the whole variance.
+    var chained = false
 
     struct Bound {
         var joint, low: LogEstimate
@@ -326,13 +366,13 @@ struct StageSum {
         // Stage 1's variance is the spread of R replicates: widened to Student's t with R − 1 degrees of
         // freedom, so that the normal quantile of the interval gives its t quantile.
         var v1 = stageTerms[0].variance
-        if stageOneReplicates >= 2 {
+        if !chained, stageOneReplicates >= 2 {
             let added = v1 * (StudentT.varianceInflation(replicates: stageOneReplicates) - 1)
             v1 += added
             joint.variance += added
             low.variance += added
         }
-        if stageTerms.count > 1 {
+        if !chained, stageTerms.count > 1 {
             joint.variance = Self.correlated(first: v1, total: joint.variance)
             low.variance = Self.correlated(first: v1, total: low.variance)
         }

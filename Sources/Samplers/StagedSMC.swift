@@ -51,6 +51,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// outer weights degenerate and its majorant explains them (`tiltEarlier`, docs/METHOD.md §22); 0 (the
     /// default): off.
     public var tiltProposals = 0
+    /// R: independent runs (chains) joined, whose spread is the variance (`StageSum(chains:)`, docs/ESTIMATORS.md
+    /// §5); 1, the default: one run, its variance from its own replicates, weights and genealogy.
+    public var chains = 1
 
     static var stream: UInt64 { 0x534D_434E }  // "SMCN"
 

@@ -57,6 +57,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stageMoves: [OuterMoveDiagnostics] = []
         /// With `Setting.tiltMoves`: what the majorant tilt did per later stage (first trial); else empty.
         public var stageTilt: [TiltDiagnostics] = []
+        /// With `Setting.chains` above 1: the independent runs joined.
+        public var chains: Int?
         public var trials: Int?
         public var covered: Int?
         public var coveredLower: Int?
@@ -135,7 +137,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
-                 medianJointIntervalWidth, stageMoves, stageTilt, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
+                 medianJointIntervalWidth, stageMoves, stageTilt, chains, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
                  stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stageIslandNoiseVarSizedLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
                  bracketFallbacksLowerJoint, stageIslandReplicatesCappedLowerJoint
@@ -161,6 +163,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
             if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }
             if !stageTilt.isEmpty { try c.encode(stageTilt, forKey: .stageTilt) }
+            try c.encodeIfPresent(chains, forKey: .chains)
             try c.encodeIfPresent(trials, forKey: .trials)
             try c.encodeIfPresent(covered, forKey: .covered)
             try c.encodeIfPresent(coveredLower, forKey: .coveredLower)
@@ -279,7 +282,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
     @discardableResult
     public mutating func runMonteCarlo(paths: Int, inner: Int, seed: UInt64, trials: Int, traceDraws: Int?, islandSweeps: Int,
                                        stageOneSweeps: Int = StagedSMC<Model>.defaultStageOneSweeps,
-                                       moveProposals: Int = 0, tiltProposals: Int = 0, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int? = nil, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
+                                       moveProposals: Int = 0, tiltProposals: Int = 0, chains: Int = 1, independenceMoves: Bool = false, joint: Bool = false, jointSweeps: Int? = nil, threads: Int, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> [EpsilonEstimate] {
         let eps = points.map(\.eps)
         let draws = traceDraws ?? TraceEstimate.defaultDraws(parameters: model.parameterCount)
         // One trial: the smc run, its certified bracket and, with `joint`, joint tempering.
@@ -291,6 +294,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     moveProposals: moveProposals)
             smc.independenceMoves = independenceMoves
             smc.tiltProposals = tiltProposals
+            smc.chains = chains
             let r = try await smc.run(eps: eps, zeta: zeta, normalization: normalization, lower: true, threads: threads, progress: say)
             // The bracket as on networks: c's interval from trace draws of its own.
             let bracket = try await smc.certifiedBracket(eps: eps, zeta: zeta, normalization: normalization, threads: threads)
@@ -361,6 +365,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
             q.stageMoves = mc.moves
             q.stageTilt = mc.tilts
+            if mc.chains > 1 { q.chains = mc.chains }
             (q.stageIslandInner, q.stageIslandNoiseVar) = (mc.islandInner, mc.islandNoiseVariance)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }

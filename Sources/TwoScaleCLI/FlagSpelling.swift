@@ -52,6 +52,7 @@ enum FlagSpelling {
         .outerMoves: "--outer-moves",
         .paths: "--paths",
         .tiltMoves: "--tilt-moves",
+        .chains: "--chains",
         .plan: "--plan",
         .population: "--population",
         .populationFisher: "--population-fisher",

@@ -158,6 +158,9 @@ struct ToyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Staged families with --mc: as ed's --tilt-moves (default 0, off).", valueName: "N"))
     var tiltMoves: Int = 0
 
+    @Option(help: ArgumentHelp("Staged families with --mc: R independent runs joined, their spread the variance.", valueName: "R"))
+    var chains: Int = 1
+
     @Option(help: "--family layered: γ in h = e^(γκ), κ the earlier stages' share of active coordinates (default 0.12).")
     var coupling: Double?
 
@@ -204,7 +207,7 @@ struct ToyCommand: AsyncParsableCommand {
                           (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"), (monteCarlo.independenceMoves, "--independence-moves"),
                           (monteCarlo.targetWidth != nil, "--target-width"), (monteCarlo.maxPaths != nil, "--max-paths"),
                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves"),
-                          (tiltMoves != 0, "--tilt-moves")].filter(\.0).map(\.1)
+                          (tiltMoves != 0, "--tilt-moves"), (chains != 1, "--chains")].filter(\.0).map(\.1)
         if family.staged == nil, let flag = stagedOnly.first {
             throw TwoScaleError.usage("\(flag) is a setting of --family \(staged); drop it, or use --family \(staged)")
         }
@@ -275,6 +278,7 @@ struct ToyCommand: AsyncParsableCommand {
         if let s = sweeps { try JointSMC<Model>.checkSweeps(s) }
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         if tiltMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--tilt-moves is a setting of the smc estimator: add --mc") }
+        if chains != 1 && !monteCarlo.mc { throw TwoScaleError.usage("--chains is a setting of the smc estimator: add --mc") }
         if monteCarlo.independenceMoves && !monteCarlo.mc {
             throw TwoScaleError.usage("--independence-moves is a setting of the smc estimator: add --mc")
         }
@@ -296,15 +300,16 @@ struct ToyCommand: AsyncParsableCommand {
             try StagedSMC<Model>.checkBudget(paths: paths, inner: inner, traceDraws: draws, layers: model.stageUnits.count, islandSweeps: sweeps,
                                              stageOneSweeps: firstSweeps, moveProposals: outerMoves)
             try StagedSMC<Model>.checkTilt(proposals: tiltMoves, moveProposals: outerMoves)
+            try StagedSMC<Model>.checkChains(chains)
             let progress = PhaseProgress(label: "toy", threads: o.threadCount)
-            let exact = result, joint = self.joint, outerMoves = self.outerMoves, tiltMoves = self.tiltMoves
+            let exact = result, joint = self.joint, outerMoves = self.outerMoves, tiltMoves = self.tiltMoves, chains = self.chains
             let jointSweeps = self.sweeps ?? JointSMC<Model>.defaultSweeps(units: model.stageUnits)
             // One run of the estimator at a budget, beside the exact values; its first trial's points.
             @Sendable func run(_ b: PrecisionTarget.Budget) async throws -> (result: StagedToyMeasurement<Model>, points: [EpsilonEstimate]) {
                 var r = exact
                 let points = try await r.runMonteCarlo(paths: b.paths, inner: b.inner, seed: UInt64(o.seed), trials: o.trials, traceDraws: b.traceDraws,
                                                        islandSweeps: sweeps, stageOneSweeps: b.stageOneSweeps, moveProposals: outerMoves,
-                                                       tiltProposals: tiltMoves,
+                                                       tiltProposals: tiltMoves, chains: chains,
                                                        independenceMoves: b.independenceMoves, joint: joint,
                                                        jointSweeps: jointSweeps, threads: o.threadCount) {
                     progress.phase($0)

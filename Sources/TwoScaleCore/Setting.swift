@@ -149,6 +149,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let paths = Setting("paths")
     /// The majorant-tilt moves per particle and step.
     public static let tiltMoves = Setting("tiltMoves")
+    /// The independent chains of the later stages.
+    public static let chains = Setting("chains")
     /// The study's plan.
     public static let plan = Setting("plan")
     /// The population sample.
@@ -215,7 +217,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
 
     /// Every setting above.
     public static let all: [Setting] = [
-        .abbasSampleSize, .adversarial, .architecture, .batch, .bias, .bootstrap, .box, .checkpoint, .checkpointEvery, .coupling,
+        .abbasSampleSize, .adversarial, .architecture, .batch, .bias, .bootstrap, .box, .chains, .checkpoint, .checkpointEvery, .coupling,
         .data, .delta, .deltaRange, .dimension, .studyFolder, .epochs, .epsilon, .estimator, .family, .fisherRoute,
         .gamma, .greedyMax, .holdout, .independenceMoves, .inner, .islandSweeps, .stageOneSweeps, .adversarialIterations, .joint, .json, .labels,
         .lambdas, .loss, .lower, .learningRate, .maxPaths, .monteCarlo, .momentum, .sampleSize, .noiseSamples,

@@ -203,6 +203,18 @@ import TwoScaleFormats
         #expect(j["monte_carlo"]?["estimator"] == .string("smc"))
     }
 
+    /// `--chains` reaches the estimator: the points say how many chains ran, and the estimate is another one
+    /// than a single chain's; without it the key is absent.
+    @Test func chainsReachTheEstimator() async throws {
+        let base = ["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
+                    "--eps", "0.1", "--mc", "--paths", "8", "--inner", "8", "--json"]
+        let one = try #require(try await runJSON(base)["points"]?.arrayValue?.first)
+        let three = try #require(try await runJSON(base + ["--chains", "3"])["points"]?.arrayValue?.first)
+        #expect(one["chains"] == nil)
+        #expect(three["chains"] == .int(3))
+        #expect(one["d_zeta_mc"] != three["d_zeta_mc"])
+    }
+
     /// `--island-sweeps` reaches the islands: one sweep per step gives other numbers than the default four,
     /// and the same as the library run with one sweep.
     @Test func islandSweepsReachTheIslands() async throws {
@@ -242,6 +254,10 @@ import TwoScaleFormats
             (["toy", "--family", "layered", "--tilt-moves", "4"], "add --mc"),
             (["toy", "--family", "layered", "--mc", "--tilt-moves", "4", "--outer-moves", "4"], "not both"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--tilt-moves", "4"], "--tilt-moves"),
+            (["toy", "--family", "layered", "--mc", "--chains", "0"], "--chains"),
+            (["toy", "--family", "layered", "--mc", "--chains", "65"], "--chains"),
+            (["toy", "--family", "layered", "--chains", "4"], "add --mc"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--chains", "4"], "--chains"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--outer-moves", "4"], "--outer-moves"),
             (["toy", "--family", "layered", "--independence-moves"], "add --mc"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--independence-moves"], "--independence-moves"),
