@@ -29,8 +29,8 @@ extension StagedSMC {
                 point.stageOneDecorrelation = first.stage1.minDecorrelation
                 return point
             }
-            // The chains' spread holds ĉ's error as it holds every other part's.
-            var point = try StageSum(chains: runs.map { $0.sums[i] }).point(eps: eps[i], zeta: zeta, dimension: d, lower: lower, logVarianceOfC: 0)
+            var point = try StageSum(chains: runs.map { $0.sums[i] }).point(eps: eps[i], zeta: zeta, dimension: d, lower: lower,
+                                                                             logVarianceOfC: first.logVarianceOfC)
             let mixed = runs.compactMap(\.stage1.minDecorrelation)
             point.stageOneDecorrelation = mixed.count == chains ? mixed.reduce(0, +) / Double(chains) : nil
             point.chains = chains
@@ -359,8 +359,8 @@ struct StageSum {
         return v1 + later + 2 * (v1 * later).squareRoot()
     }
 
-    /// The point at ε: the normalisation's variance `(slope/2)² Var log ĉ` added to both estimates (and,
-    /// with the bound's own slope, to the bound's).
+    /// The point at ε: the normalisation's variance `(slope/2)² Var log ĉ` added to both estimates (not to
+    /// chains': `chained`) and, with the bound's own slope, to the bound's.
     func point(eps e: Double, zeta: Double, dimension d: Int, lower: Bool, logVarianceOfC varLogC: Double) throws -> EpsilonEstimate {
         var joint = joint, low = low
         // Stage 1's variance is the spread of R replicates: widened to Student's t with R − 1 degrees of
@@ -376,7 +376,9 @@ struct StageSum {
             joint.variance = Self.correlated(first: v1, total: joint.variance)
             low.variance = Self.correlated(first: v1, total: low.variance)
         }
-        let cv = TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
+        // Independent chains' spread holds ĉ's error as it holds every other part's; the bound (the first
+        // chain's) does not.
+        let cv = chained ? 0 : TraceEstimate.addedVariance(slope: slope, logVarianceOfC: varLogC)
         joint.variance += cv
         low.variance += cv
         guard joint.value.isFinite, low.value.isFinite else {

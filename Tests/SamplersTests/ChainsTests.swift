@@ -30,7 +30,7 @@ import TwoScaleCore
         #expect(Swift.abs(joined.stageTerms[2].value - 3) < 1e-12 && Swift.abs(joined.stageTerms[2].variance - 1.0 / 3) < 1e-12)
         #expect(joined.stageESS == [20, 40])
         // The point adds nothing to that variance: no stage-1 widening, no correlation bound, no ĉ term.
-        let p = try joined.point(eps: 0.1, zeta: 0.5, dimension: 4, lower: true, logVarianceOfC: 0)
+        let p = try joined.point(eps: 0.1, zeta: 0.5, dimension: 4, lower: true, logVarianceOfC: 0.3)
         let se = try #require(p.standardError)
         #expect(Swift.abs(se * se - joined.joint.variance) < 1e-12)
     }
