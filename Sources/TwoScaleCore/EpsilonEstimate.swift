@@ -153,10 +153,10 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
         let mixed = stageOneDecorrelation
-        // One run tilted by the majorant with two or more later stages: its 2sED interval has not held its
-        // coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there; several
-        // independent runs (`chains`) measure that variance by their spread.
-        let untried = chains < 2 && tilts.count >= 2 && tilts.contains { $0.engaged }
+        // A run tilted by the majorant with two or more later stages: its 2sED interval has not held its
+        // coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there, with chains too
+        // (their mean keeps a bias their spread cannot see).
+        let untried = tilts.count >= 2 && tilts.contains { $0.engaged }
         return (untried ? ReportedInterval(range: b.dZeta, source: .bracket)
                         : ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
                                                   islandNoiseVariance: islandNoiseVariance, bracket: b.dZeta),
