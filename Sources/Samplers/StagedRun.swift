@@ -23,17 +23,13 @@ extension StagedSMC {
         let first = runs[0]
         var islands = SMCDiagnostics()
         for r in runs { islands.merge(r.islands) }
+        // Stage 1's decorrelation, as every diagnostic the rule reads, averaged over the chains.
+        let mixed = runs.compactMap(\.stage1.minDecorrelation)
+        let decorrelation = mixed.count == chains ? mixed.reduce(0, +) / Double(chains) : nil
         let points = try eps.indices.map { i in
-            guard chains > 1 else {
-                var point = try first.sums[i].point(eps: eps[i], zeta: zeta, dimension: d, lower: lower, logVarianceOfC: first.logVarianceOfC)
-                point.stageOneDecorrelation = first.stage1.minDecorrelation
-                return point
-            }
-            var point = try StageSum(chains: runs.map { $0.sums[i] }).point(eps: eps[i], zeta: zeta, dimension: d, lower: lower,
-                                                                             logVarianceOfC: first.logVarianceOfC)
-            let mixed = runs.compactMap(\.stage1.minDecorrelation)
-            point.stageOneDecorrelation = mixed.count == chains ? mixed.reduce(0, +) / Double(chains) : nil
-            point.chains = chains
+            let sum = chains > 1 ? StageSum(chains: runs.map { $0.sums[i] }) : first.sums[i]
+            var point = try sum.point(eps: eps[i], zeta: zeta, dimension: d, lower: lower, logVarianceOfC: first.logVarianceOfC)
+            point.stageOneDecorrelation = decorrelation
             return point
         }
         return Result(points: points, scale: first.scale, trace: first.trace, stage1: first.stage1, islands: islands)

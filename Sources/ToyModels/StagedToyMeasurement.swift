@@ -57,8 +57,6 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stageMoves: [OuterMoveDiagnostics] = []
         /// With `Setting.tiltMoves`: what the majorant tilt did per later stage (first trial); else empty.
         public var stageTilt: [TiltDiagnostics] = []
-        /// With `Setting.chains` above 1: the independent runs joined.
-        public var chains: Int?
         public var trials: Int?
         public var covered: Int?
         public var coveredLower: Int?
@@ -137,7 +135,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                  coveredInterval, coveredIntervalLower, bracketFallbacks, coveredSampled, coveredSampledLower,
                  bracketFallbacksLower, medianIntervalWidth, medianIntervalLowerWidth, dZetaJointMc, ci95JointMc, errorJointMc,
                  coveredJoint, mcBiasJoint, mcSdJoint, dZetaReverseJointMc, ci95ReverseJointMc, coveredJointInterval,
-                 medianJointIntervalWidth, stageMoves, stageTilt, chains, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
+                 medianJointIntervalWidth, stageMoves, stageTilt, stageIslandInner, stageIslandNoiseVar, dZetaLowerJointMc,
                  ci95LowerJointMc, errorLowerJointMc, coveredLowerJoint, mcBiasLowerJoint, medianJointLowerWidth,
                  stageIslandInnerLowerJoint, stageIslandNoiseVarLowerJoint, stageIslandNoiseVarSizedLowerJoint, stage1DecorrelationLowerJoint, coveredLowerJointInterval,
                  bracketFallbacksLowerJoint, stageIslandReplicatesCappedLowerJoint
@@ -163,7 +161,6 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
             try c.encode(stageErrorMc, forKey: .stageErrorMc)
             if !stageMoves.isEmpty { try c.encode(stageMoves, forKey: .stageMoves) }
             if !stageTilt.isEmpty { try c.encode(stageTilt, forKey: .stageTilt) }
-            try c.encodeIfPresent(chains, forKey: .chains)
             try c.encodeIfPresent(trials, forKey: .trials)
             try c.encodeIfPresent(covered, forKey: .covered)
             try c.encodeIfPresent(coveredLower, forKey: .coveredLower)
@@ -230,6 +227,8 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
         public var stage1Sweeps: Int? = nil
         /// true with independence sweeps (`StagedSMC.independenceMoves`); absent when off.
         public var independenceMoves: Bool? = nil
+        /// The independent runs joined (`StagedSMC.chains`), where more than one.
+        public var chains: Int? = nil
         public struct Diagnostics: Sendable, Encodable {
             public var stage1: SMCDiagnostics.Summary
             public var islands: SMCDiagnostics.Summary
@@ -365,7 +364,6 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                     intervalMc: reported(0, i).0, intervalLowerMc: reported(0, i).1)
             q.stageMoves = mc.moves
             q.stageTilt = mc.tilts
-            if mc.chains > 1 { q.chains = mc.chains }
             (q.stageIslandInner, q.stageIslandNoiseVar) = (mc.islandInner, mc.islandNoiseVariance)
             if trials > 1 {
                 let ests = results.map { $0.points[i].dZeta }
@@ -434,7 +432,7 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                        smc: .init(stage1: first.stage1.summary, islands: first.islands.summary),
                                        jointSweeps: joint ? jointSweeps ?? JointSMC<Model>.defaultSweeps(units: model.stageUnits) : nil,
                                        stage1Sweeps: stageOneSweeps == StagedSMC<Model>.defaultStageOneSweeps ? nil : stageOneSweeps,
-                                       independenceMoves: independenceMoves ? true : nil)
+                                       independenceMoves: independenceMoves ? true : nil, chains: chains > 1 ? chains : nil)
         return first.points.indices.map { i in
             var p = first.points[i]
             p.bracket = brackets[0].points[i]

@@ -56,8 +56,6 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public var moves: [OuterMoveDiagnostics] = []
     /// smc, per stage m ≥ 2 with `StagedSMC.tiltProposals` > 0: what the majorant tilt did.
     public var tilts: [TiltDiagnostics] = []
-    /// smc with later stages: the independent runs joined (`StagedSMC.chains`); 1 where one run was made.
-    public var chains = 1
     /// smc: the 2sED's `log E det` by stage: `log Ẑ_1`, then each later stage's `log mean_k Ẑ_m^k` (nats).
     public var stages: [LogEstimate] = []
     /// smc: the same estimator with the last stage's average replaced by its supremum (`UpperBound`).
@@ -154,8 +152,7 @@ public struct EpsilonEstimate: Sendable, Equatable {
         let ess = ess.map { $0 / Double(paths) }
         let mixed = stageOneDecorrelation
         // A run tilted by the majorant with two or more later stages: its 2sED interval has not held its
-        // coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there, with chains too
-        // (their mean keeps a bias their spread cannot see).
+        // coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there.
         let untried = tilts.count >= 2 && tilts.contains { $0.engaged }
         return (untried ? ReportedInterval(range: b.dZeta, source: .bracket)
                         : ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
