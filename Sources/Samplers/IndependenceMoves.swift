@@ -18,9 +18,32 @@ public struct ProbitGaussian: Sendable, Equatable {
 /// probit coordinates is `e^ℓ·φ`). With a screen the first stage uses `e^{b h}·φ`, the second
 /// `e^{ℓ − b h}`, as in the random walk (Christen & Fox 2005). A proposal that does not depend on the
 /// particle it moves leaves `π_s` invariant; a frozen replay reuses the pilot's fits.
+///
+/// A unit of more than `maxBlock` coordinates is proposed block by block (`blocks`): each particle draws one
+/// block's coordinates from the fit and keeps the others, and the acceptance ratio carries that block's
+/// `w(v)/w(u)` only. Each block's move leaves `π_s` invariant (a Metropolis-within-Gibbs step), so the sweep
+/// does too; the fit's mismatch, which adds up over the coordinates of a proposal, then stops at a block's.
 enum IndependenceMoves {
     /// Whether a move of n particles can fit its two halves (at least 2 particles each).
     static func applies(particles n: Int) -> Bool { n >= 4 }
+
+    /// The most coordinates one proposal redraws.
+    static let maxBlock = 100
+
+    /// The blocks of a sweep over p coordinates: the whole vector up to `maxBlock`, else ⌈p / maxBlock⌉
+    /// consecutive blocks whose sizes differ by at most one.
+    static func blocks(dimension p: Int) -> [Range<Int>] {
+        let count = (p + maxBlock - 1) / maxBlock
+        guard count > 1 else { return [0..<p] }
+        let base = p / count, extra = p % count
+        var out: [Range<Int>] = [], start = 0
+        for k in 0..<count {
+            let end = start + base + (k < extra ? 1 : 0)
+            out.append(start..<end)
+            start = end
+        }
+        return out
+    }
 
     /// The two fits: index 0 from the even particles, 1 from the odd ones.
     static func fits(_ x: [Double], particles n: Int, dimension p: Int, lo: Double, hi: Double) -> [ProbitGaussian] {
@@ -93,6 +116,41 @@ enum IndependenceMoves {
             }
             return weights[i]
         }
+    }
+
+    /// One independence sweep of a wide unit: each particle proposes, block after block, a fresh draw of that
+    /// block's coordinates from its half's fit, the others kept, and accepts with
+    /// `min(1, e^{ℓ(y) − ℓ(x)} Π_{j ∈ block} w_j(v_j)/w_j(u_j))` (screened as in `sweep`).
+    static func blockedSweep(_ unit: SMCUnit, s: Double, fits: [ProbitGaussian], blocks: [Range<Int>], slope b: Double,
+                             x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
+                             screen hNow: inout [Double], rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
+        let n = roots.count, p = unit.dimension
+        let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
+        let screen = hNow.isEmpty ? nil : unit.screen
+        var y = [Double](repeating: 0, count: p)
+        var acc = 0, evaluated = 0
+        for i in 0..<n {
+            let g = fits[1 - i % 2]
+            for j in 0..<p { y[j] = x[i * p + j] }
+            for block in blocks {
+                // log w(v) − log w(u) over the block, w = φ/q; the fit's log σ_j cancels.
+                var dw = 0.0
+                for j in block {
+                    let v = g.mean[j] + g.sd[j] * rng.normal()
+                    y[j] = Swift.min(hi, Swift.max(lo, lo + width * StandardNormal.cdf(v)))
+                    let u = probit(x[i * p + j], lo, hi)
+                    let zv = (v - g.mean[j]) / g.sd[j], zu = (u - g.mean[j]) / g.sd[j]
+                    dw += 0.5 * (zv * zv - v * v) - 0.5 * (zu * zu - u * u)
+                }
+                let r = try RandomWalk.step(unit, s: s, particle: i, to: y, logProposalRatio: dw, screen: screen, slope: b,
+                                            x: &x, roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
+                if r.evaluated { evaluated += 1 }
+                if r.accepted { acc += 1 } else { for j in block { y[j] = x[i * p + j] } }
+            }
+        }
+        diag.proposals += n * blocks.count
+        diag.accepted += acc
+        diag.evaluated += evaluated
     }
 
     /// One independence sweep over the particles (positions, roots, `ℓ_s`, screen statistics kept up to date;

@@ -58,7 +58,7 @@ enum RandomWalk {
     ///
     /// `frozen` replays fixed tuning (`FrozenSchedule`); `used` records the tuning this move used. With
     /// `proposals` (a pilot's fits) or `fitOwn` (a pilot: fits from its own halves), each sweep is followed by
-    /// an independence sweep (`IndependenceMoves`).
+    /// an independence sweep (`IndependenceMoves`; block by block on a unit wider than its `maxBlock`).
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                      screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
                      diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, proposals: [ProbitGaussian]? = nil, fitOwn: Bool = false,
@@ -76,6 +76,7 @@ enum RandomWalk {
         let start = x
         var y = [Double](repeating: 0, count: p)
         var current = IndependenceMoves.WeightCache(particles: fits.isEmpty ? 0 : n)
+        let blocks = IndependenceMoves.blocks(dimension: p)
         for sweep in 0..<sweeps {
             if let f = frozen { h = f.steps[sweep] }
             used?.pointee.steps.append(h)
@@ -94,7 +95,10 @@ enum RandomWalk {
             diag.accepted += acc
             diag.evaluated += evaluated
             h = adapted(h, acceptance: Double(acc) / Double(n))
-            if !fits.isEmpty {
+            if !fits.isEmpty, blocks.count > 1 {
+                try IndependenceMoves.blockedSweep(unit, s: s, fits: fits, blocks: blocks, slope: b, x: &x, roots: &roots,
+                                                   ell: &ellNow, screen: &hNow, rng: &rng, diag: &diag)
+            } else if !fits.isEmpty {
                 try IndependenceMoves.sweep(unit, s: s, fits: fits, slope: b, x: &x, roots: &roots, ell: &ellNow,
                                             screen: &hNow, cache: &current, rng: &rng, diag: &diag)
             }
