@@ -23,6 +23,21 @@ import TwoScaleCore
         return (-1 + (1 + 2 * s * c).squareRoot()) / s
     }
 
+    /// The product unit of p coordinates (roots x), screened by the roots' sum or not.
+    static func productUnit(dimension p: Int, screened: Bool) -> SMCUnit {
+        let sum: @Sendable ([Double]) throws -> Double = { $0.reduce(0, +) }
+        return SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil)
+    }
+
+    /// n particles of the product unit drawn exactly from `π_s`: positions, roots, `ℓ_s` and (screened) h.
+    static func exactParticles(_ unit: SMCUnit, particles n: Int, s: Double, rng: inout Xoshiro256)
+        -> (x: [Double], roots: [[Double]], ell: [Double], h: [Double]) {
+        let p = unit.dimension
+        let x = (0..<(n * p)).map { _ in exactDraw(s, rng.uniform()) }
+        let roots = (0..<n).map { i in Array(x[(i * p)..<((i + 1) * p)]) }
+        return (x, roots, roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) }, unit.screen == nil ? [] : roots.map { $0.reduce(0, +) })
+    }
+
     /// Particles drawn exactly from `π_s` (product unit, roots x) stay distributed as `π_s` under independence
     /// sweeps with a proposal far from it, with and without a screen, alone or after each random-walk sweep of
     /// a move (whose accepted steps must drop the particles' cached weights): each coordinate's mean stays at
@@ -33,13 +48,9 @@ import TwoScaleCore
         // Enough particles that a stale cached weight (a move not passed on to the independence sweep's cache)
         // fails by a clear margin.
         let p = 3, n = 24_000, s = 4.0
-        let sum: @Sendable ([Double]) throws -> Double = { $0.reduce(0, +) }
-        let unit = SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil)
+        let unit = Self.productUnit(dimension: p, screened: screened)
         var rng = Xoshiro256(seed: 5, stream: [1])
-        var x = (0..<(n * p)).map { _ in Self.exactDraw(s, rng.uniform()) }
-        var roots = (0..<n).map { i in Array(x[(i * p)..<((i + 1) * p)]) }
-        var ell = roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) }
-        var h = screened ? roots.map { $0.reduce(0, +) } : []
+        var (x, roots, ell, h) = Self.exactParticles(unit, particles: n, s: s, rng: &rng)
         let far = ProbitGaussian(mean: [1, 1, 1], sd: [0.5, 0.5, 0.5])
         var diag = SMCDiagnostics()
         if withRandomWalk {
@@ -54,17 +65,25 @@ import TwoScaleCore
             }
         }
         #expect(diag.accepted > n, "the proposals must be accepted often enough to test anything: \(diag.accepted)")
+        Self.expectExactLaw(x, roots: roots, ell: ell, dimension: p, s: s)
+    }
+
+    /// Each coordinate's first two moments at their values under `π_s` (`E x = (1/2 + s/3)/(1 + s/2)`,
+    /// `E x² = (1/3 + s/4)/(1 + s/2)`), within 5 standard errors of independent draws (the sweeps correlate the
+    /// particles a little), and every particle's roots and `ℓ_s` its position's.
+    static func expectExactLaw(_ x: [Double], roots: [[Double]], ell: [Double], dimension p: Int, s: Double) {
+        let n = roots.count
         let m1 = (0.5 + s / 3) / (1 + s / 2), m2 = (1.0 / 3 + s / 4) / (1 + s / 2)
         let sd1 = (m2 - m1 * m1).squareRoot()
         for j in 0..<p {
             let xs = (0..<n).map { x[$0 * p + j] }
             let mean = xs.reduce(0, +) / Double(n)
             let second = xs.map { $0 * $0 }.reduce(0, +) / Double(n)
-            // The sweeps correlate the particles a little; 5 standard errors of independent draws.
             #expect(Swift.abs(mean - m1) < 5 * sd1 / Double(n).squareRoot(), "coordinate \(j): mean \(mean), exact \(m1)")
             #expect(Swift.abs(second - m2) < 5 * 0.3 / Double(n).squareRoot(), "coordinate \(j): E x² \(second), exact \(m2)")
-            #expect(zip(roots, ell).allSatisfy { Swift.abs(LogSpace.logDetSqrt(roots: $0.0, scale: s) - $0.1) < 1e-12 })
         }
+        #expect(zip(roots, ell).allSatisfy { Swift.abs(LogSpace.logDetSqrt(roots: $0.0, scale: s) - $0.1) < 1e-12 })
+        #expect((0..<n).allSatisfy { i in roots[i] == Array(x[(i * p)..<((i + 1) * p)]) })
     }
 
     /// A unit of up to `maxBlock` coordinates is proposed whole; a wider one in ⌈p / maxBlock⌉ consecutive
@@ -87,13 +106,9 @@ import TwoScaleCore
     @Test(arguments: [false, true])
     func blockedSweepsKeepAnExactTarget(screened: Bool) throws {
         let p = 5, n = 24_000, s = 4.0
-        let sum: @Sendable ([Double]) throws -> Double = { $0.reduce(0, +) }
-        let unit = SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil)
+        let unit = Self.productUnit(dimension: p, screened: screened)
         var rng = Xoshiro256(seed: 6, stream: [1])
-        var x = (0..<(n * p)).map { _ in Self.exactDraw(s, rng.uniform()) }
-        var roots = (0..<n).map { i in Array(x[(i * p)..<((i + 1) * p)]) }
-        var ell = roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) }
-        var h = screened ? roots.map { $0.reduce(0, +) } : []
+        var (x, roots, ell, h) = Self.exactParticles(unit, particles: n, s: s, rng: &rng)
         let far = ProbitGaussian(mean: [1, 1, 1, 1, 1], sd: [0.5, 0.5, 0.5, 0.5, 0.5])
         var diag = SMCDiagnostics()
         for _ in 0..<10 {
@@ -102,17 +117,7 @@ import TwoScaleCore
         }
         #expect(diag.proposals == 10 * 2 * n)
         #expect(diag.accepted > n, "the proposals must be accepted often enough to test anything: \(diag.accepted)")
-        let m1 = (0.5 + s / 3) / (1 + s / 2), m2 = (1.0 / 3 + s / 4) / (1 + s / 2)
-        let sd1 = (m2 - m1 * m1).squareRoot()
-        for j in 0..<p {
-            let xs = (0..<n).map { x[$0 * p + j] }
-            let mean = xs.reduce(0, +) / Double(n)
-            let second = xs.map { $0 * $0 }.reduce(0, +) / Double(n)
-            #expect(Swift.abs(mean - m1) < 5 * sd1 / Double(n).squareRoot(), "coordinate \(j): mean \(mean), exact \(m1)")
-            #expect(Swift.abs(second - m2) < 5 * 0.3 / Double(n).squareRoot(), "coordinate \(j): E x² \(second), exact \(m2)")
-        }
-        #expect(zip(roots, ell).allSatisfy { Swift.abs(LogSpace.logDetSqrt(roots: $0.0, scale: s) - $0.1) < 1e-12 })
-        #expect((0..<n).allSatisfy { i in roots[i] == Array(x[(i * p)..<((i + 1) * p)]) })
+        Self.expectExactLaw(x, roots: roots, ell: ell, dimension: p, s: s)
     }
 
     /// A unit of 300 coordinates (`Z = (1 + s/2)^300`, s = 17) at the islands' settings (160 particles per
