@@ -33,7 +33,7 @@ LINES = [
     ("toy --family layered", [], "toy --family layered --units 2,2 --unit-size 3,3 --coupling 3 --eps 0.01,0.1 --mc --paths 16 --inner 8 --trials 2 --joint --outer-moves 2 --chains 2 --seed 1"),
     ("fisher", [], "fisher %s" % NET),
     ("ed", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --outer-moves 2" % NET),
-    ("ed --tilt-moves", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --tilt-moves 4" % NET),
+    ("ed --tilt-moves", [], "ed %s --eps 0.01,0.1 --lower --paths 8 --inner 8 --tilt-moves 4 --chains 2" % NET),
     ("ed --estimator plain", [], "ed --estimator plain %s --eps 0.01,0.1 --lower --paths 8 --inner 4 --store $D/s" % NET),
     ("ed --estimator tempering", [], "ed --estimator tempering %s --eps 0.01,0.1 --paths 8 --inner 2" % NET),
     ("analyze", ["ed --estimator plain %s --eps 0.1 --paths 8 --inner 4 --store $D/s" % NET],

@@ -39,6 +39,12 @@ public struct MarkovSMC: Sendable {
         set { staged.tiltProposals = newValue }
     }
 
+    /// Independent whole runs joined (`StagedSMC.chains`; 1: one run).
+    public var chains: Int {
+        get { staged.chains }
+        set { staged.chains = newValue }
+    }
+
     static let stream: UInt64 = 0x534D_434E  // "SMCN"
 
     /// The default budget (`ed`'s, with the smc estimator): K = 64 outer particles, J = 32 island particles.

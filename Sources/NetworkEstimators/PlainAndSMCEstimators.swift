@@ -68,8 +68,11 @@ public enum SMCEstimator: NetworkEstimator {
     /// Random-walk proposals of the earlier layers per particle and step under a degenerate layer's majorant
     /// tilt (`StagedSMC.tiltProposals`); 0, the default: off.
     static let tiltMovesOption = EstimatorOption(.tiltMoves, defaultValue: 0)
+    /// Independent whole runs joined, their spread the interval (`StagedSMC.chains`); 1, the default: one run.
+    static let chainsOption = EstimatorOption(.chains, defaultValue: 1)
     public static var options: [EstimatorOption] {
-        [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption, independenceMovesOption, tiltMovesOption]
+        [traceDrawsOption, islandSweepsOption, outerMovesOption, stageOneSweepsOption, independenceMovesOption, tiltMovesOption,
+         chainsOption]
     }
     public static var reportsIntervals: Bool { true }
     public static var toy: ToyMonteCarlo.Method? { .smc }
@@ -84,6 +87,7 @@ public enum SMCEstimator: NetworkEstimator {
     static func stageOneSweeps(_ budget: EstimatorBudget) -> Int { budget.settings.value(stageOneSweepsOption) }
     static func independenceMoves(_ budget: EstimatorBudget) -> Bool { budget.settings.value(independenceMovesOption) != 0 }
     static func tiltMoves(_ budget: EstimatorBudget) -> Int { budget.settings.value(tiltMovesOption) }
+    static func chains(_ budget: EstimatorBudget) -> Int { budget.settings.value(chainsOption) }
 
     public static func defaultBudget(_ use: EstimatorUse) -> (paths: Int, inner: Int) {
         (MarkovSMC.defaultPaths, MarkovSMC.defaultInner)
@@ -94,6 +98,7 @@ public enum SMCEstimator: NetworkEstimator {
                                    islandSweeps: islandSweeps(budget), stageOneSweeps: stageOneSweeps(budget),
                                    moveProposals: outerMoves(budget))
         try MarkovSMC.Staged.checkTilt(proposals: tiltMoves(budget), moveProposals: outerMoves(budget))
+        try MarkovSMC.Staged.checkChains(chains(budget))
     }
 
     public static func encodeSettings(_ budget: EstimatorBudget, into c: inout KeyedEncodingContainer<ResultKey>) throws {
@@ -104,6 +109,7 @@ public enum SMCEstimator: NetworkEstimator {
         if sweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(sweeps, forKey: ResultKey("stage1_sweeps")) }
         if independenceMoves(budget) { try c.encode(true, forKey: ResultKey("independence_moves")) }
         if tiltMoves(budget) > 0 { try c.encode(tiltMoves(budget), forKey: ResultKey("tilt_moves")) }
+        if chains(budget) > 1 { try c.encode(chains(budget), forKey: ResultKey("chains")) }
     }
 
     public static func estimate(_ problem: EstimatorProblem, request: MeasurementRequest,
@@ -115,6 +121,7 @@ public enum SMCEstimator: NetworkEstimator {
         smc.sharing = problem.sharing
         smc.independenceMoves = independenceMoves(b)
         smc.tiltProposals = tiltMoves(b)
+        smc.chains = chains(b)
         let r = try await smc.run(eps: request.eps, zeta: request.zeta, normalization: request.normalization, lower: request.lower,
                                   threads: request.threads, progress: progress)
         guard let configuration = problem.configuration else {
@@ -125,7 +132,7 @@ public enum SMCEstimator: NetworkEstimator {
         let m = SMCReport(result: r, architecture: problem.model.architecture, settings: configuration, zeta: request.zeta,
                           normalization: request.normalization, paths: b.paths, inner: b.inner,
                           islandSweeps: islandSweeps(b), outerMoves: outerMoves(b), stageOneSweeps: stageOneSweeps(b),
-                          independenceMoves: independenceMoves(b), tiltMoves: tiltMoves(b))
+                          independenceMoves: independenceMoves(b), tiltMoves: tiltMoves(b), chains: chains(b))
         return NetworkEstimate(kind: kind, points: m.points, paths: b.paths, scale: r.scale, bracket: r.bracket,
                                diagnostics: .init(degeneracy: m.degeneracy, lowerAboveNested: m.lowerAboveNested,
                                                   tailShortfall: m.tailShortfall, aboveBound: m.aboveBound,

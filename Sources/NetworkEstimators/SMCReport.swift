@@ -76,6 +76,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public var independenceMoves: Bool
     /// Majorant-tilt proposals per particle and step (`tilt_moves`; 0: off, not written).
     public var tiltMoves: Int
+    /// Independent whole runs joined (`chains`; 1: one run, not written).
+    public var chains: Int
     public var traceDraws: Int
     public var settings: NetworkRunConfiguration
     public var zeta: Double
@@ -125,6 +127,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         if stageOneSweeps != MarkovSMC.defaultStageOneSweeps { try c.encode(stageOneSweeps, forKey: ResultKey("stage1_sweeps")) }
         if independenceMoves { try c.encode(true, forKey: ResultKey("independence_moves")) }
         if tiltMoves > 0 { try c.encode(tiltMoves, forKey: ResultKey("tilt_moves")) }
+        if chains > 1 { try c.encode(chains, forKey: ResultKey("chains")) }
         try c.encode(traceDraws, forKey: ResultKey("trace_draws"))
         try encodeScale(&c)
         try c.encode(Diagnostics(stage1: stage1.summary, islands: islands.summary), forKey: ResultKey("smc"))
@@ -140,7 +143,8 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
     public init(result r: MarkovSMC.Result, architecture: Architecture, settings: NetworkRunConfiguration, zeta: Double,
                 normalization: Normalization, paths: Int, inner: Int,
                 islandSweeps: Int = MarkovSMC.defaultIslandSweeps, outerMoves: Int = 0,
-                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, independenceMoves: Bool = false, tiltMoves: Int = 0) {
+                stageOneSweeps: Int = MarkovSMC.defaultStageOneSweeps, independenceMoves: Bool = false, tiltMoves: Int = 0,
+                chains: Int = 1) {
         points = r.points
         let stages = Swift.max(0, architecture.blockParameterCounts.count - 1)
         ess = (0..<stages).map { m in r.points.map { $0.ess[m] }.min() ?? 0 }
@@ -153,6 +157,7 @@ public struct SMCReport: Sendable, Encodable, NetworkRunReport, NetworkEstimateR
         self.stageOneSweeps = stageOneSweeps
         self.independenceMoves = independenceMoves
         self.tiltMoves = tiltMoves
+        self.chains = chains
         traceDraws = r.trace.draws
         self.settings = settings
         self.zeta = zeta

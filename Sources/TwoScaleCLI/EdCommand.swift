@@ -59,7 +59,7 @@ struct EdCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("tempering: keep progress in DIR; rerun to continue.", valueName: "DIR"))
     var checkpoint: String?
 
-    @Flag(help: "Continue the run stored in --store (its meta.json must record the same settings); starts it if absent.")
+    @Flag(help: "Continue --store's run (same settings), or start it.")
     var resume = false
 
     @Option(help: ArgumentHelp("Compute only shard i of n into --store, for twoscale merge; auto: from the SLURM array task.", valueName: "i/n|auto"))

@@ -280,7 +280,8 @@ enum NetworkReport {
     /// The readable report of the smc estimator.
     static func text(_ m: SMCReport, architecture: Architecture) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
-        head += m.inner > 0 ? ", J = \(m.inner)\n" : "\n"
+        head += m.inner > 0 ? ", J = \(m.inner)" : ""
+        head += m.chains > 1 ? ", \(m.chains) chains (estimates their mean, 95% intervals their spread; c the first's)\n" : "\n"
         head += "ζ = \(Fmt.num(m.zeta)), normalisation \(m.normalization.rawValue) (c = \(Fmt.num(m.scale)) from \(m.traceDraws) draws), \(Fmt.num(m.seconds, 3)) s\n"
         head += conditionLine(m.settings, normalization: m.normalization, traceDraws: m.traceDraws, bracket: m.bracket?.scale)
         head += "stage 1: " + samplerLine(m.stage1) + "\n"

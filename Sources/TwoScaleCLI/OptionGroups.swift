@@ -268,6 +268,9 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
     @Option(help: ArgumentHelp("smc: N majorant-tilt moves per particle-step (0: off).", valueName: "N"))
     var tiltMoves: Int?
 
+    @Option(help: ArgumentHelp("smc: R independent whole runs, averaged (default 1).", valueName: "R"))
+    var chains: Int?
+
     @Option(name: .customLong("stage1-sweeps"),
             help: ArgumentHelp("smc: Metropolis–Hastings sweeps per first-layer step (default 20); wide inputs need about one per input.",
                                valueName: "n"))
@@ -307,7 +310,7 @@ struct EstimatorOptions<Defaults: EstimatorDefaults>: ParsableArguments {
         var s = EstimatorSettings(try pluginSettings())
         let fixed: [Setting: Int?] = [.traceDraws: traceDraws, .islandSweeps: islandSweeps, .outerMoves: outerMoves,
                                       .stageOneSweeps: stageOneSweeps, .independenceMoves: independenceMoves ? 1 : nil,
-                                      .tiltMoves: tiltMoves]
+                                      .tiltMoves: tiltMoves, .chains: chains]
         for (k, v) in fixed.merging(extra, uniquingKeysWith: { a, _ in a }) { if let v { s[k] = v } }
         return s
     }

@@ -82,6 +82,24 @@ final class DeterminismTests: ScratchDirectoryTestCase {
         XCTAssertNotEqual(a, off)
     }
 
+    /// `ed --chains 2` on a network of two later stages: the same bytes at 1 and 2 threads, the setting written,
+    /// and the summary's first line says the estimates are the chains' mean.
+    func testEdChainsAcrossThreadCounts() async throws {
+        let args = ["ed", "--arch", "4-3-3-2", "--samples", "6", "--paths", "8", "--inner", "8", "--trace-draws", "100",
+                    "--eps", "1e-3,0.1", "--lower", "--chains", "2", "--seed", "5", "--json"]
+        let a = try await bytes(args + ["--threads", "1"])
+        let b = try await bytes(args + ["--threads", "2"])
+        XCTAssertEqual(a, b, "ed --chains 2: --threads 1 vs 2")
+        XCTAssertEqual(try JSONValue.parse(Data(a.utf8), source: "ed")["chains"], .int(2))
+        let one = try await bytes(args.filter { $0 != "--chains" && $0 != "2" } + ["--threads", "2"])
+        XCTAssertNil(try JSONValue.parse(Data(one.utf8), source: "ed")["chains"])
+        XCTAssertNotEqual(a, one)
+        let text = await runCLICapturingErrors(args.filter { $0 != "--json" } + ["--quiet"])
+        XCTAssertEqual(text.status, 0, text.err)
+        let head = text.out.components(separatedBy: "\n")[0]
+        XCTAssert(head.hasPrefix("2sED of 4-3-3-2") && head.contains("2 chains (estimates their mean"), head)
+    }
+
     func testGapAcrossThreadCounts() async throws {
         let args = ["gap", "--teacher", "3-4-2", "--student", "3-5-2", "--n", "20,40", "--trials", "3", "--epochs", "2",
                     "--population", "200", "--random-draws", "2", "--seed", "3", "--json"]

@@ -352,6 +352,8 @@ final class EstimatorCommandTests: XCTestCase {
             (ed + ["--outer-moves", "-1"], 2, "--outer-moves"), (ed + ["--outer-moves", "1001"], 2, "--outer-moves"),
             (ed + ["--tilt-moves", "-1"], 2, "--tilt-moves"), (ed + ["--tilt-moves", "10001"], 2, "--tilt-moves"),
             (ed + ["--tilt-moves", "4", "--outer-moves", "4"], 2, "not both"),
+            (ed + ["--chains", "0"], 2, "--chains"), (ed + ["--chains", "65"], 2, "--chains"),
+            (ed + ["--estimator", "plain", "--chains", "2"], 2, "--chains is a setting of the smc estimator"),
             // smc-only settings with plain: an error, not ignored (explicit plain, and plain chosen for --store).
             (ed + ["--estimator", "plain", "--island-sweeps", "8"], 2, "--island-sweeps is a setting of the smc estimator"),
             (ed + ["--island-kernel", "hamiltonian"], 2, "--island-kernel"),  // removed: an unknown option

@@ -3,7 +3,7 @@ import Foundation
 @testable import NetworkEstimators
 @testable import Networks
 import RandomStreams
-import Samplers
+@testable import Samplers
 import TestSupport
 import TwoScaleCore
 import TwoScaleNumerics
@@ -594,6 +594,46 @@ final class MarkovSMCTests: XCTestCase {
         let b = try XCTUnwrap(r1.bracket.points.first)
         XCTAssert(b.dZeta.contains(p.dZeta), "\(b.dZeta) ∌ \(p.dZeta)")
         if let low = p.dZetaLower { XCTAssert(b.dZetaLower.contains(low), "\(b.dZetaLower) ∌ \(low)") }
+    }
+
+    /// `--chains 3` on a network of three later stages: each chain is the one-chain run on its own seed (chain 0
+    /// on the run's), so the 2sED and the lower 2sED are the three runs' means (d_ζ is affine in log E det) and
+    /// the 95% half-widths Student's t with 2 degrees of freedom times their standard deviation over √3; the same
+    /// numbers on 1 and 2 threads. The rank and the bracket do not depend on the chains.
+    func testChainsOnADeepNetwork() async throws {
+        let arch = try Architecture(parsing: "8-4-4-4-3")
+        let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
+                                     sigma2: 0.1, noiseSamples: 1, noiseSeed: 2)
+        let eps = [1e-3, 0.1]
+        var smc = try MarkovSMC(model: model, box: -1...1, seed: 4, paths: 16, inner: 8, traceDraws: 20)
+        smc.chains = 3
+        let r1 = try await smc.run(eps: eps, zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 1)
+        let r2 = try await smc.run(eps: eps, zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+        XCTAssertEqual(r1.points, r2.points, "the same numbers on 1 and 2 threads")
+        var singles: [[EpsilonEstimate]] = []
+        for c in 0..<3 {
+            var s = smc
+            s.staged = smc.staged.chain(c)
+            s.chains = 1
+            let r = try await s.run(eps: eps, zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+            if c == 0 {
+                XCTAssertEqual(r.bracket.points, r1.bracket.points, "the bracket is the run's, not a chain's")
+                XCTAssertEqual(r.scale, r1.scale, "c is the first chain's")
+            }
+            singles.append(r.points)
+        }
+        let t = StudentT.quantile(0.975, degrees: 2)
+        for (i, p) in r1.points.enumerated() {
+            let lowers = try singles.map { try XCTUnwrap($0[i].dZetaLower) }
+            for (value, interval, of) in [(p.dZeta, p.ci95, singles.map { $0[i].dZeta }), (try XCTUnwrap(p.dZetaLower), p.ci95Lower, lowers)] {
+                let mean = of.reduce(0, +) / 3
+                let sd = (of.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 2).squareRoot()
+                let ci = try XCTUnwrap(interval)
+                XCTAssertEqual(value, mean, accuracy: 1e-9, "ε = \(p.eps)")
+                XCTAssertEqual((ci.upperBound - ci.lowerBound) / 2, t * sd / 3.0.squareRoot(), accuracy: 1e-9 * (1 + sd), "ε = \(p.eps)")
+                XCTAssertGreaterThan(sd, 0, "ε = \(p.eps): the chains differ")
+            }
+        }
     }
 
     /// Same numbers for any thread count.

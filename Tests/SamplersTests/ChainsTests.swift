@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TwoScaleCore
 
-/// `StagedSMC.chains`: the later stages of R independent chains joined on a shared stage 1 (`StageSum(chains:)`).
+/// `StagedSMC.chains`: R independent whole runs joined (`StageSum(chains:)`).
 @Suite struct ChainsTests {
     /// Three chains by hand: each estimate is the chains' mean, its variance their sample variance divided by R and
     /// widened to Student's t with 2 degrees of freedom, with nothing added for stage 1 or ĉ; each stage's term is
