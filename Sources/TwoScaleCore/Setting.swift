@@ -149,7 +149,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     public static let paths = Setting("paths")
     /// The majorant-tilt moves per particle and step.
     public static let tiltMoves = Setting("tiltMoves")
-    /// The independent chains of the later stages.
+    /// The smc estimator's independent whole runs (chains), joined.
     public static let chains = Setting("chains")
     /// The study's plan.
     public static let plan = Setting("plan")

@@ -597,9 +597,8 @@ final class MarkovSMCTests: XCTestCase {
     }
 
     /// `--chains 3` on a network of three later stages: each chain is the one-chain run on its own seed (chain 0
-    /// on the run's), so the 2sED and the lower 2sED are the three runs' means (d_ζ is affine in log E det) and
-    /// the 95% half-widths Student's t with 2 degrees of freedom times their standard deviation over √3; the same
-    /// numbers on 1 and 2 threads. The rank and the bracket do not depend on the chains.
+    /// on the run's), so the joined points are those runs' joined (`assertJoinedChains`); the same numbers on 1 and
+    /// 2 threads; the bracket is the run's and c the first chain's.
     func testChainsOnADeepNetwork() async throws {
         let arch = try Architecture(parsing: "8-4-4-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
@@ -622,21 +621,9 @@ final class MarkovSMCTests: XCTestCase {
             }
             singles.append(r.points)
         }
-        let t = StudentT.quantile(0.975, degrees: 2)
-        for (i, p) in r1.points.enumerated() {
-            let lowers = try singles.map { try XCTUnwrap($0[i].dZetaLower) }
-            for (value, interval, of) in [(p.dZeta, p.ci95, singles.map { $0[i].dZeta }), (try XCTUnwrap(p.dZetaLower), p.ci95Lower, lowers)] {
-                let mean = of.reduce(0, +) / 3
-                let sd = (of.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 2).squareRoot()
-                let ci = try XCTUnwrap(interval)
-                XCTAssertEqual(value, mean, accuracy: 1e-9, "ε = \(p.eps)")
-                XCTAssertEqual((ci.upperBound - ci.lowerBound) / 2, t * sd / 3.0.squareRoot(), accuracy: 1e-9 * (1 + sd), "ε = \(p.eps)")
-                XCTAssertGreaterThan(sd, 0, "ε = \(p.eps): the chains differ")
-            }
-        }
+        try assertJoinedChains(r1.points, singles: singles)
     }
 
-    /// Same numbers for any thread count.
     /// The island-noise share: its two formulas on hand-computed cases, and on a network it falls as
     /// the islands grow (their noise shrinks like 1/J, the variation of Z₂ over θ₁ does not).
     func testIslandNoiseShare() async throws {
@@ -665,6 +652,7 @@ final class MarkovSMCTests: XCTestCase {
         XCTAssertLessThan(shares[1], shares[0] / 4, "J = 8 → 256: \(shares)")
     }
 
+    /// Same numbers for any thread count.
     func testThreadIndependence() async throws {
         let arch = try Architecture(parsing: "3-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(5, 3, seed: 1),
