@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `ed --chains R` on a small deep network against joint tempering, seed by seed (lab log, 4 Dec 2026, fifty-ninth
-# session). Per seed: the reference (`--estimator tempering`, P = 128, R = 8; its own streams) and the smc estimator
+# session). Per seed: the reference (`--estimator tempering`, P = 128, R = 8; its own streams, but ĉ from the smc draws at
+# the same seed, so it shares chain 0's ĉ) and the smc estimator
 # with each arm of CHAINS (default "1 4 8"): R, R chains; tNcR, `--tilt-moves N` and R chains. STEP=n runs every n-th seed from FIRST (two lanes: FIRST and FIRST+1, STEP=2).
 # Usage: lab/scripts/chains-net.sh OUT FIRST LAST ED-FLAGS...   (one thread per run; tally: chains-net.py OUT)
 set -euo pipefail
