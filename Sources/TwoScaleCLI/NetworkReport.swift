@@ -317,7 +317,7 @@ enum NetworkReport {
             + "or stage 1's moves left its particles near their starts (decorrelation below \(Fmt.num(ReportedInterval.minimumDecorrelation)))"
             + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation
                 ? ": here \(Fmt.num($0, 2)); more --stage1-sweeps raise it (about one per input: slower)" : "" } ?? "")
-            + " (docs/ESTIMATORS.md §5)\n"
+            + " (docs/ESTIMATORS.md §5)\n" + narrowingLine(deep: m.ess.count >= 2)
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
             + movesLine(m.points) + tiltLine(m.points)
     }
@@ -380,6 +380,14 @@ enum NetworkReport {
         guard !parts.isEmpty else { return "" }
         return "\nmajorant tilt (docs/METHOD.md §22): " + parts.joined(separator: "; ")
             + "; outer ESS and the interval's source are the tilted weights'\n"
+    }
+
+    /// What narrows a reported bracket: `--target-width`, and with two or more hidden layers (`deep`) joint
+    /// tempering, whose interval is the one that can stand there (docs/ESTIMATORS.md §5, §8).
+    static func narrowingLine(deep: Bool) -> String {
+        "to narrow it: --target-width W raises the budget until every interval is at most W of its estimate, or says what stops it"
+            + (deep ? "; with two or more hidden layers the smc interval seldom stands, and joint tempering (--estimator tempering, "
+                + "with --target-width) is the sampler whose interval can, at a far higher cost (docs/ESTIMATORS.md §8)" : "") + "\n"
     }
 
     /// A reported interval, marked `bracket` where it is the certified bracket; else `sampled` as it is.

@@ -243,6 +243,26 @@ final class PrecisionTargetTests: XCTestCase {
         return raised
     }
 
+    /// Where `ed`'s table reports the bracket, its last line says what narrows it: `--target-width` always, joint
+    /// tempering only with two or more hidden layers; where every interval is sampled, no such line.
+    func testTheSummarySaysWhatNarrowsTheBracket() async throws {
+        let line = "to narrow it: --target-width W"
+        func summary(_ arch: [String]) async throws -> String {
+            let r = await runCLICapturingErrors(["ed", "--arch"] + arch + ["--eps", "0.1", "--seed", "5", "--threads", "1", "--quiet"])
+            XCTAssertEqual(r.status, 0, r.err)
+            return r.out
+        }
+        let deep = try await summary(["4-3-3-2", "--samples", "6", "--paths", "8", "--inner", "8", "--trace-draws", "100"])
+        XCTAssert(deep.contains("] bracket"), deep)
+        XCTAssert(deep.contains(line) && deep.contains("--estimator tempering"), deep)
+        // One hidden layer whose stage 1 barely moves (one sweep a step): the bracket, and no word of tempering.
+        let shallow = try await summary(["8-4-3", "--samples", "20", "--stage1-sweeps", "1"])
+        XCTAssert(shallow.contains("] bracket"), shallow)
+        XCTAssert(shallow.contains(line) && !shallow.contains("--estimator tempering"), shallow)
+        let sampled = try await summary(["8-4-3", "--samples", "20"])
+        XCTAssertFalse(sampled.contains("] bracket") || sampled.contains(line), sampled)
+    }
+
     func testMisuseIsRefused() async throws {
         for (args, message) in [(["--max-paths", "100"], "--max-paths caps --target-width"),
                                 (["--target-width", "0"], "--target-width: '0.0' is not allowed"),
