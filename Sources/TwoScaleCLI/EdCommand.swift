@@ -262,7 +262,7 @@ struct EdCommand: AsyncParsableCommand {
         estimate.seconds = Date().timeIntervalSince(start)
         for w in NetworkReport.warnings(estimate) { Console.warn(w) }
         try output.emit(estimate, extra: try target.map { [("precision_target", try JSONValue(encoding: $0))] } ?? []) {
-            NetworkReport.text(estimate, architecture: architecture) + (target.map { "\n" + $0.summary + "\n" } ?? "")
+            NetworkReport.text(estimate, architecture: architecture, narrowing: target == nil) + (target.map { "\n" + $0.summary + "\n" } ?? "")
         }
     }
 

@@ -200,8 +200,8 @@ enum NetworkReport {
 
     /// The readable report of an estimate: its report's own where the CLI words it, else a table of
     /// the common points.
-    static func text(_ e: NetworkEstimate, architecture: Architecture) -> String {
-        if let m = e.report as? SMCReport { return text(m, architecture: architecture) }
+    static func text(_ e: NetworkEstimate, architecture: Architecture, narrowing: Bool = true) -> String {
+        if let m = e.report as? SMCReport { return text(m, architecture: architecture, narrowing: narrowing) }
         if let m = e.report as? PlainReport { return text(m) }
         if let m = e.report as? TemperingReport { return text(m, architecture: architecture) }
         let lower = e.points.contains { $0.dZetaLower != nil }
@@ -277,8 +277,9 @@ enum NetworkReport {
             + (lower ? "interval lower: from tempering each prefix of layers, then islands of the next layer (docs/ESTIMATORS.md §8)\n" : "")
     }
 
-    /// The readable report of the smc estimator.
-    static func text(_ m: SMCReport, architecture: Architecture) -> String {
+    /// The readable report of the smc estimator; with `narrowing`, where an interval is the bracket, what narrows it
+    /// (`narrowingLine`: not after `--target-width`, whose own summary says what stopped it).
+    static func text(_ m: SMCReport, architecture: Architecture, narrowing: Bool = true) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)" : ""
         head += m.chains > 1 ? ", \(m.chains) chains (estimates their mean, 95% intervals their spread; c the first's)\n" : "\n"
@@ -317,7 +318,7 @@ enum NetworkReport {
             + "or stage 1's moves left its particles near their starts (decorrelation below \(Fmt.num(ReportedInterval.minimumDecorrelation)))"
             + (m.stage1.minDecorrelation.map { $0 < ReportedInterval.minimumDecorrelation
                 ? ": here \(Fmt.num($0, 2)); more --stage1-sweeps raise it (about one per input: slower)" : "" } ?? "")
-            + " (docs/ESTIMATORS.md §5)\n" + narrowingLine(deep: m.ess.count >= 2)
+            + " (docs/ESTIMATORS.md §5)\n" + (narrowing ? narrowingLine(deep: m.ess.count >= 2) : "")
         return head + Fmt.table(header, rows) + note + (fallback ? why : "") + lowerAboveLine(m.points.map { ($0.eps, $0.dZeta, $0.dZetaLower) }, columns: ("lower", "d_zeta"))
             + movesLine(m.points) + tiltLine(m.points)
     }

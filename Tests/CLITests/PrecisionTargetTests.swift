@@ -243,8 +243,9 @@ final class PrecisionTargetTests: XCTestCase {
         return raised
     }
 
-    /// Where `ed`'s table reports the bracket, its last line says what narrows it: `--target-width` always, joint
-    /// tempering only with two or more hidden layers; where every interval is sampled, no such line.
+    /// Where `ed`'s table reports the bracket, a line under it says what narrows it: `--target-width` always, joint
+    /// tempering only with two or more hidden layers; where every interval is sampled, or after `--target-width`
+    /// (whose own summary says what stopped it), no such line.
     func testTheSummarySaysWhatNarrowsTheBracket() async throws {
         let line = "to narrow it: --target-width W"
         func summary(_ arch: [String]) async throws -> String {
@@ -261,6 +262,11 @@ final class PrecisionTargetTests: XCTestCase {
         XCTAssert(shallow.contains(line) && !shallow.contains("--estimator tempering"), shallow)
         let sampled = try await summary(["8-4-3", "--samples", "20"])
         XCTAssertFalse(sampled.contains("] bracket") || sampled.contains(line), sampled)
+        // The deep case of `testTheBracketAndTheBudgetStopIt`, whose target stops at the bracket.
+        let targeted = await runCLICapturingErrors(["ed", "--arch", "8-4-3-3", "--samples", "20", "--eps", "0.001", "--target-width", "0.02",
+                                                    "--quiet"])
+        XCTAssertEqual(targeted.status, 0, targeted.err)
+        XCTAssert(targeted.out.contains("] bracket") && !targeted.out.contains(line), targeted.out)
     }
 
     func testMisuseIsRefused() async throws {
