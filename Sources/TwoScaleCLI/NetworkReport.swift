@@ -200,7 +200,7 @@ enum NetworkReport {
 
     /// The readable report of an estimate: its report's own where the CLI words it, else a table of
     /// the common points.
-    static func text(_ e: NetworkEstimate, architecture: Architecture, narrowing: Bool = true) -> String {
+    static func text(_ e: NetworkEstimate, architecture: Architecture, narrowing: Bool) -> String {
         if let m = e.report as? SMCReport { return text(m, architecture: architecture, narrowing: narrowing) }
         if let m = e.report as? PlainReport { return text(m) }
         if let m = e.report as? TemperingReport { return text(m, architecture: architecture) }
@@ -279,7 +279,7 @@ enum NetworkReport {
 
     /// The readable report of the smc estimator; with `narrowing`, where an interval is the bracket, what narrows it
     /// (`narrowingLine`: not after `--target-width`, whose own summary says what stopped it).
-    static func text(_ m: SMCReport, architecture: Architecture, narrowing: Bool = true) -> String {
+    static func text(_ m: SMCReport, architecture: Architecture, narrowing: Bool) -> String {
         var head = "2sED of \(architecture) (Markov FIM, smc estimator): d = \(m.dimension), K = \(m.paths)"
         head += m.inner > 0 ? ", J = \(m.inner)" : ""
         head += m.chains > 1 ? ", \(m.chains) chains (estimates their mean, 95% intervals their spread; c the first's)\n" : "\n"
