@@ -82,9 +82,11 @@ import Testing
         }
     }
 
-    /// `∂d_ζ/∂ζ = d − (weighted mean of Σ_i x_i/(1 + x_i)) ≥ 0`, `x_i = ε^(ζ−1)√λ̂_i`: the nested estimator
-    /// (which telescopes to `log` of a mean of products of determinants) and the joint one increase with
-    /// ζ. The lower 2sED need not: its stage weights move with ζ too, and `Σ_k (∂w_k/∂ζ) log Î_m^k` (a
+    /// `∂d_ζ/∂ζ = d − (weighted mean of Σ_i x_i/(1 + x_i)) ≥ 0`, `x_i = ε^(ζ−1)√λ̂_i`, for any log of a mean of
+    /// products of determinants: the joint estimator, and the nested one with one layer (where the two are the
+    /// same). With two or more layers the nested estimator weights each later layer's inner means by the earlier
+    /// layers' own determinants, a self-normalised ratio that can fall with ζ (`nestedCanFallWithZeta`). The
+    /// lower 2sED need not increase either: its stage weights move with ζ too, and `Σ_k (∂w_k/∂ζ) log Î_m^k` (a
     /// covariance over paths) can outweigh the slack `d − Σ x/(1+x)` when every eigenvalue is large.
     @Test func increasingInZeta() async {
         await propertyCheck(count: 1000, input: Gen.uint64(in: 0...UInt64.max), Gen.int(in: 1...3), Gen.double(in: 1e-8...0.95),
@@ -95,10 +97,21 @@ import Testing
                 // The slope can be 0 up to rounding (every x_i ≫ 1): allow 10⁻⁹ relative (a CI run found
                 // 1.0·10⁻¹⁰ at ε = 10⁻⁸, ζ = 0 → 0.001, where the slope vanishes to the last digits).
                 let tol = 1e-9 * Swift.max(1, Swift.abs(a.dZeta))
-                #expect(a.dZeta <= b.dZeta + tol && a.dZetaJoint <= b.dZetaJoint + tol, "\(a) → \(b)")
+                #expect(a.dZetaJoint <= b.dZetaJoint + tol, "\(a) → \(b)")
+                if L == 1 { #expect(a.dZeta <= b.dZeta + tol, "\(a) → \(b)") }
             } catch {
                 Issue.record("threw \(error)")
             }
         }
+    }
+
+    /// The nested estimator is not monotone in ζ with several layers: on this three-layer design (a CI run's
+    /// counterexample to the property above as it once read) it falls smoothly, by about 2·10⁻⁶ per unit of ζ,
+    /// at ε = 10⁻⁸ where its slack `d − Σ x/(1+x)` is nearly 0, while the joint estimator rises by 1 per unit.
+    @Test func nestedCanFallWithZeta() throws {
+        let est = try LayeredEstimator(spectra: try Self.design(2187332925152233407, layers: 3, K: 4, J: 3), normalization: .trace)
+        let a = try est.points(eps: [1e-8], zeta: 0.1388)[0], b = try est.points(eps: [1e-8], zeta: 0.1432)[0]
+        #expect(b.dZeta < a.dZeta - 1e-9, "\(a.dZeta) → \(b.dZeta)")
+        #expect(Swift.abs((b.dZetaJoint - a.dZetaJoint) / 0.0044 - 1) < 1e-3)
     }
 }
