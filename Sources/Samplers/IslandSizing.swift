@@ -32,10 +32,15 @@ extension StagedSMC {
     /// Whether, in a run that sizes its islands, the next later stage is sized: only while every later stage
     /// before it passed the rule's checks of it alone (`ReportedInterval.laterStagePasses`; ESS as counted of K =
     /// `paths`, s², σ̄²). After one that failed, the reported interval is the bracket whatever the islands do,
-    /// and sizing would change only the point estimate, by less than its own noise (lab log, 2 Dec 2026).
-    static func sizesStage(afterESS ess: [Double], logWeightVariance s2: [Double], islandNoiseVariance noise: [Double], paths: Int) -> Bool {
-        ReportedInterval.firstFailingLaterStage(essFraction: ess.map { $0 / Double(paths) }, logWeightVariance: s2,
-                                                islandNoiseVariance: noise) == nil
+    /// and sizing would change only the point estimate, by less than its own noise (lab log, 2 Dec 2026). Nor
+    /// after a stage the majorant tilted (`afterTilt`) unless the lower 2sED is reported (`lower`): the 2sED then
+    /// reports its bracket (`EpsilonEstimate.reportedIntervals`), and only the lower 2sED's interval can still be
+    /// sampled (lab log, 5 Dec 2026).
+    static func sizesStage(afterESS ess: [Double], logWeightVariance s2: [Double], islandNoiseVariance noise: [Double], paths: Int,
+                           afterTilt: Bool = false, lower: Bool = true) -> Bool {
+        (lower || !afterTilt)
+            && ReportedInterval.firstFailingLaterStage(essFraction: ess.map { $0 / Double(paths) }, logWeightVariance: s2,
+                                                       islandNoiseVariance: noise) == nil
     }
 
     /// The islands of stage m for the outer particles `from..<start.count`, on the run's streams; a `pilot`'s on

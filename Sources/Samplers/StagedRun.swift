@@ -17,7 +17,7 @@ extension StagedSMC {
         var runs: [ChainRun] = []
         for c in 0..<chains {
             let label = chains > 1 ? "chain \(c + 1) of \(chains): " : ""
-            runs.append(try await chain(c).chainRun(eps: eps, zeta: zeta, normalization: normalization, threads: threads,
+            runs.append(try await chain(c).chainRun(eps: eps, zeta: zeta, normalization: normalization, lower: lower, threads: threads,
                                                     progress: { progress(label + $0) }))
         }
         let first = runs[0]
@@ -35,7 +35,8 @@ extension StagedSMC {
         return Result(points: points, scale: first.scale, trace: first.trace, stage1: first.stage1, islands: islands)
     }
 
-    /// One chain's run: ĉ, stage 1 and the later stages, each ε's stages summed but not yet made a point.
+    /// One chain's run: ĉ, stage 1 and the later stages, each ε's stages summed but not yet made a point (`lower`:
+    /// whether the lower 2sED is reported, which decides where islands are sized, `sizesStage`).
     struct ChainRun {
         var sums: [StageSum]
         var scale: Double
@@ -45,7 +46,7 @@ extension StagedSMC {
         var islands: SMCDiagnostics
     }
 
-    func chainRun(eps: [Double], zeta: Double, normalization: Normalization, threads: Int,
+    func chainRun(eps: [Double], zeta: Double, normalization: Normalization, lower: Bool, threads: Int,
                   progress: @escaping @Sendable (String) -> Void) async throws -> ChainRun {
         let d = model.parameterCount
         let units = model.stageUnits
@@ -74,7 +75,8 @@ extension StagedSMC {
                                            first: first.estimate, stop: at.index, genealogy: units.count > 2 && moveProposals == 0)
                 for m in 1..<units.count {
                     let sizeThis = sized && Self.sizesStage(afterESS: sum.stageESS, logWeightVariance: sum.stageLogVariance,
-                                                            islandNoiseVariance: sum.stageIslandNoiseVariance, paths: paths)
+                                                            islandNoiseVariance: sum.stageIslandNoiseVariance, paths: paths,
+                                                            afterTilt: sum.stageTilts.contains { $0.engaged }, lower: lower)
                     try await laterStage(m, at: at, outer: &outer, sum: &sum, settings: settings[m], sized: sizeThis,
                                          islandsDiag: &islandsDiag, threads: threads, progress: progress)
                 }

@@ -80,6 +80,34 @@ final class IslandSizingTests: XCTestCase {
         XCTAssertFalse(S.sizesStage(afterESS: [Double(k), 1], logWeightVariance: [0.5, 0.5], islandNoiseVariance: [0.2, 0.2], paths: k),
                        "any earlier stage")
         XCTAssertFalse(S.sizesStage(afterESS: [Double(k)], logWeightVariance: [], islandNoiseVariance: [], paths: k), "unmeasured")
+        // After a stage the majorant tilted, only where the lower 2sED is reported.
+        XCTAssertTrue(S.sizesStage(afterESS: [essOK], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k, afterTilt: true, lower: true))
+        XCTAssertFalse(S.sizesStage(afterESS: [essOK], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k, afterTilt: true, lower: false),
+                       "tilted, no lower 2sED")
+        XCTAssertTrue(S.sizesStage(afterESS: [essOK], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k, afterTilt: false, lower: false))
+        XCTAssertFalse(S.sizesStage(afterESS: [essOK * 0.99], logWeightVariance: [1.5], islandNoiseVariance: [0.9], paths: k, afterTilt: true, lower: true))
+    }
+
+    /// A tilted run (`tiltProposals` 100) on three stages of 3 units of 20 coordinates (coupling 2, K = 16, J = 8,
+    /// seed 6), where stage 2's tilt engages and passes the rule at both ε: with the lower 2sED, stage 3's islands are
+    /// sized past J = 8; without it they keep J = 8, since the 2sED reports its bracket after a tilted stage
+    /// (`EpsilonEstimate.reportedIntervals`). Stages 1 and 2 are the same in both runs.
+    func testAfterATiltedStageIslandsAreSizedOnlyForTheLower2sED() async throws {
+        let m = try LayeredToy(units: [3, 3, 3], unitSize: [20, 20, 20], coupling: 2)
+        var smc = try S(model: m, box: m.box, seed: 6, paths: 16, inner: 8, traceDraws: 1000)
+        smc.tiltProposals = 100
+        let with = try await smc.run(eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace, lower: true, threads: 2)
+        let without = try await smc.run(eps: [1e-3, 0.1], zeta: 2.0 / 3, normalization: .trace, lower: false, threads: 2)
+        for (a, b) in zip(with.points, without.points) {
+            XCTAssertEqual(a.tilts.first?.engaged, true, "stage 2 tilted at ε = \(a.eps)")
+            XCTAssertTrue(S.sizesStage(afterESS: [a.ess[0]], logWeightVariance: [a.logVariance[0]],
+                                       islandNoiseVariance: [a.islandNoiseVariance[0]], paths: 16), "stage 2 passes at ε = \(a.eps)")
+            XCTAssertGreaterThan(a.islandInner[1], 8, "sized with the lower 2sED at ε = \(a.eps)")
+            XCTAssertEqual(b.islandInner, [a.islandInner[0], 8], "stage 3 unsized without it at ε = \(a.eps)")
+            XCTAssertEqual(a.ess[0], b.ess[0])
+            XCTAssertEqual(Array(a.stages.prefix(2)), Array(b.stages.prefix(2)))
+            XCTAssertNotEqual(a.dZeta, b.dZeta)
+        }
     }
 
     /// A whole run on three stages of 3 units of 20 coordinates (coupling 1, K = 16, J = 8, seed 3): at ε = 0.1

@@ -4,7 +4,8 @@
 # the study's grid does), then runs each ARCH under each ARM, one thread a run, two runs at a time:
 #   plain, tiltN (--tilt-moves N), nsN (the same with lab/patches/tilt-no-sizing.patch: TWOSCALE_NS_BIN, LAB_TILT_NO_SIZING=1),
 #   tempering (ed --estimator tempering, the reference; two threads).
-# Usage: lab/scripts/tilt-cost.sh OUT   (ARCHS, ARMS in the environment; prints eps, 2sED, ci95, lower 2sED, seconds)
+# Usage: lab/scripts/tilt-cost.sh OUT   (ARCHS, ARMS in the environment; prints eps, 2sED, ci95, lower 2sED, seconds;
+# NO_LOWER=1 runs `ed` without --lower, sixty-second session)
 set -euo pipefail
 out=$1
 bin=${TWOSCALE_BIN:-.build/release/twoscale}
@@ -20,7 +21,8 @@ np.savetxt(sys.argv[1], x, delimiter=',', fmt='%.17g')
 EOF
 common=(--data "csv:$out/fash8.csv" --shape 8x8x1 --samples 128 --sigma2 0.1 --zeta 0.6667 --eps 0.1548,0.001 --seed 1 --json)
 run() {  # arch arm
-  local f="$out/$2-$1.json" b=$bin env=() extra=(--lower --threads 1 --quiet)
+  local f="$out/$2-$1.json" b=$bin env=() extra=(--threads 1 --quiet)
+  [ "${NO_LOWER:-0}" = 1 ] || extra+=(--lower)
   [ -s "$f" ] && return 0
   case $2 in
     tilt*) extra+=(--tilt-moves "${2#tilt}") ;;
