@@ -247,8 +247,11 @@ public struct PrecisionTarget: Sendable, Encodable {
             }
             rounds.append(Round(paths: b.paths, inner: b.inner, stage1Sweeps: b.stageOneSweeps, independenceMoves: b.independenceMoves,
                                 traceDraws: b.traceDraws, width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
-            let levers = w.width > target && w.source == .bracket
-                ? points.first(where: { $0.eps == w.eps }).map { Levers($0, paths: b.paths) } ?? Levers(stageOne: false, islands: false)
+            // No lever where the widest is the 2sED's bracket of a run tilted over several stages: it reports
+            // that bracket whatever the budget (`EpsilonEstimate.tiltedOverSeveralStages`).
+            let point = points.first { $0.eps == w.eps }
+            let levers = w.width > target && w.source == .bracket && (w.lower || point?.tiltedOverSeveralStages != true)
+                ? point.map { Levers($0, paths: b.paths) } ?? Levers(stageOne: false, islands: false)
                 : Levers(stageOne: false, islands: false)
             // A sampled interval that is mostly ĉ's: more trace draws, not more particles.
             let wantsDraws = w.width > target && w.source == .sampled && w.normalizationShare >= traceDrawsShare

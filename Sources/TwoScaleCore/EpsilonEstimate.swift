@@ -131,6 +131,10 @@ public struct EpsilonEstimate: Sendable, Equatable {
     /// Whether the lower 2sED was estimated (its keys are written, null intervals included).
     public var lower: Bool { dZetaLower != nil }
 
+    /// A run tilted by the majorant with two or more later stages: its 2sED's sampled interval has not held its
+    /// coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there (`reportedIntervals`).
+    public var tiltedOverSeveralStages: Bool { tilts.count >= 2 && tilts.contains { $0.engaged } }
+
     /// Puts `bracket`'s point i beside estimate i (the same ε grid, in order), lowers a lower 2sED (and its
     /// interval) that lies above the 2sED's bracket to its upper end (Jensen: lower 2sED ≤ 2sED ≤ hi), and
     /// returns what lies outside its bracket (`BracketCheck`), nil when nothing does.
@@ -151,10 +155,7 @@ public struct EpsilonEstimate: Sendable, Equatable {
     public func reportedIntervals(bracket b: CertifiedBracket.Point, paths: Int) -> (ReportedInterval, ReportedInterval?) {
         let ess = ess.map { $0 / Double(paths) }
         let mixed = stageOneDecorrelation
-        // A run tilted by the majorant with two or more later stages: its 2sED interval has not held its
-        // coverage on exact cases (docs/METHOD.md §22), so the 2sED reports the bracket there.
-        let untried = tilts.count >= 2 && tilts.contains { $0.engaged }
-        return (untried ? ReportedInterval(range: b.dZeta, source: .bracket)
+        return (tiltedOverSeveralStages ? ReportedInterval(range: b.dZeta, source: .bracket)
                         : ReportedInterval.choose(sampled: interval95, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
                                                   islandNoiseVariance: islandNoiseVariance, bracket: b.dZeta),
                 ci95Lower.map { ReportedInterval.choose(sampled: $0, essFraction: ess, logWeightVariance: logVariance, decorrelation: mixed,
