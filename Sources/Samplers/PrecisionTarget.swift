@@ -192,9 +192,14 @@ public struct PrecisionTarget: Sendable, Encodable {
             stageOne = !decorrelated && (weightsHold || islands)
         }
 
-        /// The levers of a run's point at K = `paths`; none where it has no sampled interval or bracket.
-        public init(_ p: EpsilonEstimate, paths: Int) {
-            guard p.ci95 != nil, p.bracket != nil else { self.init(stageOne: false, islands: false); return }
+        /// The levers of a run's point at K = `paths` for its 2sED's interval (`lower`: the lower 2sED's); none where it
+        /// has no sampled interval or bracket, nor for the 2sED of a run tilted over several later stages, which
+        /// reports its bracket whatever the budget (`EpsilonEstimate.tiltedOverSeveralStages`).
+        public init(_ p: EpsilonEstimate, paths: Int, lower: Bool = false) {
+            guard p.ci95 != nil, p.bracket != nil, lower || !p.tiltedOverSeveralStages else {
+                self.init(stageOne: false, islands: false)
+                return
+            }
             self.init(essFraction: p.ess.map { $0 / Double(paths) }, logWeightVariance: p.logVariance, islandNoiseShare: p.islandNoise,
                       islandNoiseVariance: p.islandNoiseVariance, decorrelation: p.stageOneDecorrelation)
         }
@@ -247,11 +252,9 @@ public struct PrecisionTarget: Sendable, Encodable {
             }
             rounds.append(Round(paths: b.paths, inner: b.inner, stage1Sweeps: b.stageOneSweeps, independenceMoves: b.independenceMoves,
                                 traceDraws: b.traceDraws, width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
-            // No lever where the widest is the 2sED's bracket of a run tilted over several stages: it reports
-            // that bracket whatever the budget (`EpsilonEstimate.tiltedOverSeveralStages`).
-            let point = points.first { $0.eps == w.eps }
-            let levers = w.width > target && w.source == .bracket && (w.lower || point?.tiltedOverSeveralStages != true)
-                ? point.map { Levers($0, paths: b.paths) } ?? Levers(stageOne: false, islands: false)
+            let levers = w.width > target && w.source == .bracket
+                ? points.first(where: { $0.eps == w.eps }).map { Levers($0, paths: b.paths, lower: w.lower) }
+                    ?? Levers(stageOne: false, islands: false)
                 : Levers(stageOne: false, islands: false)
             // A sampled interval that is mostly ĉ's: more trace draws, not more particles.
             let wantsDraws = w.width > target && w.source == .sampled && w.normalizationShare >= traceDrawsShare

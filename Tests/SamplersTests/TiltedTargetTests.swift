@@ -34,5 +34,8 @@ final class TiltedTargetTests: XCTestCase {
         let tilted = try await Self.run(tilted: true)
         XCTAssertEqual(tilted.rounds.map(\.inner), [32])
         XCTAssertEqual(tilted.outcome, .bracketLimited)
+        // The lower 2sED's interval of the same tilted run can still be sampled: its levers stand.
+        XCTAssertEqual(PrecisionTarget.Levers(Self.point(tilted: true), paths: 64, lower: true), .init(stageOne: false, islands: true))
+        XCTAssertFalse(PrecisionTarget.Levers(Self.point(tilted: true), paths: 64).any)
     }
 }
