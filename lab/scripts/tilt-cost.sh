@@ -5,7 +5,7 @@
 #   plain, tiltN (--tilt-moves N), nsN (the same with lab/patches/tilt-no-sizing.patch: TWOSCALE_NS_BIN, LAB_TILT_NO_SIZING=1),
 #   tempering (ed --estimator tempering, the reference; two threads).
 # Usage: lab/scripts/tilt-cost.sh OUT   (ARCHS, ARMS in the environment; prints eps, 2sED, ci95, lower 2sED, seconds;
-# NO_LOWER=1 runs `ed` without --lower, sixty-second session)
+# NO_LOWER=1 runs `ed` without --lower, sixty-second session; SEED=S sets --seed, default 1, sixty-third)
 set -euo pipefail
 out=$1
 bin=${TWOSCALE_BIN:-.build/release/twoscale}
@@ -19,7 +19,7 @@ x = np.frombuffer(b, dtype=np.uint8, offset=16).reshape(-1, 28, 28)[:128] / 255.
 x = np.pad(x, ((0, 0), (2, 2), (2, 2))).reshape(128, 8, 4, 8, 4).mean(axis=(2, 4)).reshape(128, 64)
 np.savetxt(sys.argv[1], x, delimiter=',', fmt='%.17g')
 EOF
-common=(--data "csv:$out/fash8.csv" --shape 8x8x1 --samples 128 --sigma2 0.1 --zeta 0.6667 --eps 0.1548,0.001 --seed 1 --json)
+common=(--data "csv:$out/fash8.csv" --shape 8x8x1 --samples 128 --sigma2 0.1 --zeta 0.6667 --eps 0.1548,0.001 --seed "${SEED:-1}" --json)
 run() {  # arch arm
   local f="$out/$2-$1.json" b=$bin env=() extra=(--threads 1 --quiet)
   [ "${NO_LOWER:-0}" = 1 ] || extra+=(--lower)
