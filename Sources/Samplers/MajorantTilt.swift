@@ -39,6 +39,15 @@ extension StagedSMC {
         }
     }
 
+    /// Whether a stage whose plain outer weights keep an ESS of `ess` among `paths` is tilted under `fit`: nil where
+    /// it is (ESS below `moveESSFraction`·K, β > 0, R² ≥ `tiltExplainedFraction`), else the first condition it fails.
+    public static func tiltDecision(ess: Double, paths: Int, fit: (slope: Double, explained: Double)) -> TiltDiagnostics.Declined? {
+        if !(ess < moveESSFraction * Double(paths)) { return .essAtLeastHalf }
+        if !(fit.slope > 0) { return .slopeNotPositive }
+        if !(fit.explained >= tiltExplainedFraction) { return .explainedBelowHalf }
+        return nil
+    }
+
     /// β and R²: the least-squares slope of `logZ` on the majorant `l` and the share of the variance it
     /// explains; nil where either does not vary.
     static func tiltFit(majorant l: [Double], logZ: [Double]) -> (slope: Double, explained: Double)? {
@@ -92,12 +101,14 @@ extension StagedSMC {
         }
         let l0 = majorants.compactMap { $0 }
         guard l0.count == K, l0.allSatisfy(\.isFinite), let fit = Self.tiltFit(majorant: l0, logZ: plain.map(\.logZ)) else {
-            return (nil, TiltDiagnostics())
+            return (nil, TiltDiagnostics(declined: .noFit))
         }
         var diag = TiltDiagnostics(slope: fit.slope, explained: fit.explained)
         let threshold = Self.moveESSFraction * Double(K)
-        guard LogSpace.effectiveSampleSize(logWeights: plain.map(\.logZ)) < threshold, fit.slope > 0,
-              fit.explained >= Self.tiltExplainedFraction else { return (nil, diag) }
+        if let why = Self.tiltDecision(ess: LogSpace.effectiveSampleSize(logWeights: plain.map(\.logZ)), paths: K, fit: fit) {
+            diag.declined = why
+            return (nil, diag)
+        }
         diag.engaged = true
         let beta = fit.slope
         let logs: [[[Double]]] = try await sharing.map(K, threads: threads) { k in

@@ -369,18 +369,44 @@ enum NetworkReport {
 
     /// What `--tilt-moves` did, per ε and later layer: tilted (steps, acceptance, decorrelation) or why not.
     static func tiltLine(_ points: [EpsilonEstimate]) -> String {
+        tiltLine(points.map { ($0.eps, $0.tilts, $0.islandNoise) }, stage: "layer")
+    }
+
+    /// The same from each point's ε, per-stage tilt diagnostics and islands' noise shares, naming stage m ≥ 2 `stage`
+    /// (`firstTrial`: the diagnostics are a multi-trial run's first).
+    static func tiltLine(_ points: [(eps: Double, tilts: [TiltDiagnostics], islandNoise: [Double])], stage: String,
+                         firstTrial: Bool = false) -> String {
         let parts = points.compactMap { p -> String? in
             guard !p.tilts.isEmpty else { return nil }
             return "ε = \(Fmt.num(p.eps)): " + p.tilts.enumerated().map { m, d in
-                let fit = "β \(Fmt.num(d.slope, 3)), R² \(Fmt.num(d.explained, 2))"
-                guard d.engaged else { return "layer \(m + 2) not tilted (\(fit))" }
-                return "layer \(m + 2) tilted (\(fit)) in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance \(Fmt.num(d.acceptance, 2))"
+                let name = "\(stage) \(m + 2)", fit = "β \(Fmt.num(d.slope, 3)), R² \(Fmt.num(d.explained, 2))"
+                guard d.engaged else {
+                    return "\(name) not tilted (" + declinedWords(d, fit: fit, islandNoise: m < p.islandNoise.count ? p.islandNoise[m] : nil) + ")"
+                }
+                return "\(name) tilted (\(fit)) in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance \(Fmt.num(d.acceptance, 2))"
                     + (d.decorrelation.map { ", decorrelation \(Fmt.num($0, 2))" } ?? "")
             }.joined(separator: ", ")
         }
         guard !parts.isEmpty else { return "" }
-        return "\nmajorant tilt (docs/METHOD.md §22): " + parts.joined(separator: "; ")
-            + "; outer ESS and the interval's source are the tilted weights'\n"
+        return "\nmajorant tilt (docs/METHOD.md §22\(firstTrial ? "; the first trial" : "")): " + parts.joined(separator: "; ")
+            + (points.contains { $0.tilts.contains(where: \.engaged) } ? "; outer ESS and the interval's source are the tilted weights'" : "") + "\n"
+    }
+
+    /// Why a stage was not tilted, in words; where the fit failed and the islands' noise is at least half of the outer
+    /// log-weights' spread, that no majorant can explain half of it (the noise is independent of θ_{<m}).
+    static func declinedWords(_ d: TiltDiagnostics, fit: String, islandNoise: Double?) -> String {
+        let noisy = islandNoise.flatMap { $0 >= 0.5
+            ? "; the islands' noise is \(Fmt.num((100 * $0).rounded(), 3))% of the outer log-weights' spread, so no fit can explain half "
+                + "of it: larger islands first (--inner)"
+            : nil } ?? ""
+        switch d.declined {
+        case .essAtLeastHalf?: return "\(fit): its outer ESS is at least half of K"
+        case .slopeNotPositive?: return "\(fit): the slope is not positive" + noisy
+        case .explainedBelowHalf?:
+            return "\(fit): the majorant explains less than \(Fmt.num(MarkovSMC.Staged.tiltExplainedFraction)) of its outer log-weights' spread" + noisy
+        case .noFit?: return "no fit: no majorant, or it or the islands' logs did not vary"
+        case nil: return fit
+        }
     }
 
     /// What narrows a reported bracket: `--target-width`, and with two or more hidden layers (`deep`) joint

@@ -254,6 +254,28 @@ final class EssWarningTests: XCTestCase {
     }
 
     /// The tail-shortfall warning names ε, the spread, K, the shortfall and the half-width; none without one.
+    /// Each reason a stage was not tilted, in words, and where the islands' noise is at least half of the outer
+    /// log-weights' spread, that no fit can explain half of it (not said for a stage kept for its ESS).
+    func testTiltLineSaysWhyAStageWasNotTilted() {
+        let tilted = TiltDiagnostics(engaged: true, slope: 1.02, explained: 0.97, steps: 3, proposals: 100, accepted: 31, decorrelation: 0.25)
+        let weak = TiltDiagnostics(declined: .explainedBelowHalf, slope: 3.3, explained: 0.043)
+        let slope = TiltDiagnostics(declined: .slopeNotPositive, slope: -335, explained: 0.037)
+        let kept = TiltDiagnostics(declined: .essAtLeastHalf, slope: 0.5, explained: 0.2)
+        let line = NetworkReport.tiltLine([(0.001, [tilted, weak], [0.2, 0.79]), (0.1, [kept, slope], [0.9, 0.3])], stage: "stage")
+        XCTAssert(line.contains("ε = 0.001: stage 2 tilted (β 1.02, R² 0.97) in 3 steps, acceptance 0.31, decorrelation 0.25"), line)
+        XCTAssert(line.contains("stage 3 not tilted (β 3.3, R² 0.043: the majorant explains less than 0.5 of its outer log-weights' spread; "
+                                + "the islands' noise is 79% of the outer log-weights' spread, so no fit can explain half of it: larger islands first (--inner))"), line)
+        XCTAssert(line.contains("ε = 0.1: stage 2 not tilted (β 0.5, R² 0.2: its outer ESS is at least half of K)"), line)
+        XCTAssert(line.contains("stage 3 not tilted (β -335, R² 0.037: the slope is not positive)"), line)
+        XCTAssertEqual(line.components(separatedBy: "larger islands").count, 2, "only where the noise is at least half")
+        XCTAssert(line.hasSuffix("; outer ESS and the interval's source are the tilted weights'\n"), line)
+        let untilted = NetworkReport.tiltLine([(0.1, [kept, slope], [0.9, 0.3])], stage: "layer")
+        XCTAssert(untilted.hasSuffix("the slope is not positive)\n"), "nothing tilted, no word on tilted weights: \(untilted)")
+        XCTAssertEqual(NetworkReport.tiltLine([(0.1, [], [])], stage: "layer"), "")
+        XCTAssert(NetworkReport.tiltLine([(0.1, [TiltDiagnostics(declined: .noFit)], [])], stage: "layer", firstTrial: true)
+            .contains("§22; the first trial): ε = 0.1: layer 2 not tilted (no fit"))
+    }
+
     func testTailShortfallText() {
         XCTAssertNil(NetworkReport.tailWarning(nil))
         // 784-32-10, seed 1, default budget, ε = 10⁻³ (lab/ESTIMATORS-LOG.md, Limits): s² = 168.5 nats².

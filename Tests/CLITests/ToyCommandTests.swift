@@ -189,6 +189,23 @@ import TwoScaleFormats
         }
     }
 
+    /// `--tilt-moves` in the summary: a stage the majorant tilts says so with its steps; where the outer weights do
+    /// not vary (coupling 0) the stage says it was not tilted and why, and the JSON's `declined` names the same reason.
+    @Test func theSummarySaysWhetherAndWhyAStageWasTilted() async throws {
+        let base = ["toy", "--family", "layered", "--units", "10,10", "--unit-size", "1,3", "--eps", "0.1", "--mc",
+                    "--paths", "64", "--inner", "16", "--seed", "101", "--tilt-moves", "100"]
+        let tilted = await runCLICapturingErrors(base + ["--coupling", "6"])
+        #expect(tilted.status == 0 && tilted.out.contains("majorant tilt (docs/METHOD.md §22): ε = 0.1: stage 2 tilted (β "), "\(tilted.out)")
+        let flat = await runCLICapturingErrors(base + ["--coupling", "0"])
+        #expect(flat.status == 0 && flat.out.contains(": its outer ESS is at least half of K)"),
+                "\(flat.out)")
+        let j = try await runJSON(base + ["--coupling", "0", "--json"])
+        let d = try #require(j["points"]?.arrayValue?.first?["stage_tilt"]?.arrayValue?.first)
+        #expect(d["engaged"] == .bool(false) && d["declined"] == .string("ess_at_least_half"), "\(d)")
+        let none = await runCLICapturingErrors(Array(base.dropLast(2)) + ["--coupling", "6"])
+        #expect(none.status == 0 && !none.out.contains("majorant tilt"), "no line without the flag")
+    }
+
     @Test func smcRunsBesideTheExactValues() async throws {
         let j = try await runJSON(["toy", "--family", "layered", "--units", "2,2", "--unit-size", "3,3", "--coupling", "3",
                                    "--eps", "0.1", "--mc", "--paths", "16", "--inner", "8", "--trials", "2", "--json"])

@@ -590,6 +590,15 @@ final class MarkovSMCTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(d.explained, MarkovSMC.Staged.tiltExplainedFraction)
             XCTAssertNotNil(d.decorrelation)
         }
+        for (m, d) in p.tilts.enumerated() {
+            XCTAssertEqual(d.engaged, d.declined == nil, "a stage is tilted or says why not: \(d)")
+            switch d.declined {
+            case .essAtLeastHalf?: XCTAssertGreaterThanOrEqual(p.ess[m], 8, "the plain weights' ESS, of K = 16")
+            case .slopeNotPositive?: XCTAssertLessThanOrEqual(d.slope, 0)
+            case .explainedBelowHalf?: XCTAssertLessThan(d.explained, MarkovSMC.Staged.tiltExplainedFraction)
+            case .noFit?, nil: break
+            }
+        }
         XCTAssertEqual(r1.points, r2.points, "the same numbers on 1 and 2 threads")
         let b = try XCTUnwrap(r1.bracket.points.first)
         XCTAssert(b.dZeta.contains(p.dZeta), "\(b.dZeta) ∌ \(p.dZeta)")

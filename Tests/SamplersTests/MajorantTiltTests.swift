@@ -40,6 +40,20 @@ final class MajorantTiltTests: XCTestCase {
         XCTAssertNil(S.tiltFit(majorant: [0, 1, 2], logZ: [4, 4, 4]))
     }
 
+    /// Which condition turns a stage's tilt down, in the order `tiltEarlier` reads them: an outer ESS of at least K/2
+    /// (exactly K/2 included), then a slope not above 0, then R² below one half (exactly one half tilts).
+    func testDecisionNamesTheFirstFailingCondition() {
+        typealias S = StagedSMC<TwoCoordinates>
+        XCTAssertNil(S.tiltDecision(ess: 3, paths: 64, fit: (slope: 1.2, explained: 0.9)))
+        XCTAssertNil(S.tiltDecision(ess: 31.9, paths: 64, fit: (slope: 0.1, explained: 0.5)))
+        XCTAssertEqual(S.tiltDecision(ess: 32, paths: 64, fit: (slope: 1.2, explained: 0.9)), .essAtLeastHalf)
+        XCTAssertEqual(S.tiltDecision(ess: 40, paths: 64, fit: (slope: -1, explained: 0.1)), .essAtLeastHalf)
+        XCTAssertEqual(S.tiltDecision(ess: 3, paths: 64, fit: (slope: 0, explained: 0.9)), .slopeNotPositive)
+        XCTAssertEqual(S.tiltDecision(ess: 3, paths: 64, fit: (slope: -335, explained: 0.04)), .slopeNotPositive)
+        XCTAssertEqual(S.tiltDecision(ess: 3, paths: 64, fit: (slope: 3.3, explained: 0.499)), .explainedBelowHalf)
+        XCTAssertEqual(S.tiltDecision(ess: 3, paths: 64, fit: (slope: .nan, explained: 0.9)), .slopeNotPositive)
+    }
+
     /// The kernel leaves `π_1(x) e^{aL(x)} ∝ (1 + s x)(1 + s e^{2x})^a` invariant: 4 000 chains started
     /// uniform on the box, after 200 proposals each, have the mean and the share above 0.8 of that law (by
     /// quadrature) to 4.5 standard errors. The law's mean is 0.840; without the tilt it would be 0.583, and

@@ -507,6 +507,7 @@ final class LayeredToyTests: XCTestCase {
         for (a, b) in try await degenerateCase(tiltProposals: 100) {
             let d = try XCTUnwrap(b.stageTilt.first)
             XCTAssertTrue(d.engaged)
+            XCTAssertNil(d.declined)
             XCTAssertGreaterThan(d.explained, 0.9)
             XCTAssertGreaterThan(d.steps, 0)
             XCTAssertGreaterThan(d.accepted, 0)
@@ -514,7 +515,10 @@ final class LayeredToyTests: XCTestCase {
             XCTAssertGreaterThan(b.stageEssFraction[0], a.stageEssFraction[0], "the tilted weights are the flatter")
             XCTAssertEqual(b.errorLowerMc, a.errorLowerMc, "the lower 2sED keeps the plain islands")
         }
-        for q in try await flatCase(tiltProposals: 100) { XCTAssertEqual(q.stageTilt.first?.engaged, false) }
+        for q in try await flatCase(tiltProposals: 100) {
+            XCTAssertEqual(q.stageTilt.first?.engaged, false)
+            XCTAssertEqual(q.stageTilt.first?.declined, .essAtLeastHalf, "the weights do not vary at coupling 0")
+        }
     }
 
     /// The degenerate case of the two tests above (10 × 1 then 10 × 3 coordinates, γ = 6, K = 64, J = 16, 8 seeds at
