@@ -352,19 +352,26 @@ enum NetworkReport {
 
     /// What `--outer-moves` did, per ε and moved layer (empty where nothing was moved).
     static func movesLine(_ points: [EpsilonEstimate]) -> String {
+        movesLine(points.map { ($0.eps, $0.moves) }, stage: "layer")
+    }
+
+    /// The same from each point's ε and per-stage move diagnostics, naming stage m `stage` (`firstTrial`: a
+    /// multi-trial run's first; `bound`: the run has an upper bound's last term to qualify).
+    static func movesLine(_ points: [(eps: Double, moves: [OuterMoveDiagnostics])], stage: String, firstTrial: Bool = false,
+                          bound: Bool = true) -> String {
         let parts = points.compactMap { p -> String? in
             let moved = p.moves.enumerated().filter { $0.element.steps > 0 }
             guard !moved.isEmpty else { return nil }
             return "ε = \(Fmt.num(p.eps)): " + moved.map { m, d in
-                "layer \(m + 1) under layer \(m + 2)'s weights in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance "
+                "\(stage) \(m + 1) under \(stage) \(m + 2)'s weights in \(d.steps) step\(d.steps == 1 ? "" : "s"), acceptance "
                     + "\(Fmt.num(d.acceptance, 2)), \(Fmt.num((100 * d.distinct).rounded(), 3))% distinct"
             }.joined(separator: ", ")
         }
         guard !parts.isEmpty else { return "" }
         let lastMoved = points.contains { ($0.moves.last?.steps ?? 0) > 0 }
-        return "\nouter moves (docs/METHOD.md §22): " + parts.joined(separator: "; ")
+        return "\nouter moves (docs/METHOD.md §22\(firstTrial ? "; the first trial" : "")): " + parts.joined(separator: "; ")
             + "; outer ESS and the interval's source are the unmoved weights'"
-            + (lastMoved ? ", and so is the bound's last term, which a moved last layer's estimate may exceed" : "") + "\n"
+            + (lastMoved && bound ? ", and so is the bound's last term, which a moved last \(stage)'s estimate may exceed" : "") + "\n"
     }
 
     /// What `--tilt-moves` did, per ε and later layer: tilted (steps, acceptance, decorrelation) or why not.

@@ -414,6 +414,8 @@ enum StagedToyReport {
                 + Fmt.table(columns, rows)
             text += NetworkReport.lowerAboveLine(r.points.compactMap { p in p.monteCarlo.map { (p.eps, $0.dZetaMc, $0.dZetaLowerMc) } },
                                                  columns: ("MC lower", "MC d_zeta"))
+            text += NetworkReport.movesLine(r.points.compactMap { p in p.monteCarlo.map { (p.eps, $0.stageMoves) } }, stage: "stage",
+                                            firstTrial: mc.trials > 1, bound: false)
             text += NetworkReport.tiltLine(r.points.compactMap { p in p.monteCarlo.map { (p.eps, $0.stageTilt, $0.stageIslandNoise) } },
                                            stage: "stage", firstTrial: mc.trials > 1)
             text += jointText(r)

@@ -191,6 +191,7 @@ import TwoScaleFormats
 
     /// `--tilt-moves` in the summary: a stage the majorant tilts says so with its steps; where the outer weights do
     /// not vary (coupling 0) the stage says it was not tilted and why, and the JSON's `declined` names the same reason.
+    /// `--outer-moves` says what it moved (the first trial's, with `--trials`); neither line without its flag.
     @Test func theSummarySaysWhetherAndWhyAStageWasTilted() async throws {
         let base = ["toy", "--family", "layered", "--units", "10,10", "--unit-size", "1,3", "--eps", "0.1", "--mc",
                     "--paths", "64", "--inner", "16", "--seed", "101", "--tilt-moves", "100"]
@@ -203,7 +204,10 @@ import TwoScaleFormats
         let d = try #require(j["points"]?.arrayValue?.first?["stage_tilt"]?.arrayValue?.first)
         #expect(d["engaged"] == .bool(false) && d["declined"] == .string("ess_at_least_half"), "\(d)")
         let none = await runCLICapturingErrors(Array(base.dropLast(2)) + ["--coupling", "6"])
-        #expect(none.status == 0 && !none.out.contains("majorant tilt"), "no line without the flag")
+        #expect(none.status == 0 && !none.out.contains("majorant tilt") && !none.out.contains("outer moves"), "no line without the flag")
+        let moved = await runCLICapturingErrors(Array(base.dropLast(2)) + ["--coupling", "6", "--outer-moves", "8", "--trials", "2"])
+        #expect(moved.status == 0 && moved.out.contains("outer moves (docs/METHOD.md §22; the first trial): ε = 0.1: stage 1 under stage 2's weights in ")
+                && moved.out.contains("the interval's source are the unmoved weights'\n") && !moved.out.contains("the bound's last term"), "\(moved.out)")
     }
 
     @Test func smcRunsBesideTheExactValues() async throws {
