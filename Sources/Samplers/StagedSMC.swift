@@ -54,6 +54,9 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
     /// R: independent runs (chains) joined, whose spread is the variance (`StageSum(chains:)`, docs/ESTIMATORS.md
     /// §5); 1, the default: one run, its variance from its own replicates, weights and genealogy.
     public var chains = 1
+    /// Random-walk sweeps per coordinate of each unit an island hands to the next stage (`handover`); 0 keeps
+    /// the draws as they are.
+    public var handoverSweepsPerCoordinate = Self.defaultHandoverSweepsPerCoordinate
 
     static var stream: UInt64 { 0x534D_434E }  // "SMCN"
 
@@ -239,6 +242,7 @@ public struct StagedSMC<Model: StagedModel>: Sendable {
         if !last && draws {
             var rng = Xoshiro256(seed: seed, stream: drawStream)
             drawn = (0..<n).map { _ in est.draw(stop: 0, rng: &rng) }
+            drawn = try Self.handover(drawn, unit: stage.unit, scale: s, sweepsPerCoordinate: handoverSweepsPerCoordinate, rng: &rng)
         }
         // The last stage's supremum at the same outer particle (no random numbers).
         let bound = last && withBound ? try stage.supremumRoots.map { Self.supremum(try $0(), scale: s) } : nil

@@ -545,10 +545,10 @@ final class MarkovSMCTests: XCTestCase {
         XCTAssert(b.points[0].dZeta.contains(r.points[0].dZeta), "\(b.points[0].dZeta) ∌ \(r.points[0].dZeta)")
     }
 
-    /// `--outer-moves` on a network of four Gaussian layers whose three later stages' weights all degenerate
-    /// (docs/METHOD.md §22): all three are moved (each later one from the populations of the moved islands
-    /// before it), the estimates lie inside the certified bracket, and the numbers do not depend on the
-    /// thread count.
+    /// `--outer-moves` on a network of four Gaussian layers whose later stages' weights degenerate (docs/METHOD.md
+    /// §22): each stage whose plain ESS is below K/2 is moved and no other, stages 2 and 3 among them (the later
+    /// from the populations of the moved islands before it), the estimates lie inside the certified bracket,
+    /// and the numbers do not depend on the thread count.
     func testOuterMovesOnADeepNetwork() async throws {
         let arch = try Architecture(parsing: "8-4-4-4-3")
         let model = try MarkovFisher(architecture: arch, activation: .relu, data: R.gaussianData(10, 8, seed: 1),
@@ -559,10 +559,16 @@ final class MarkovSMCTests: XCTestCase {
         let p = r1.points[0]
         XCTAssertEqual(p.moves.count, 3)
         for (m, d) in p.moves.enumerated() {
-            XCTAssertGreaterThan(d.steps, 0, "stage \(m + 2) moved (plain ESS \(p.ess[m]) of 16)")
-            XCTAssertGreaterThan(d.accepted, 0)
+            // Moved exactly where the plain weights keep an ESS below K/2 = 8.
+            if p.ess[m] < 8 {
+                XCTAssertGreaterThan(d.steps, 0, "stage \(m + 2) moved (plain ESS \(p.ess[m]) of 16)")
+                XCTAssertGreaterThan(d.accepted, 0)
+            } else {
+                XCTAssertEqual(d.steps, 0, "stage \(m + 2) not moved (plain ESS \(p.ess[m]) of 16)")
+            }
             XCTAssertLessThanOrEqual(d.accepted, d.proposals)
         }
+        XCTAssert(p.moves[0].steps > 0 && p.moves[1].steps > 0, "stages 2 and 3 moved, the later from the moved islands before it: \(p.ess)")
         XCTAssertEqual(r1.points, r2.points, "the same numbers on 1 and 2 threads")
         let b = try XCTUnwrap(r1.bracket.points.first)
         XCTAssert(b.dZeta.contains(p.dZeta), "\(b.dZeta) ∌ \(p.dZeta)")
