@@ -2,7 +2,7 @@ import Foundation
 import RandomStreams
 import TwoScaleCore
 
-/// Moving the units an island hands to the next stage (docs/ESTIMATORS.md §2, "The handed-over units").
+/// Moving the units an island hands to the next stage (docs/ESTIMATORS.md §3, "The handed-over units").
 ///
 /// Before a further stage, the outer particles are resampled ∝ `Ẑ_m^k = (Ẑ_u^k)^n` and extended by n draws
 /// of the stage's units from their island's own population. For one unit this is exact: selecting ∝ Ẑ and
@@ -14,8 +14,9 @@ import TwoScaleCore
 /// for the unit's conditional target given θ_{<m} (`RandomWalk.move` at the stage's scale): the moved units
 /// keep the right law wherever the draws had it and forget the lean as the walk mixes. The walk's scale per
 /// coordinate is the box's uniform spread, width/√12, not the island population's (the islands the power
-/// favours have the narrowest populations); its step starts at 2.38/√p and is tuned after each sweep by
-/// `RandomWalk.adapted` on that particle's own acceptances.
+/// favours have the narrowest populations); its step starts at 2.38/√p, is tuned after each of the first half
+/// of the sweeps by `RandomWalk.adapted` on that particle's own acceptances, and is then held fixed, so that
+/// the second half is a fixed kernel that leaves the target invariant.
 extension StagedSMC {
     /// Sweeps per coordinate of a handed-over unit (0: the draws as they are).
     public static var defaultHandoverSweepsPerCoordinate: Int { 2 }
@@ -33,11 +34,12 @@ extension StagedSMC {
         var screen: [Double] = []
         var h = RandomWalk.initialStep(dimension: p)
         var diag = SMCDiagnostics()
-        for _ in 0..<(sweepsPerCoordinate * p) {
+        let sweeps = sweepsPerCoordinate * p
+        for sweep in 0..<sweeps {
             let before = diag.accepted
             try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &screen, h: &h, sweeps: 1, rng: &rng,
                                 diag: &diag, frozen: FrozenMove(spread: sd, slope: 0, steps: [h]))
-            h = RandomWalk.adapted(h, acceptance: Double(diag.accepted - before) / Double(units.count))
+            if sweep < sweeps / 2 { h = RandomWalk.adapted(h, acceptance: Double(diag.accepted - before) / Double(units.count)) }
         }
         return units.indices.map { Array(x[($0 * p)..<(($0 + 1) * p)]) }
     }
