@@ -32,14 +32,15 @@ extension StagedSMC {
         var roots = try units.map { try unit.roots($0) }
         var ell = roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) }
         var screen: [Double] = []
-        var h = RandomWalk.initialStep(dimension: p)
+        var step = RandomWalk.initialStep(dimension: p)
         var diag = SMCDiagnostics()
         let sweeps = sweepsPerCoordinate * p
         for sweep in 0..<sweeps {
-            let before = diag.accepted
+            // `move` proposes at `step` and leaves its adapted step in `h`, kept only in the first half.
+            var h = step
             try RandomWalk.move(unit, s: s, x: &x, roots: &roots, ell: &ell, screen: &screen, h: &h, sweeps: 1, rng: &rng,
-                                diag: &diag, frozen: FrozenMove(spread: sd, slope: 0, steps: [h]))
-            if sweep < sweeps / 2 { h = RandomWalk.adapted(h, acceptance: Double(diag.accepted - before) / Double(units.count)) }
+                                diag: &diag, frozen: FrozenMove(spread: sd, slope: 0, steps: [step]))
+            if sweep < sweeps / 2 { step = h }
         }
         return units.indices.map { Array(x[($0 * p)..<(($0 + 1) * p)]) }
     }
