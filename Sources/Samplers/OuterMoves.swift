@@ -130,9 +130,10 @@ extension StagedSMC {
         let k = Double(lw.count)
         guard lw.count >= 2 else { return 0 }
         let w = LogSpace.normalizedWeights(logWeights: lw)
-        var mass = [Int: Double]()
-        for (i, e) in eve.enumerated() { mass[e, default: 0] += w[i] }
-        let concentration = mass.values.reduce(0) { $0 + $1 * $1 }
+        // Summed in ancestor order (a dictionary's order, and so the last bits, would change from run to run).
+        var mass = [Double](repeating: 0, count: (eve.max() ?? -1) + 1)
+        for (i, e) in eve.enumerated() { mass[e] += w[i] }
+        let concentration = mass.reduce(0) { $0 + $1 * $1 }
         let v = 1 - Foundation.pow(k / (k - 1), Double(n + 1)) * (1 - concentration)
         return Foundation.log1p(Swift.max(0, v))
     }
