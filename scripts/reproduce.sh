@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-renders every committed report: the notebooks listed in notebooks-txt/DEFAULT, in order, then
 # notebooks-txt/brackets.txt, intervals.txt, bracket-coverage.txt, island-noise.txt, outer-moves.txt, independence-moves.txt, exact-cases.txt, exact-target.txt, precision.txt, tempering.txt and tempering-deep.txt (the DEFAULT list about two hours on 2 cores in a release build,
-# then brackets.txt about 0.3 hours, intervals.txt 2.0, bracket-coverage.txt 0.7, island-noise.txt 0.1, outer-moves.txt 0.55, independence-moves.txt about 1.3 (its option now sizes the islands of units of 100 coordinates), exact-cases.txt 1.2, exact-target.txt 0.3, precision.txt 0.8, tempering.txt 2.3 and tempering-deep.txt 3.7; each report's header
+# then brackets.txt about 0.2 hours, intervals.txt 2.0, bracket-coverage.txt 0.7, island-noise.txt 0.1, outer-moves.txt 0.6, independence-moves.txt about 1.3 (its option now sizes the islands of units of 100 coordinates), exact-cases.txt 1.2, exact-target.txt 0.3, precision.txt 0.8, tempering.txt 2.3 and tempering-deep.txt 3.7; each report's header
 # records its blocks' wall times). notebooks-txt/cnn.txt (about 2.3 hours more) only with --with-cnn;
 # notebooks-txt/study.txt and study-teacher.txt, the measure study (about 6.5 hours on 2 cores: 5.7 for study.txt, 0.7 for study-teacher.txt; resumable), only with --with-study.
 #
