@@ -560,15 +560,21 @@ final class LayeredToyTests: XCTestCase {
         }
     }
 
+    /// Three stages of 4 × 25 coordinates (γ = 4) at a θ_1 with 60 of stage 1's 100 coordinates active (κ̄_1 = 0.6).
+    private func handoverToy() throws -> (LayeredToy, LayeredToy.State) {
+        let m = try LayeredToy(units: [4, 4, 4], unitSize: [25, 25, 25], coupling: 4)
+        var state = m.emptyState()
+        for u in 0..<4 { m.setUnit(&state, stage: 0, unit: u, parameters: (0..<25).map { u * 25 + $0 < 60 ? 0.8 : 0.2 }) }
+        return (m, state)
+    }
+
     /// The handover's moves keep the law they are given where it is the unit's target: 4 000 units of 25
     /// coordinates drawn exactly from a stage-2 unit's target (each coordinate independently with density ∝ 1 + a w
     /// on [0, 1], a = s √h(κ̄_1), by inverting its CDF) keep, after the default sweeps, their exact mean active count
     /// and mean coordinate within four standard errors; units drawn from the wrong law (uniform) are pulled towards
     /// it, their mean active count's gap to the target's cut to under a fifth.
     func testHandoverMovesKeepTheUnitsTarget() throws {
-        let m = try LayeredToy(units: [4, 4, 4], unitSize: [25, 25, 25], coupling: 4)
-        var state = m.emptyState()
-        for u in 0..<4 { m.setUnit(&state, stage: 0, unit: u, parameters: (0..<25).map { u * 25 + $0 < 60 ? 0.8 : 0.2 }) }
+        let (m, state) = try handoverToy()
         let s = 1.6, a = s * m.h(0.6).squareRoot()
         let unit = try m.stage(state, 1, box: m.box).unit
         let active = 25 * m.activeProbability(scale: a), meanW = (0.5 + a / 3) / (1 + a / 2)
@@ -600,9 +606,7 @@ final class LayeredToyTests: XCTestCase {
     /// power favours populations that overweight large g_u); after the default handover sweeps the lean is
     /// within three standard errors and under a third of the draws'.
     func testHandedOverUnitsFollowTheirConditionalLaw() throws {
-        let m = try LayeredToy(units: [4, 4, 4], unitSize: [25, 25, 25], coupling: 4)
-        var state = m.emptyState()
-        for u in 0..<4 { m.setUnit(&state, stage: 0, unit: u, parameters: (0..<25).map { u * 25 + $0 < 60 ? 0.8 : 0.2 }) }
+        let (m, state) = try handoverToy()
         let s = 1.6
         let exact = 100 * m.activeProbability(scale: s * m.h(0.6).squareRoot())
         func lean(sweeps: Int) throws -> (bias: Double, se: Double) {
