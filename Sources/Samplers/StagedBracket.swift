@@ -14,20 +14,33 @@ public protocol CertifiedStagedModel: UniformStagedModel {
     func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings
     /// A bound on `Tr F(θ)` at every θ in the box (the range of the trace draws behind c's interval).
     func traceCeiling(box: ClosedRange<Double>) -> Double
+    /// Whether, on the box and at every scale, each stage's `G_m` and each later stage's `E_{θ_m} log G_m` are
+    /// nondecreasing in every coordinate of the stages before it, so that the tilted laws `π_{<m} ∝ Π_{j<m} G_j`
+    /// give the latter a mean at least its uniform one (Harris's inequality; docs/METHOD.md §19). False unless
+    /// the model proves it.
+    func laterStagesAssociated(box: ClosedRange<Double>) -> Bool
+}
+
+extension CertifiedStagedModel {
+    public func laterStagesAssociated(box: ClosedRange<Double>) -> Bool { false }
 }
 
 /// What a bracket's upper end and its Jensen samples' ranges rest on, at one scale: `stage[m]` with
 /// `log Z ≤ Σ_m stage[m]` (each at least the largest `log Z_m(θ_{<m})`, or the largest `log G_m`);
 /// `unitRange` ≥ `log g_u` of a first-stage unit at every x in the box; `stageRange[m]` ≥ `log G_m` at every
-/// θ (m ≥ 1; entry 0 unused).
+/// θ (m ≥ 1; entry 0 unused); `floor[m]` ≤ the smallest `log Z_m(θ_{<m}) = log E_{θ_m} G_m` over the earlier
+/// stages (m ≥ 1; entry 0 unused: stage 1 is bounded from draws, as a network's), zeros where nothing is proved
+/// beyond `G_m ≥ 1`.
 public struct StageCeilings: Sendable, Equatable {
     public var stage: [Double]
     public var unitRange: Double
     public var stageRange: [Double]
-    public init(stage: [Double], unitRange: Double, stageRange: [Double]) {
+    public var floor: [Double]
+    public init(stage: [Double], unitRange: Double, stageRange: [Double], floor: [Double]? = nil) {
         self.stage = stage
         self.unitRange = unitRange
         self.stageRange = stageRange
+        self.floor = floor ?? stage.map { _ in 0 }
     }
 }
 
@@ -219,7 +232,8 @@ extension StagedSMC where Model: CertifiedStagedModel {
             }
             return CertifiedBracket.Point(eps: eps[ei], zeta: zeta, dimension: d, stageUpper: upper, stageLower: lower,
                                           markov: markov.logZ[s].map { Swift.max(0, $0 + markovLevel) },
-                                          stageOneMarkov: Swift.max(0, markov.logZ1[s]! + markovLevel))
+                                          stageOneMarkov: Swift.max(0, markov.logZ1[s]! + markovLevel),
+                                          stageFloor: ceil.floor, associated: model.laterStagesAssociated(box: box))
         }
         return CertifiedBracket(delta: delta, draws: draws, points: points, scale: c)
     }

@@ -156,14 +156,23 @@ public struct LayeredToy: ExactStagedToy {
     }
 
     /// `log Z ≤ log Z_1 + Σ_{m≥2} max_κ log Z_m(κ)`, each in closed form (`Z_1` exactly); the Jensen samples'
-    /// ranges are the determinants at the box's top, `p_1 log(1 + s·hi)` and `d_m log(1 + s √h̄ hi)`.
+    /// ranges are the determinants at the box's top, `p_1 log(1 + s·hi)` and `d_m log(1 + s √h̄ hi)`; the later
+    /// stages' floors `min_κ log Z_m(κ) = d_m log(1 + s m̄ √min(h(0), h(1)))` (h is monotone in κ).
     public func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings {
-        let topH = Swift.max(h(0), h(1)).squareRoot()
+        let topH = Swift.max(h(0), h(1)).squareRoot(), bottomH = Swift.min(h(0), h(1)).squareRoot()
         let later = stageUnits.indices.dropFirst()
-        return StageCeilings(stage: [Double(d1) * Foundation.log1p(s * mean)] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * topH) },
+        let first = Double(d1) * Foundation.log1p(s * mean)
+        return StageCeilings(stage: [first] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * topH) },
                              unitRange: Double(stageUnits[0].dimension) * Foundation.log1p(s * hi),
-                             stageRange: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * topH * hi) })
+                             stageRange: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * topH * hi) },
+                             floor: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * bottomH) })
     }
+
+    /// With γ ≥ 0 on a box with lo ≥ 0, every factor `1 + s r_j w` is positive and nondecreasing in w and in
+    /// `r_j = √h(κ̄_{j−1})`, and κ̄ is nondecreasing in every coordinate, so each `G_j` and each stage's
+    /// `E_{θ_m} log G_m` are nondecreasing in every earlier coordinate; with γ < 0 the later stages fall as the
+    /// earlier ones rise, and the bracket keeps stage 1's term.
+    public func laterStagesAssociated(box: ClosedRange<Double>) -> Bool { coupling >= 0 && box.lowerBound >= 0 }
 
     /// `Tr F(θ) ≤ Σ_m d_m w̄² h̄_m` with `w̄ = max(|lo|, |hi|)`, `h̄_1 = 1` and `h̄_m = max(h(0), h(1))` for m ≥ 2
     /// (h is monotone in the share of active coordinates).

@@ -9,7 +9,10 @@ import Foundation
 ///   `log Z ≥ Σ_m E_θ log G_m` (and `log Z_1 = n_1 log Z_u ≥ n_1 E log g_u` over the exchangeable first-layer
 ///   units), and each mean is bounded below by the empirical Bernstein inequality with the majorant as
 ///   the range, at `δ/(L·E)` for L stages and E grid points, so every printed lower end holds at once.
-///   The lower 2sED's later stages are only known to be ≥ 0, so its lower end keeps stage 1's term.
+///   The lower 2sED's later stages are known to be at least the model's floors (`stageFloor`, 0 where nothing
+///   more is proved), and, where the model's later stages are associated with the earlier ones (`associated`),
+///   at least their Jensen means under the uniform law (Harris's inequality); its lower end is stage 1's term
+///   plus these, which bound the 2sED's later terms too.
 ///
 /// Both ends are for the model as computed: the data inputs, the noise draws and the normalisation c
 /// that the run used.
@@ -31,18 +34,25 @@ public struct CertifiedBracket: Sendable, Equatable {
         /// (nil: not computed).
         public var markov: Double?
         public var stageOneMarkov: Double?
+        /// Per stage, a deterministic lower value of `log E_{θ_m} G_m` at every θ_{<m} (entry 0 unused).
+        public var stageFloor: [Double]
 
         /// The ends from the stage terms: `hi` from the majorants; `lo` the largest of Jensen's (all stages),
         /// Markov's on Z, and Markov's on Z_1 (later stages ≥ 0); the lower 2sED's `lo` the larger stage-1
-        /// term alone.
+        /// term plus each later stage's floor (`stageFloor`, zeros by default). With `associated` (every `G_j` and
+        /// every `E_{θ_m} log G_m` nondecreasing in each coordinate of the earlier stages, so that
+        /// `E_{π_{<m}} ≥ E_U` for the latter, Harris's inequality) a later stage's Jensen term may stand for its
+        /// floor. That staged sum is a lower end of both.
         public init(eps: Double, zeta: Double, dimension d: Int, stageUpper: [Double], stageLower: [Double],
-                    markov: Double? = nil, stageOneMarkov: Double? = nil) {
+                    markov: Double? = nil, stageOneMarkov: Double? = nil, stageFloor: [Double]? = nil, associated: Bool = false) {
             self.eps = eps
             self.zeta = zeta
             self.stageUpper = stageUpper
             self.stageLower = stageLower
             self.markov = markov
             self.stageOneMarkov = stageOneMarkov
+            let floor = stageFloor ?? stageUpper.map { _ in 0 }
+            self.stageFloor = floor
             let l = Swift.abs(Foundation.log(eps)), base = zeta * Double(d)
             // Each end is widened by its rounding; where a ceiling is attained (a stage that does not vary) the
             // exact value and the end differ only in rounding, either way.
@@ -51,9 +61,12 @@ public struct CertifiedBracket: Sendable, Equatable {
             }
             let hi = base + stageUpper.reduce(0, +) / l + rounding(stageUpper)
             let first = Swift.max(stageLower.first ?? 0, stageOneMarkov ?? 0)
-            let jensen = Swift.max(stageLower.reduce(0, +), first, markov ?? 0)
+            let staged = stageLower.indices.dropFirst().reduce(first) { sum, m in
+                sum + Swift.max(m < floor.count ? floor[m] : 0, associated ? stageLower[m] : 0)
+            }
+            let jensen = Swift.max(stageLower.reduce(0, +), staged, markov ?? 0)
             dZeta = Swift.min(base + jensen / l - rounding([jensen]), hi)...hi
-            dZetaLower = Swift.min(base + first / l - rounding([first]), hi)...hi
+            dZetaLower = Swift.min(base + staged / l - rounding([staged]), hi)...hi
         }
 
         /// Whether `value` lies in the 2sED's bracket.

@@ -243,6 +243,36 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertGreaterThan(unwidened, 20, "the test meets the rounding it guards against")
     }
 
+    /// The staged lower end (docs/METHOD.md §19): stage 1's larger term plus, per later stage, the larger of its
+    /// floor and (only where the model's stages are associated) its Jensen term; it is the lower 2sED's lower end
+    /// and bounds the 2sED's below beside Jensen's sum and Markov's. Values by hand, in units of |log ε|.
+    func testStagedLowerEndTakesFloorsAndAssociatedJensenTerms() throws {
+        let l = Foundation.log(10.0)
+        let upper = [4 * l, 4 * l, 4 * l], lower = [1 * l, 0.5 * l, 0.25 * l]
+        func point(floor: [Double]?, associated: Bool, markov: Double? = nil, stageOne: Double? = nil) -> CertifiedBracket.Point {
+            CertifiedBracket.Point(eps: 0.1, zeta: 0.5, dimension: 4, stageUpper: upper, stageLower: lower, markov: markov,
+                                   stageOneMarkov: stageOne, stageFloor: floor, associated: associated)
+        }
+        // base ζd = 2; hi = 2 + 12.
+        let plain = point(floor: nil, associated: false)
+        XCTAssertEqual(plain.dZetaLower.lowerBound, 3, accuracy: 1e-12, "stage 1's term alone")
+        XCTAssertEqual(plain.dZeta.lowerBound, 3.75, accuracy: 1e-12, "Jensen's sum")
+        XCTAssertEqual(plain.stageFloor, [0, 0, 0])
+        let floored = point(floor: [9 * l, 0.75 * l, 0.1 * l], associated: false)
+        XCTAssertEqual(floored.dZetaLower.lowerBound, 2 + 1 + 0.75 + 0.1, accuracy: 1e-12, "floors; entry 0 unused")
+        XCTAssertEqual(floored.dZeta.lowerBound, 3.85, accuracy: 1e-12, "the staged sum is above Jensen's")
+        let associated = point(floor: [0, 0.75 * l, 0.1 * l], associated: true)
+        XCTAssertEqual(associated.dZetaLower.lowerBound, 2 + 1 + 0.75 + 0.25, accuracy: 1e-12, "per stage, the larger of the two")
+        let markovFirst = point(floor: [0, 0.75 * l, 0.1 * l], associated: true, markov: 1.5 * l, stageOne: 1.25 * l)
+        XCTAssertEqual(markovFirst.dZetaLower.lowerBound, 2 + 1.25 + 0.75 + 0.25, accuracy: 1e-12, "stage 1 from Markov's end")
+        XCTAssertEqual(markovFirst.dZeta.lowerBound, 4.25, accuracy: 1e-12)
+        let markovWins = point(floor: nil, associated: false, markov: 3 * l)
+        XCTAssertEqual(markovWins.dZeta.lowerBound, 5, accuracy: 1e-12, "Markov's on Z stays an end of the 2sED only")
+        XCTAssertEqual(markovWins.dZetaLower.lowerBound, 3, accuracy: 1e-12)
+        let capped = point(floor: [0, 20 * l, 0], associated: false)
+        XCTAssertEqual(capped.dZetaLower.lowerBound, capped.dZetaLower.upperBound, "never above hi")
+    }
+
     /// Attaching a bracket: a lower 2sED above the 2sED's upper end is printed at it (its interval too), and
     /// both that and a 2sED outside its bracket are recorded; points inside leave no record.
     func testAttachLowersTheLower2sEDAndRecordsWhatLiesOutside() throws {
