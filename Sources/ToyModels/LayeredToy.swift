@@ -161,8 +161,7 @@ public struct LayeredToy: ExactStagedToy {
     public func ceilings(box: ClosedRange<Double>, scale s: Double) throws -> StageCeilings {
         let topH = Swift.max(h(0), h(1)).squareRoot(), bottomH = Swift.min(h(0), h(1)).squareRoot()
         let later = stageUnits.indices.dropFirst()
-        let first = Double(d1) * Foundation.log1p(s * mean)
-        return StageCeilings(stage: [first] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * topH) },
+        return StageCeilings(stage: [Double(d1) * Foundation.log1p(s * mean)] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * topH) },
                              unitRange: Double(stageUnits[0].dimension) * Foundation.log1p(s * hi),
                              stageRange: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * topH * hi) },
                              floor: [0] + later.map { Double(dimension(ofStage: $0)) * Foundation.log1p(s * mean * bottomH) })
