@@ -11,7 +11,9 @@ import TwoScaleCore
 /// did not do it independence sweeps, then doublings again; outer weights whose spread is in good part the
 /// islands' own noise (`islandLeverShare` at every stage that fails) get twice the J. It stops early where
 /// neither applies: the weights then vary over the earlier layers, and the bracket's upper end is a worst
-/// case over the box, which no budget narrows.
+/// case over the box, which no budget narrows. A round whose intervals meet the target is not done while an
+/// estimate lies outside its own reported interval (`strayEstimate`): the same levers are pulled for that point,
+/// and where none applies the target stops and says so.
 public struct PrecisionTarget: Sendable, Encodable {
     public enum Outcome: String, Sendable, Encodable {
         /// Every reported interval is at most the target wide.
@@ -20,6 +22,9 @@ public struct PrecisionTarget: Sendable, Encodable {
         case bracketLimited = "bracket_limited"
         /// The next round would exceed the largest K allowed.
         case budgetSpent = "budget_spent"
+        /// Every reported interval meets the target, but an estimate lies outside its certified bracket and no
+        /// lever applies to its point.
+        case estimateOutside = "estimate_outside"
     }
 
     /// What one round runs with.
@@ -87,8 +92,11 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The most trace draws a round takes, and whether the budget ran out on them.
     public var maximumTraceDraws: Int?
     public var traceDrawsSpent = false
+    /// The ε whose estimate lay outside its reported interval in the last round, where that kept the target from
+    /// being reached (`strayEstimate`); nil otherwise.
+    public var estimateOutsideEps: Double?
 
-    enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds }
+    enum CodingKeys: String, CodingKey { case target, maxPaths = "max_paths", outcome, rounds, estimateOutsideEps = "estimate_outside_eps" }
 
     public init(target: Double, maxPaths: Int, outcome: Outcome, rounds: [Round], defaultStageOneSweeps: Int, maximumStageOneSweeps: Int,
                 maximumTraceDraws: Int? = nil, traceDrawsSpent: Bool = false) {
@@ -121,6 +129,19 @@ public struct PrecisionTarget: Sendable, Encodable {
             }
         }
         return best
+    }
+
+    /// The first point whose estimate lies outside its own reported interval (the certified bracket, or a sampled
+    /// interval cut to it), 2sED first: its ε and whether it is the lower 2sED's; nil where every estimate lies
+    /// inside. The bracket holds with probability ≥ 1 − δ, so such an estimate is biased beyond its interval,
+    /// however narrow that interval is.
+    public static func strayEstimate(_ points: [EpsilonEstimate]) -> (eps: Double, lower: Bool)? {
+        for p in points {
+            for (interval, value, lower) in [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)] {
+                if let i = interval, !i.range.contains(value) { return (p.eps, lower) }
+            }
+        }
+        return nil
     }
 
     /// Stage 1's next sweeps and independence sweeps where it did not decorrelate: twice the sweeps first; where
@@ -252,24 +273,28 @@ public struct PrecisionTarget: Sendable, Encodable {
             }
             rounds.append(Round(paths: b.paths, inner: b.inner, stage1Sweeps: b.stageOneSweeps, independenceMoves: b.independenceMoves,
                                 traceDraws: b.traceDraws, width: w.width, eps: w.eps, source: w.source.rawValue, seconds: (clock.now - t0) / .seconds(1)))
-            let levers = w.width > target && w.source == .bracket
-                ? points.first(where: { $0.eps == w.eps }).map { Levers($0, paths: b.paths, lower: w.lower) }
-                    ?? Levers(stageOne: false, islands: false)
-                : Levers(stageOne: false, islands: false)
+            // Narrow enough, but an estimate outside its interval: that point's levers decide.
+            let stray = w.width <= target ? strayEstimate(points) : nil
+            let decisive: (eps: Double, lower: Bool)? = stray ?? (w.width > target && w.source == .bracket ? (w.eps, w.lower) : nil)
+            let levers = decisive.flatMap { d in points.first(where: { $0.eps == d.eps }).map { Levers($0, paths: b.paths, lower: d.lower) } }
+                ?? Levers(stageOne: false, islands: false)
             // A sampled interval that is mostly ĉ's: more trace draws, not more particles.
             let wantsDraws = w.width > target && w.source == .sampled && w.normalizationShare >= traceDrawsShare
             let raised = raisedStageOne(sweeps: b.stageOneSweeps, independence: b.independenceMoves, start: start.stageOneSweeps,
                                         cap: maximumStageOneSweeps)
             let spent = (levers.stageOne && raised == nil) || (levers.islands && 2 * b.inner > innerCap)
-            let outcome: Outcome? = w.width <= target ? .reached
+            let outcome: Outcome? = stray != nil ? (levers.any ? (spent ? .budgetSpent : nil) : .estimateOutside)
+                : w.width <= target ? .reached
                 : levers.any ? (spent ? .budgetSpent : nil)
                 : w.source == .bracket ? .bracketLimited
                 : wantsDraws ? (4 * b.traceDraws > drawsCap ? .budgetSpent : nil)
                 : 2 * b.paths > cap ? .budgetSpent : nil
             if let outcome {
-                return (result, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds,
-                                                defaultStageOneSweeps: defaultStageOneSweeps, maximumStageOneSweeps: maximumStageOneSweeps,
-                                                maximumTraceDraws: drawsCap, traceDrawsSpent: outcome == .budgetSpent && wantsDraws))
+                var t = PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds,
+                                        defaultStageOneSweeps: defaultStageOneSweeps, maximumStageOneSweeps: maximumStageOneSweeps,
+                                        maximumTraceDraws: drawsCap, traceDrawsSpent: outcome == .budgetSpent && wantsDraws)
+                t.estimateOutsideEps = stray?.eps
+                return (result, t)
             }
             if wantsDraws {
                 b.traceDraws *= 4
@@ -298,6 +323,10 @@ public struct PrecisionTarget: Sendable, Encodable {
         switch outcome {
         case .reached:
             return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
+        case .estimateOutside:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: every reported interval is that narrow, but the estimate at ε = \(estimateOutsideEps.map { String(format: "%g", $0) } ?? "?") lies outside its certified bracket (the sampler is biased there beyond its interval), and no round's lever applies to it (\(widths))"
+        case .budgetSpent where estimateOutsideEps != nil:
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the estimate at ε = \(estimateOutsideEps.map { String(format: "%g", $0) } ?? "?") lies outside its certified bracket, and the next round would pass \(maximumSweeps.map { "\($0) sweeps" } ?? "\(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J") (\(widths))"
         case .bracketLimited:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
         case .budgetSpent where sweepsSpent:

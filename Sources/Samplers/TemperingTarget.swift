@@ -7,7 +7,8 @@ import TwoScaleCore
 /// more sweeps do (docs/METHOD.md §21). Each pass's half-width is the replicates' spread, which shrinks with the
 /// particles P, and ĉ's error, which both passes share and only more draws of Tr F narrow. Each round starts
 /// afresh (same seed) and changes the one that dominates at the widest interval's ε. Where the widest is the lower
-/// 2sED's bracket, none of them narrows it, and the rounds stop there.
+/// 2sED's bracket, none of them narrows it, and the rounds stop there. An estimate outside its own reported interval
+/// (`strayEstimate`) keeps a round that meets the target from ending the run, and doubles the sweeps.
 extension PrecisionTarget {
     /// The largest sweeps the rounds reach, as a multiple of the starting sweeps (and at most `jointMaximumSweeps`).
     public static var maximumSweepsFactor: Int { 8 }
@@ -55,18 +56,22 @@ extension PrecisionTarget {
             // stayed noisy at their largest J): no round's P, sweeps or trace draws change either.
             let lowerBracket = w.lower && w.source == .bracket
             let widest = points.first(where: { $0.eps == w.eps })
-            let wantsSweeps = w.width > target && !lowerBracket && widest.map(temperingWantsSweeps) == true
+            // Narrow enough, but an estimate outside its certified bracket: the moves' lag biases both passes.
+            let stray = w.width <= target ? strayEstimate(points) : nil
+            let wantsSweeps = stray != nil || (w.width > target && !lowerBracket && widest.map(temperingWantsSweeps) == true)
             let wantsDraws = w.width > target && !lowerBracket && !wantsSweeps && widest.map(temperingWantsTraceDraws) == true
-            let outcome: Outcome? = w.width <= target ? .reached
+            let outcome: Outcome? = stray != nil ? (2 * s > sweepsCap ? .budgetSpent : nil)
+                : w.width <= target ? .reached
                 : lowerBracket ? .bracketLimited
                 : wantsSweeps ? (2 * s > sweepsCap ? .budgetSpent : nil)
                 : wantsDraws ? (4 * t > drawsCap ? .budgetSpent : nil)
                 : 2 * p > cap ? .budgetSpent : nil
             if let outcome {
                 let spent = outcome == .budgetSpent
-                return (result, PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds, maximumSweeps: sweepsCap,
-                                                maximumTraceDraws: drawsCap, sweepsSpent: spent && wantsSweeps,
-                                                traceDrawsSpent: spent && wantsDraws))
+                var out = PrecisionTarget(target: target, maxPaths: cap, outcome: outcome, rounds: rounds, maximumSweeps: sweepsCap,
+                                          maximumTraceDraws: drawsCap, sweepsSpent: spent && wantsSweeps, traceDrawsSpent: spent && wantsDraws)
+                out.estimateOutsideEps = stray?.eps
+                return (result, out)
             }
             if wantsSweeps { s *= 2 } else if wantsDraws { t *= 4 } else { p *= 2 }
         }
