@@ -4,7 +4,7 @@ import TwoScaleFormats
 
 /// A known defect, pinned end to end on an exact case (the precision issue's item 3: a point estimate below the
 /// certified bracket while the exact value lies inside it must fail a test). Two stages of 10 units of 200
-/// coordinates at the default coupling, smc at its default budget, ε = 10⁻³: the bracket (0.6% wide) holds the
+/// coordinates at the default coupling, smc at its default budget, ε = 10⁻³: the bracket (0.65% wide) holds the
 /// exact 2sED and is the interval the run reports, but the point estimate is about 0.5% low, at or below the
 /// bracket's lower end, nearly all of it stage 2's term (about 140 nats low). The cause is the islands: 4
 /// random-walk sweeps per step barely move units of 200 coordinates, so their noise variance (about 300 nats²)
