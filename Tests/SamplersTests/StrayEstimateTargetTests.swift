@@ -37,8 +37,7 @@ final class StrayEstimateTargetTests: XCTestCase {
     func testWhichEstimatesStray() {
         XCTAssertNil(PrecisionTarget.strayEstimate([Self.point(estimate: 100)]))
         XCTAssertNil(PrecisionTarget.strayEstimate([Self.point(estimate: 99.5)]), "on the bracket's end is inside")
-        XCTAssertEqual(PrecisionTarget.strayEstimate([Self.point(estimate: 100)])?.eps, nil)
-        let below = try? XCTUnwrap(PrecisionTarget.strayEstimate([Self.point(estimate: 100), Self.point(estimate: 99.4)]))
+        let below = PrecisionTarget.strayEstimate([Self.point(estimate: 100), Self.point(estimate: 99.4)])
         XCTAssertEqual(below?.eps, 0.1)
         XCTAssertEqual(below?.lower, false)
         let lower = PrecisionTarget.strayEstimate([Self.point(estimate: 100, lower: 100.6)])
