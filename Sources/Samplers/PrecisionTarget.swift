@@ -121,7 +121,7 @@ public struct PrecisionTarget: Sendable, Encodable {
         -> (width: Double, eps: Double, source: ReportedInterval.Source, normalizationShare: Double, lower: Bool)? {
         var best: (Double, Double, ReportedInterval.Source, Double, Bool)?
         for p in points {
-            for (interval, value, lower) in [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)] {
+            for (interval, value, lower) in reported(p) {
                 guard let i = interval, value > 0 else { continue }
                 let w = (i.range.upperBound - i.range.lowerBound) / value
                 let share = i.source == .sampled ? p.normalizationShare(lower: lower) : 0
@@ -131,13 +131,18 @@ public struct PrecisionTarget: Sendable, Encodable {
         return best
     }
 
+    /// A point's reported intervals with the estimates they belong to: the 2sED's, then the lower 2sED's (`lower`).
+    static func reported(_ p: EpsilonEstimate) -> [(interval: ReportedInterval?, value: Double, lower: Bool)] {
+        [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)]
+    }
+
     /// The first point whose estimate lies outside its own reported interval (the certified bracket, or a sampled
     /// interval cut to it), 2sED first: its ε and whether it is the lower 2sED's; nil where every estimate lies
     /// inside. The bracket holds with probability ≥ 1 − δ, so such an estimate is biased beyond its interval,
     /// however narrow that interval is.
     public static func strayEstimate(_ points: [EpsilonEstimate]) -> (eps: Double, lower: Bool)? {
         for p in points {
-            for (interval, value, lower) in [(p.interval, p.dZeta, false), (p.intervalLower, p.dZetaLower ?? p.dZeta, true)] {
+            for (interval, value, lower) in reported(p) {
                 if let i = interval, !i.range.contains(value) { return (p.eps, lower) }
             }
         }
@@ -283,9 +288,9 @@ public struct PrecisionTarget: Sendable, Encodable {
             let raised = raisedStageOne(sweeps: b.stageOneSweeps, independence: b.independenceMoves, start: start.stageOneSweeps,
                                         cap: maximumStageOneSweeps)
             let spent = (levers.stageOne && raised == nil) || (levers.islands && 2 * b.inner > innerCap)
-            let outcome: Outcome? = stray != nil ? (levers.any ? (spent ? .budgetSpent : nil) : .estimateOutside)
-                : w.width <= target ? .reached
+            let outcome: Outcome? = w.width <= target && stray == nil ? .reached
                 : levers.any ? (spent ? .budgetSpent : nil)
+                : stray != nil ? .estimateOutside
                 : w.source == .bracket ? .bracketLimited
                 : wantsDraws ? (4 * b.traceDraws > drawsCap ? .budgetSpent : nil)
                 : 2 * b.paths > cap ? .budgetSpent : nil
@@ -313,6 +318,7 @@ public struct PrecisionTarget: Sendable, Encodable {
     /// The report's line: what happened, and why.
     public var summary: String {
         let last = rounds.last
+        let strayAt = estimateOutsideEps.map { String(format: "%g", $0) } ?? "?"
         let widths = rounds.map { r -> String in
             let budget = r.sweeps.map { "P = \(r.paths), \($0) sweeps, \(r.traceDraws) trace draws" }
                 ?? "K = \(r.paths), J = \(r.inner)\((r.stage1Sweeps ?? defaultStageOneSweeps) == defaultStageOneSweeps ? "" : ", \(r.stage1Sweeps ?? 0) stage-1 sweeps")"
@@ -324,9 +330,9 @@ public struct PrecisionTarget: Sendable, Encodable {
         case .reached:
             return "target width \(String(format: "%.3g", 100 * target))% reached (\(widths))"
         case .estimateOutside:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached: every reported interval is that narrow, but the estimate at ε = \(estimateOutsideEps.map { String(format: "%g", $0) } ?? "?") lies outside its certified bracket (the sampler is biased there beyond its interval), and no round's lever applies to it (\(widths))"
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: every reported interval is that narrow, but the estimate at ε = \(strayAt) lies outside its certified bracket (the sampler is biased there beyond its interval), and no round's lever applies to it (\(widths))"
         case .budgetSpent where estimateOutsideEps != nil:
-            return "target width \(String(format: "%.3g", 100 * target))% not reached: the estimate at ε = \(estimateOutsideEps.map { String(format: "%g", $0) } ?? "?") lies outside its certified bracket, and the next round would pass \(maximumSweeps.map { "\($0) sweeps" } ?? "\(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J") (\(widths))"
+            return "target width \(String(format: "%.3g", 100 * target))% not reached: the estimate at ε = \(strayAt) lies outside its certified bracket, and the next round would pass \(maximumSweeps.map { "\($0) sweeps" } ?? "\(maximumStageOneSweeps) stage-1 sweeps or \(Self.maximumInnerFactor) × the starting J") (\(widths))"
         case .bracketLimited:
             return "target width \(String(format: "%.3g", 100 * target))% not reached: the widest reported interval (\(String(format: "%.3g", 100 * (last?.width ?? 0)))% at ε = \(last.map { String(format: "%g", $0.eps) } ?? "?")) is the certified bracket, whose upper end is a worst case over the box that no budget narrows (\(widths))"
         case .budgetSpent where sweepsSpent:

@@ -60,9 +60,8 @@ extension PrecisionTarget {
             let stray = w.width <= target ? strayEstimate(points) : nil
             let wantsSweeps = stray != nil || (w.width > target && !lowerBracket && widest.map(temperingWantsSweeps) == true)
             let wantsDraws = w.width > target && !lowerBracket && !wantsSweeps && widest.map(temperingWantsTraceDraws) == true
-            let outcome: Outcome? = stray != nil ? (2 * s > sweepsCap ? .budgetSpent : nil)
-                : w.width <= target ? .reached
-                : lowerBracket ? .bracketLimited
+            let outcome: Outcome? = w.width <= target && stray == nil ? .reached
+                : lowerBracket && stray == nil ? .bracketLimited
                 : wantsSweeps ? (2 * s > sweepsCap ? .budgetSpent : nil)
                 : wantsDraws ? (4 * t > drawsCap ? .budgetSpent : nil)
                 : 2 * p > cap ? .budgetSpent : nil
