@@ -61,12 +61,16 @@ public struct SMCUnit: Sendable {
     /// only for proposals that pass; the second stage corrects with the exact ratio, so the kernel keeps
     /// `π_s` invariant whatever h is (a poor h only costs efficiency).
     public var screen: (@Sendable ([Double]) throws -> Double)?
+    /// Optional `t ↦ f(t)`, set where root j depends on coordinate j alone: `roots(x) == x.map(f)` (the
+    /// layered toy). A blocked independence sweep then re-evaluates only the block's roots, not the unit's.
+    public var coordinateRoot: (@Sendable (Double) -> Double)?
     public init(dimension: Int, box: ClosedRange<Double>, roots: @escaping @Sendable ([Double]) throws -> [Double],
-                screen: (@Sendable ([Double]) throws -> Double)? = nil) {
+                screen: (@Sendable ([Double]) throws -> Double)? = nil, coordinateRoot: (@Sendable (Double) -> Double)? = nil) {
         self.dimension = dimension
         self.box = box
         self.roots = roots
         self.screen = screen
+        self.coordinateRoot = coordinateRoot
     }
 }
 

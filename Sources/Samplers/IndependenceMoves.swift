@@ -120,18 +120,22 @@ enum IndependenceMoves {
 
     /// One independence sweep of a wide unit: each particle proposes, block after block, a fresh draw of that
     /// block's coordinates from its half's fit, the others kept, and accepts with
-    /// `min(1, e^{ℓ(y) − ℓ(x)} Π_{j ∈ block} w_j(v_j)/w_j(u_j))` (screened as in `sweep`).
+    /// `min(1, e^{ℓ(y) − ℓ(x)} Π_{j ∈ block} w_j(v_j)/w_j(u_j))` (screened as in `sweep`). On a unit with a
+    /// `coordinateRoot` and no screen, `ℓ(y) − ℓ(x)` is summed over the block's coordinates alone, and a
+    /// particle's `ℓ_s` is recomputed from its roots once, after its blocks.
     static func blockedSweep(_ unit: SMCUnit, s: Double, fits: [ProbitGaussian], blocks: [Range<Int>], slope b: Double,
                              x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                              screen hNow: inout [Double], rng: inout Xoshiro256, diag: inout SMCDiagnostics) throws {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         let screen = hNow.isEmpty ? nil : unit.screen
+        let perCoordinate = screen == nil ? unit.coordinateRoot : nil
         var y = [Double](repeating: 0, count: p)
         var acc = 0, evaluated = 0
         for i in 0..<n {
             let g = fits[1 - i % 2]
             for j in 0..<p { y[j] = x[i * p + j] }
+            var moved = false
             for block in blocks {
                 // log w(v) − log w(u) over the block, w = φ/q; the fit's log σ_j cancels.
                 var dw = 0.0
@@ -142,11 +146,30 @@ enum IndependenceMoves {
                     let zv = (v - g.mean[j]) / g.sd[j], zu = (u - g.mean[j]) / g.sd[j]
                     dw += 0.5 * (zv * zv - v * v) - 0.5 * (zu * zu - u * u)
                 }
+                if let f = perCoordinate {
+                    evaluated += 1
+                    var logA = dw
+                    for j in block {
+                        logA += LogSpace.log1pProduct(s, f(y[j])) - LogSpace.log1pProduct(s, roots[i][j])
+                    }
+                    if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                        acc += 1
+                        moved = true
+                        for j in block {
+                            x[i * p + j] = y[j]
+                            roots[i][j] = f(y[j])
+                        }
+                    } else {
+                        for j in block { y[j] = x[i * p + j] }
+                    }
+                    continue
+                }
                 let r = try RandomWalk.step(unit, s: s, particle: i, to: y, logProposalRatio: dw, screen: screen, slope: b,
                                             x: &x, roots: &roots, ell: &ellNow, screen: &hNow, rng: &rng)
                 if r.evaluated { evaluated += 1 }
                 if r.accepted { acc += 1 } else { for j in block { y[j] = x[i * p + j] } }
             }
+            if moved { ellNow[i] = LogSpace.logDetSqrt(roots: roots[i], scale: s) }
         }
         diag.proposals += n * blocks.count
         diag.accepted += acc

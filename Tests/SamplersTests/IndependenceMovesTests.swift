@@ -23,10 +23,13 @@ import TwoScaleCore
         return (-1 + (1 + 2 * s * c).squareRoot()) / s
     }
 
-    /// The product unit of p coordinates (roots x), screened by the roots' sum or not.
-    static func productUnit(dimension p: Int, screened: Bool) -> SMCUnit {
+    /// The product unit of p coordinates (roots x), screened by the roots' sum or not, its roots declared
+    /// per coordinate or not.
+    static func productUnit(dimension p: Int, screened: Bool, perCoordinate: Bool = false) -> SMCUnit {
         let sum: @Sendable ([Double]) throws -> Double = { $0.reduce(0, +) }
-        return SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil)
+        let root: @Sendable (Double) -> Double = { $0 }
+        return SMCUnit(dimension: p, box: 0...1, roots: { $0 }, screen: screened ? sum : nil,
+                       coordinateRoot: perCoordinate ? root : nil)
     }
 
     /// n particles of the product unit drawn exactly from `π_s`: positions, roots, `ℓ_s` and (screened) h.
@@ -100,13 +103,14 @@ import TwoScaleCore
     }
 
     /// Exact draws from `π_s` stay distributed as `π_s` under blocked independence sweeps (blocks of 2 and 3
-    /// of 5 coordinates, a proposal far from the target, with and without a screen): each coordinate's first
-    /// two moments stay at their exact values. Without the block's proposal ratio the particles drift towards
-    /// the proposal (each coordinate's mean by about 0.22).
-    @Test(arguments: [false, true])
-    func blockedSweepsKeepAnExactTarget(screened: Bool) throws {
+    /// of 5 coordinates, a proposal far from the target, with and without a screen, with roots evaluated per
+    /// coordinate or whole): each coordinate's first two moments stay at their exact values, and each
+    /// particle's roots and `ℓ_s` are its position's. Without the block's proposal ratio the particles drift
+    /// towards the proposal (each coordinate's mean by about 0.22).
+    @Test(arguments: [(false, false), (true, false), (false, true)])
+    func blockedSweepsKeepAnExactTarget(screened: Bool, perCoordinate: Bool) throws {
         let p = 5, n = 24_000, s = 4.0
-        let unit = Self.productUnit(dimension: p, screened: screened)
+        let unit = Self.productUnit(dimension: p, screened: screened, perCoordinate: perCoordinate)
         var rng = Xoshiro256(seed: 6, stream: [1])
         var (x, roots, ell, h) = Self.exactParticles(unit, particles: n, s: s, rng: &rng)
         let far = ProbitGaussian(mean: [1, 1, 1, 1, 1], sd: [0.5, 0.5, 0.5, 0.5, 0.5])
@@ -118,6 +122,37 @@ import TwoScaleCore
         #expect(diag.proposals == 10 * 2 * n)
         #expect(diag.accepted > n, "the proposals must be accepted often enough to test anything: \(diag.accepted)")
         Self.expectExactLaw(x, roots: roots, ell: ell, dimension: p, s: s)
+    }
+
+    /// A blocked sweep that sums `ℓ(y) − ℓ(x)` over a block's coordinates (`SMCUnit.coordinateRoot`) is the
+    /// sweep that evaluates the whole unit, to the bit: the same positions, roots, `ℓ_s` and counts from the
+    /// same start and stream (250 coordinates in 3 blocks, roots `c·x` as a layered toy's later stage).
+    @Test func perCoordinateRootsAreTheWholeEvaluation() throws {
+        let p = 250, n = 64, s = 17.0, c = 1.3
+        let whole = SMCUnit(dimension: p, box: 0...1, roots: { $0.map { c * $0 } })
+        var fast = whole
+        fast.coordinateRoot = { c * $0 }
+        var rng = Xoshiro256(seed: 9, stream: [2])
+        let x0 = (0..<(n * p)).map { _ in Self.exactDraw(s * c, rng.uniform()) }
+        let roots0 = (0..<n).map { i in x0[(i * p)..<((i + 1) * p)].map { c * $0 } }
+        let ell0 = roots0.map { LogSpace.logDetSqrt(roots: $0, scale: s) }
+        let fit = IndependenceMoves.fits(x0, particles: n, dimension: p, lo: 0, hi: 1)
+        let blocks = IndependenceMoves.blocks(dimension: p)
+        #expect(blocks.count == 3)
+        func run(_ unit: SMCUnit) throws -> (x: [Double], roots: [[Double]], ell: [Double], diag: SMCDiagnostics) {
+            var (x, roots, ell, h) = (x0, roots0, ell0, [Double]())
+            var r = Xoshiro256(seed: 11, stream: [3])
+            var diag = SMCDiagnostics()
+            for _ in 0..<4 {
+                try IndependenceMoves.blockedSweep(unit, s: s, fits: fit, blocks: blocks, slope: 0, x: &x, roots: &roots,
+                                                   ell: &ell, screen: &h, rng: &r, diag: &diag)
+            }
+            return (x, roots, ell, diag)
+        }
+        let a = try run(whole), b = try run(fast)
+        #expect(a.diag.accepted > n / 2, "the proposals must be accepted often enough to test anything: \(a.diag.accepted)")
+        #expect(a.x == b.x && a.roots == b.roots && a.ell == b.ell)
+        #expect(a.diag.proposals == b.diag.proposals && a.diag.accepted == b.diag.accepted && a.diag.evaluated == b.diag.evaluated)
     }
 
     /// A unit of 300 coordinates (`Z = (1 + s/2)^300`, s = 17) at the islands' settings (160 particles per

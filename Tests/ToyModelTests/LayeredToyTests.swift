@@ -136,6 +136,7 @@ final class LayeredToyTests: XCTestCase {
         }
         let first = try m.stage(state, 0, box: m.box)
         XCTAssertEqual(try first.unit.roots(Array(w[0..<4])), Array(w[0..<4]))
+        XCTAssertEqual(w.map(try XCTUnwrap(first.unit.coordinateRoot)), w)
         let kappa = Double(w.filter { $0 > 0.7 }.count) / 8
         let second = try m.stage(state, 1, box: m.box)
         for _ in 0..<3 {
@@ -143,6 +144,8 @@ final class LayeredToyTests: XCTestCase {
             v += x
             let roots = try second.unit.roots(x)
             for (r, xi) in zip(roots, x) { XCTAssertEqual(r * r, Foundation.exp(1.3 * kappa) * xi * xi, accuracy: 1e-12) }
+            // Root j is coordinate j's alone, as the blocked sweeps' per-coordinate path assumes.
+            XCTAssertEqual(x.map(try XCTUnwrap(second.unit.coordinateRoot)), roots)
             let sup = try XCTUnwrap(second.supremumRoots)()
             for (r, t) in zip(roots, sup) { XCTAssertLessThanOrEqual(r, t) }
         }
