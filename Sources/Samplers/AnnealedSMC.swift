@@ -72,6 +72,11 @@ public struct SMCUnit: Sendable {
         self.screen = screen
         self.coordinateRoot = coordinateRoot
     }
+
+    /// A unit whose root j is `f(x_j)`: `roots(x) = x.map(f)`, with `coordinateRoot` f.
+    public init(dimension: Int, box: ClosedRange<Double>, coordinateRoot f: @escaping @Sendable (Double) -> Double) {
+        self.init(dimension: dimension, box: box, roots: { $0.map(f) }, coordinateRoot: f)
+    }
 }
 
 /// The weighted particles of one replicate at one stop: an approximation of `π_s ∝ g_s · U(box)`.

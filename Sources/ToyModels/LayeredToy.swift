@@ -118,12 +118,11 @@ public struct LayeredToy: ExactStagedToy {
     public func stage(_ state: State, _ m: Int, box: ClosedRange<Double>) throws -> StageUnit {
         let p = stageUnits[m].dimension
         if m == 0 {
-            return StageUnit(unit: SMCUnit(dimension: p, box: box, roots: { w in w }, coordinateRoot: { t in t }))
+            return StageUnit(unit: SMCUnit(dimension: p, box: box, coordinateRoot: { t in t }))
         }
         let root = h(pooledShare(state, before: m)).squareRoot()
         let top = root * box.upperBound
-        return StageUnit(unit: SMCUnit(dimension: p, box: box, roots: { v in v.map { root * $0 } },
-                                       coordinateRoot: { t in root * t }),
+        return StageUnit(unit: SMCUnit(dimension: p, box: box, coordinateRoot: { t in root * t }),
                          supremumRoots: { [Double](repeating: top, count: p) })
     }
 
