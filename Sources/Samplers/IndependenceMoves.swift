@@ -152,7 +152,7 @@ enum IndependenceMoves {
                     for j in block {
                         logA += LogSpace.log1pProduct(s, f(y[j])) - LogSpace.log1pProduct(s, roots[i][j])
                     }
-                    if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                    if rng.metropolisAccepts(logRatio: logA) {
                         acc += 1
                         moved = true
                         for j in block {

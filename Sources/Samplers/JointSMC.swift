@@ -423,7 +423,7 @@ public struct JointSMC<Model: UniformStagedModel>: Sendable {
                             }
                         }
                         out.proposals += 1
-                        if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                        if rng.metropolisAccepts(logRatio: logA) {
                             ps[i] = q
                             ell[i] += logA
                             acc += 1

@@ -216,7 +216,7 @@ extension StagedSMC {
                 throw TwoScaleError.failure("smc: stage \(m + 1)'s majorant is not finite; use a smaller \(Setting.box)")
             }
             logA += a * (lq - p.majorant)
-            guard logA >= 0 || Foundation.log(rng.uniform()) < logA else { continue }
+            guard rng.metropolisAccepts(logRatio: logA) else { continue }
             p.state = q
             p.majorant = lq
             p.unitLog[j][u] = gy

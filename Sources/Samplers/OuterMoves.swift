@@ -92,7 +92,7 @@ extension StagedSMC {
                                            drawStream: [Self.stream, 11] + tail, bound: false)
                     let logA = lam * (iy.logZ - out.island.logZ)
                     out.proposals += 1
-                    if logA >= 0 || Foundation.log(rng.uniform()) < logA {
+                    if rng.metropolisAccepts(logRatio: logA) {
                         state = q
                         out.units[u] = y
                         out.island = iy

@@ -128,7 +128,7 @@ enum RandomWalk {
         let ry = try unit.roots(y)
         let ey = LogSpace.logDetSqrt(roots: ry, scale: s)
         let logA = screen == nil ? ey - ellNow[i] + dw : ey - ellNow[i] - dh
-        guard logA >= 0 || Foundation.log(rng.uniform()) < logA else { return (true, false) }
+        guard rng.metropolisAccepts(logRatio: logA) else { return (true, false) }
         let p = y.count
         for j in 0..<p { x[i * p + j] = y[j] }
         roots[i] = ry
