@@ -37,15 +37,16 @@ public struct MeanCeiling: Sendable, Equatable {
     /// F̄_j ≥ F_j at every θ in the box.
     public var maxima: [Double]
 
-    /// The bound on `log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m` at scale s (`s = t√c`).
-    public func logBound(scale s: Double) -> Double {
-        let alpha = s * factor.squareRoot(), c = Double(copies)
+    /// The bound on `log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m` at scale s (`s = t√c`); with `power` q ≥ 1, on
+    /// `(1/q) log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m^q` (`M_m^q` is the same product with qC copies).
+    public func logBound(scale s: Double, power q: Double = 1) -> Double {
+        let alpha = s * factor.squareRoot(), c = Double(copies) * q
         var total = c * Double(ones) * Foundation.log1p(alpha)
         for j in means.indices {
             let top = c * Foundation.log1p(alpha * maxima[j])
             total += Swift.min(top, Self.logMoment(copies: c, alpha: alpha, mean: means[j], spread: spreads[j]))
         }
-        return total
+        return total / q
     }
 
     /// The sub-Gaussian scale of an L-Lipschitz function of weights uniform on a box of side ℓ (`width`):

@@ -41,10 +41,11 @@ public struct BlockCeiling: Sendable, Equatable {
     public var traceBound: Double { Double(copies) * values.reduce(0) { $0 + Swift.max(0, $1) } }
 
     /// The bound this block contributes to the bracket's upper end at scale s: the smaller of the majorant
-    /// (`logBound`) and, where there is one, the bound on its mean over the previous layer's weights.
-    public func upperLogBound(scale s: Double) -> Double {
+    /// (`logBound`) and, where there is one, the bound on its mean over the previous layer's weights; with
+    /// `power` q, on `(1/q) log` of the q-th moment (the majorant is unchanged: `(sup M^q)^{1/q} = sup M`).
+    public func upperLogBound(scale s: Double, power q: Double = 1) -> Double {
         guard let mean else { return logBound(scale: s) }
-        return Swift.min(logBound(scale: s), mean.logBound(scale: s))
+        return Swift.min(logBound(scale: s), mean.logBound(scale: s, power: q))
     }
 
     /// The bound on one unit's `log G` at scale s (the block's over its units).

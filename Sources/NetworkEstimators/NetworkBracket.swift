@@ -73,13 +73,16 @@ extension MarkovFisher {
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
-        let firstUnit = sampled ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales,
+        // Hölder's exponent per point, fixed before any draw (it costs no share of δ).
+        let powers = upperScales.map { Self.holderPower(ceilings, scale: $0, units: n1, draws: nUpper, delta: share.upper) }
+        let firstUnit = sampled ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales, powers: powers,
                                                                 unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
                                                                 delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
-            let upper = Self.upperTerms(ceilings, scale: upperScales[ei], firstBlockMean: firstUnit.map { Double(n1) * $0[ei] })
+            let upper = Self.upperTerms(ceilings, scale: upperScales[ei], firstBlockMean: firstUnit.map { Double(n1) * $0[ei] },
+                                        power: powers[ei])
             let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
@@ -98,26 +101,58 @@ extension MarkovFisher {
 
     /// The upper end's stage terms at scale s (docs/METHOD.md §19, "The first block, sampled"): the first block
     /// at its majorant with every later block at the smaller of its majorant and its mean over the previous
-    /// layer's weights (`upperLogBound`), or, where `firstBlockMean` (a bound on `log Z_1`) is given and the sum
-    /// is smaller, the first block at that bound with the second block at its majorant. The first block's
-    /// mean and the second block's mean are both over θ_1 and may not be multiplied: `E[G_1 M_2] ≤ E G_1 · E M_2`
-    /// would need them uncorrelated, and a relu unit's many active samples raise both.
-    static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?) -> [Double] {
+    /// layer's weights (`upperLogBound`), or, where `firstBlockMean` is given and the sum is smaller, Hölder's
+    /// pair: `firstBlockMean` bounds `(1/p) log E G_1^p` and the second block takes `(1/q) log E M_2^q`,
+    /// `1/p + 1/q = 1` (at p = 1, `log Z_1` with the second block at its majorant). Both means are over θ_1, so
+    /// `E[G_1 M_2] ≤ E G_1 · E M_2` would need them uncorrelated (a relu unit's many active samples raise both);
+    /// Hölder's inequality needs nothing.
+    static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?, power p: Double = 1) -> [Double] {
         let supremum = ceilings.map { $0.upperLogBound(scale: s) }
         guard let first = firstBlockMean, !ceilings.isEmpty else { return supremum }
         var sampled = supremum
         sampled[0] = first
-        if ceilings.count > 1 { sampled[1] = ceilings[1].logBound(scale: s) }
+        if ceilings.count > 1 { sampled[1] = secondBlock(ceilings, scale: s, power: p) }
         return sampled.reduce(0, +) < supremum.reduce(0, +) ? sampled : supremum
     }
 
-    /// A bound on `log E_w g_u(w)` of one first-layer unit at each scale (the units are exchangeable: one
-    /// bound serves every unit), holding at every scale with probability ≥ 1 − `delta` each (docs/METHOD.md §19,
-    /// "The first block, sampled"): `g_u ≤ G_u`, the unit's majorant (`unitBound`, its log), so `g_u/G_u` lies
-    /// in [0, 1] and the empirical Bernstein inequality bounds its mean from `draws` uniform draws of the unit's
-    /// weights on the first block's `inputs` (streams "BRKT", 9, k; a ratio above 1 is a defect and an error
-    /// there); nil where `draws` is fewer than `minimumUpperDraws`.
-    func firstUnitMeanBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], unitBound: (Double) -> Double,
+    /// The second block's term in Hölder's pair with the first block's p-th moment: its majorant at p = 1, else
+    /// the bound on `(1/q) log E_{θ_1} M_2^q`, q = p/(p − 1) (`upperLogBound(scale:power:)`).
+    static func secondBlock(_ ceilings: [BlockCeiling], scale s: Double, power p: Double) -> Double {
+        p <= 1 ? ceilings[1].logBound(scale: s) : ceilings[1].upperLogBound(scale: s, power: p / (p - 1))
+    }
+
+    /// Hölder's exponent p for the first block's sampled moment at scale s: of p = 1, 1.05, …, 4, the one whose
+    /// predicted pair `n_1 (log G_u + (1/p) log b_0) + secondBlock(p)` is least, b_0 the sampled bound's value
+    /// were every draw 0 (where it sits when the unit's mean is far below its majorant). It reads no draw.
+    static func holderPower(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, draws n: Int, delta: Double) -> Double {
+        guard ceilings.count > 1, ceilings[1].mean != nil, n >= 2, delta > 0 else { return 1 }
+        let floor = Foundation.log(unitMeanBound(mean: 0, variance: 0, count: n, delta: delta))
+        let unit = ceilings[0].unitLogBound(scale: s)
+        let predicted = { (p: Double) in Double(n1) * (unit + floor / p) + secondBlock(ceilings, scale: s, power: p) }
+        // The least p wherever the gain is only rounding (a second block at its majorant for every q).
+        var best = (p: 1.0, value: predicted(1))
+        for k in 1...60 {
+            let p = 1 + Double(k) / 20, value = predicted(p)
+            if value < best.value - 1e-9 * Swift.max(1, Swift.abs(best.value)) { best = (p, value) }
+        }
+        return best.p
+    }
+
+    /// An upper bound on the mean of draws in [0, 1] with probability ≥ 1 − δ: the smaller of the empirical
+    /// Bernstein and the Chernoff–Hoeffding bounds, each at δ/2.
+    static func unitMeanBound(mean: Double, variance: Double, count n: Int, delta: Double) -> Double {
+        Swift.min(EmpiricalBernstein.upperMean(mean: mean, variance: variance, count: n, range: 1, delta: delta / 2),
+                  ChernoffHoeffding.upperMean(mean: mean, count: n, range: 1, delta: delta / 2))
+    }
+
+    /// A bound on `(1/p) log E_w g_u(w)^p` of one first-layer unit at each scale (the units are exchangeable: one
+    /// bound serves every unit), p the scale's entry of `powers` (1 where nil), holding at every scale with
+    /// probability ≥ 1 − `delta` each (docs/METHOD.md §19, "The first block, sampled"): `g_u ≤ G_u`, the unit's
+    /// majorant (`unitBound`, its log), so `(g_u/G_u)^p` lies in [0, 1] and `unitMeanBound` bounds its mean from
+    /// `draws` uniform draws of the unit's weights on the first block's `inputs` (streams "BRKT", 9, k; a ratio
+    /// above 1 is a defect and an error there); nil where `draws` is fewer than `minimumUpperDraws`.
+    func firstUnitMeanBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], powers: [Double]? = nil,
+                             unitBound: (Double) -> Double,
                              seed: UInt64, delta: Double, draws n: Int, sharing: any WorkSharing = LocalSharing(),
                              threads: Int) async throws -> [Double]? {
         guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
@@ -132,8 +167,16 @@ extension MarkovFisher {
             return scales.indices.map { Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[$0]) - logG[$0]) }
         }
         return try scales.indices.map { i in
-            let u = try EmpiricalBernstein.upperMean(ratios.map { $0[i] }, range: 1, delta: delta)
-            return logG[i] + Foundation.log(Swift.min(1, u))
+            let p = powers?[i] ?? 1
+            let x = ratios.map { $0[i] }
+            for r in x where !(r >= -1e-9 && r <= 1 + 1e-9) {
+                throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(Foundation.log(r)) nats above its proved majorant")
+            }
+            let moments = x.map { Foundation.pow(Swift.min(1, Swift.max(0, $0)), p) }
+            let mean = moments.reduce(0, +) / Double(n)
+            let variance = moments.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
+            let u = Self.unitMeanBound(mean: mean, variance: variance, count: n, delta: delta)
+            return logG[i] + Foundation.log(Swift.min(1, u)) / p
         }
     }
 

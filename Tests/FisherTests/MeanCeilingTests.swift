@@ -120,6 +120,12 @@ final class MeanCeilingTests: XCTestCase {
             let alpha = s * mean.factor.squareRoot()
             let exact = LogSpace.logMeanExp(values.map { 8 * Foundation.log1p(alpha * $0) })
             XCTAssertLessThanOrEqual(exact, mean.logBound(scale: s) + 1e-9, "s = \(s)")
+            // Hölder's q-th moments, `(1/q) log E M^q`: bounded at q = 2 and 5, and rising with q.
+            for q in [2.0, 5] {
+                let moment = LogSpace.logMeanExp(values.map { q * 8 * Foundation.log1p(alpha * $0) }) / q
+                XCTAssertLessThanOrEqual(moment, mean.logBound(scale: s, power: q) + 1e-9, "s = \(s), q = \(q)")
+                XCTAssertGreaterThan(mean.logBound(scale: s, power: q), mean.logBound(scale: s), "s = \(s), q = \(q)")
+            }
             if s >= 100 { XCTAssertLessThan(mean.logBound(scale: s), ceiling.logBound(scale: s) - 1, "s = \(s): the mean is not the supremum") }
         }
         // The concentration itself, on this unit's F: log E e^{λ(F − EF)} ≤ λ² L² / 2 at every λ tried.
@@ -158,6 +164,15 @@ final class MeanCeilingTests: XCTestCase {
         for (c, alpha, mu, sigma) in [(1.0, 0.5, 1.0, 0.3), (6, 3, 2, 0.5), (25, 10, 4, 1.5)] {
             let exact = Foundation.log((Foundation.pow(1 + alpha * (mu + sigma), c) + Foundation.pow(1 + alpha * (mu - sigma), c)) / 2)
             XCTAssertGreaterThanOrEqual(MeanCeiling.logMoment(copies: c, alpha: alpha, mean: mu, spread: sigma), exact)
+        }
+        // Hölder's q-th moment through `logBound(scale:power:)`, on the two-point law F = 2 ± 0.5 (C = 6, α = 3):
+        // `(1/q) log E (1 + αF)^{qC}` lies below the bound at q = 2 and 20, and at q = 20 above the bound at q = 1,
+        // so a bound that ignored q would fail.
+        let two = MeanCeiling(copies: 6, factor: 1, ones: 0, means: [2], spreads: [0.5], maxima: [2.5])
+        for q in [2.0, 20] {
+            let exact = Foundation.log((Foundation.pow(8.5, 6 * q) + Foundation.pow(6.5, 6 * q)) / 2) / q
+            XCTAssertLessThanOrEqual(exact, two.logBound(scale: 3, power: q) + 1e-9, "q = \(q)")
+            if q == 20 { XCTAssertGreaterThan(exact, two.logBound(scale: 3) + 0.2) }
         }
     }
 }

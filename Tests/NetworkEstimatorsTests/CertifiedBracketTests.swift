@@ -423,6 +423,23 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(held[0], 198, "s = 3")
         XCTAssertGreaterThanOrEqual(held[1], 198, "s = 40")
         XCTAssertEqual(below, [200, 200], "below the majorant")
+        // Hölder's moments: `(1/p) log E g^p` at p = 2 and 3, against the same quadrature.
+        let powers = [2.0, 3]
+        let exactMoments = try zip(scales, powers).map { s, p in
+            LogSpace.logMeanExp(try (0..<2000).map { a in
+                p * LogSpace.logDetSqrt(roots: try m.unitRoots([-1 + (Double(a) + 0.5) * 2 / 2000], inputs: x0), scale: s)
+            }) / p
+        }
+        var heldMoments = [0, 0]
+        for seed in 1...200 {
+            let bounds = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: scales, powers: powers,
+                                                         unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                         seed: UInt64(seed), delta: 0.01, draws: 2000, threads: 1)
+            let b = try XCTUnwrap(bounds)
+            for i in scales.indices where b[i] >= exactMoments[i] - 1e-12 { heldMoments[i] += 1 }
+        }
+        XCTAssertGreaterThanOrEqual(heldMoments[0], 198, "p = 2")
+        XCTAssertGreaterThanOrEqual(heldMoments[1], 198, "p = 3")
         let few = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
                                                   seed: 1, delta: 0.01, draws: 10, threads: 1)
         XCTAssertNil(few, "too few draws: no sampled end")
@@ -447,6 +464,77 @@ final class CertifiedBracketTests: XCTestCase {
             let close = supremum[0] - saving / 2
             XCTAssertEqual(MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: close), supremum, "s = \(s)")
             XCTAssertEqual(MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: supremum[0] + 1), supremum)
+        }
+    }
+
+    /// Hölder's pair on the 1-1-2 relu network, every part by midpoint quadrature over its one first-layer weight
+    /// w (the second block's majorant `M_2(w)` from w's hidden outputs): `(1/p) log E g^p + (1/q) log E M_2^q`
+    /// bounds `log E[g M_2]` at p = 1.25, 2 and 4; the second block's term at each p lies above its exact q-th
+    /// moment; the upper end's terms built from the exact first-block moment lie above the exact log Z; and
+    /// built from the sampled moment (`firstUnitMeanBounds` at that p, 2 000 draws, δ = 0.01) they lie above
+    /// `log E[g M_2]` in at least 198 of 200 seeds at each p and scale.
+    func testHolderPairAgainstQuadrature() async throws {
+        let (m, _) = try tinyRelu()
+        let ceilings = try m.blockCeilings(box: -1...1)
+        XCTAssertNotNil(ceilings[1].mean)
+        let x0 = m.unitInputs(m.firstBlockInputs, block: 0)
+        let layer = m.architecture.parametricLayers[1]
+        let nw = 2000
+        for s in [3.0, 40] {
+            var logG = [Double](), logM = [Double]()
+            for a in 0..<nw {
+                let w = -1 + (Double(a) + 0.5) * 2 / Double(nw)
+                logG.append(LogSpace.logDetSqrt(roots: try m.unitRoots([w], inputs: x0), scale: s))
+                var net = m.zeroNetwork()
+                m.setUnit(&net, block: 0, unit: 0, parameters: [w])
+                let xa = m.architecture.parametric(layer: layer).patches(try m.blockInputs(net, block: 1))
+                let pi = try SymmetricEigen.eigenvalues(BLAS.gram(xa, transpose: true, alpha: 1 / Double(xa.rows)))
+                let f = 1 / Double(m.architecture.classes)
+                logM.append(Double(ceilings[1].copies) * pi.reduce(0) { $0 + Foundation.log1p(s * (f * Swift.max(0, $1)).squareRoot()) })
+            }
+            XCTAssertEqual(logM.max()!, ceilings[1].logBound(scale: s), accuracy: 0.5, "s = \(s): the majorant's supremum")
+            let joint = LogSpace.logMeanExp(zip(logG, logM).map { $0 + $1 })
+            let exact = try tinyNetworkQuadrature(m, scale: s).logZ
+            XCTAssertLessThanOrEqual(exact, joint + 1e-9)
+            for p in [1.25, 2, 4] {
+                let q = p / (p - 1)
+                let first = LogSpace.logMeanExp(logG.map { p * $0 }) / p, second = LogSpace.logMeanExp(logM.map { q * $0 }) / q
+                XCTAssertGreaterThanOrEqual(first + second, joint - 1e-9, "s = \(s), p = \(p)")
+                XCTAssertGreaterThanOrEqual(MarkovFisher.secondBlock(ceilings, scale: s, power: p), second - 1e-9, "s = \(s), p = \(p)")
+                let terms = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: first, power: p)
+                XCTAssertGreaterThanOrEqual(terms.reduce(0, +), exact, "s = \(s), p = \(p)")
+                var held = 0
+                for seed in 1...200 {
+                    let bounds = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: [s], powers: [p],
+                                                                 unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                                 seed: UInt64(seed), delta: 0.01, draws: 2000, threads: 1)
+                    let sampled = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: try XCTUnwrap(bounds)[0], power: p)
+                    if sampled.reduce(0, +) >= joint { held += 1 }
+                }
+                XCTAssertGreaterThanOrEqual(held, 198, "s = \(s), p = \(p)")
+            }
+        }
+    }
+
+    /// Hölder's exponent is chosen from the majorants alone: 1 where the second block has no bound in the mean
+    /// (a softmax-only network has no second block); on a relu MLP with a sampled first block, above 1 at large
+    /// scales, where the pair it predicts is below both the p = 1 pair and every block at its supremum.
+    func testHolderPowerIsChosenFromTheMajorants() throws {
+        let m = try model("12-6-4", .relu, data: R.gaussianData(30, 12, seed: 9))
+        let ceilings = try m.blockCeilings(box: -1...1)
+        let soft = try model("3-2", .tanh, data: R.gaussianData(5, 3, seed: 2))
+        XCTAssertEqual(MarkovFisher.holderPower(try soft.blockCeilings(box: -1...1), scale: 30, units: 2, draws: 20_000, delta: 1e-3), 1)
+        let floor = Foundation.log(MarkovFisher.unitMeanBound(mean: 0, variance: 0, count: 20_000, delta: 1e-3))
+        XCTAssertEqual(floor, Foundation.log(-Foundation.expm1(Foundation.log(5e-4) / 20_000)), accuracy: 1e-9, "Chernoff–Hoeffding's, at δ/2")
+        for s in [30.0, 300] {
+            let p = MarkovFisher.holderPower(ceilings, scale: s, units: 6, draws: 20_000, delta: 1e-3)
+            XCTAssertGreaterThan(p, 1, "s = \(s)")
+            XCTAssertLessThanOrEqual(p, 4)
+            let unit = ceilings[0].unitLogBound(scale: s)
+            let chosen = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 6 * (unit + floor / p), power: p).reduce(0, +)
+            let plain = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 6 * (unit + floor), power: 1)
+            XCTAssertLessThan(chosen, plain.reduce(0, +) - 1e-6, "s = \(s)")
+            XCTAssertLessThan(chosen, ceilings.map { $0.upperLogBound(scale: s) }.reduce(0, +), "s = \(s)")
         }
     }
 
