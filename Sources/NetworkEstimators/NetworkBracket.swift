@@ -37,7 +37,8 @@ extension MarkovFisher {
     public func certifiedBracket(box: ClosedRange<Double>, eps: [Double], zeta: Double, normalization: Normalization, seed: UInt64,
                                  draws: Int = CertifiedBracket.defaultDraws, traceDraws: Int = CertifiedBracket.traceDraws,
                                  delta: Double = CertifiedBracket.defaultDelta,
-                                 laterStages: Bool = true, upperDraws: Int? = nil, sharing: any WorkSharing = LocalSharing(),
+                                 laterStages: Bool = true, upperDraws: Int? = nil, tangentDraws: Int? = nil,
+                                 sharing: any WorkSharing = LocalSharing(),
                                  threads: Int) async throws -> CertifiedBracket {
         try ScaleParameters.checkZeta(zeta)
         for e in eps { try ScaleParameters.checkEpsilon(e) }
@@ -47,7 +48,9 @@ extension MarkovFisher {
         // the unit's cost, before any draw).
         let first = unitInputs(firstBlockInputs, block: 0)
         let nUpper = upperDraws ?? Self.upperDraws(rows: first.patches.rows, parameters: first.patches.cols)
-        let sampled = nUpper >= Self.minimumUpperDraws
+        let gaussianFirst = L > 1
+        let nTangent = gaussianFirst ? tangentDraws ?? Self.tangentDraws(rows: first.patches.rows, parameters: first.patches.cols) : 0
+        let sampled = nUpper >= Self.minimumUpperDraws || nTangent >= Self.minimumUpperDraws
         let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, sampledUpper: sampled, stages: L,
                                             points: eps.count)
         let c = try await scaleRange(normalization, box: box, ceilings: ceilings, seed: seed, draws: traceDraws, delta: share.scale,
@@ -73,11 +76,32 @@ extension MarkovFisher {
         let scales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.lowerBound.squareRoot() }
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
-        // Hölder's exponent per point, fixed before any draw (it costs no share of δ).
-        let powers = upperScales.map { Self.holderPower(ceilings, scale: $0, units: n1, draws: nUpper, delta: share.upper) }
-        let firstUnit = sampled ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales, powers: powers,
-                                                                unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
-                                                                delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
+        // The first block's sampled moment, by one of two routes per point (the unit's exact factor, or its tangent
+        // majorant's many cheaper draws) with Hölder's exponent, both chosen on pilot draws of their own streams,
+        // so the choice takes no share of δ.
+        let logG = upperScales.map { ceilings[0].unitLogBound(scale: $0) }
+        let exactPilot = nUpper >= Self.minimumUpperDraws
+            ? try await firstUnitRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 11,
+                                        draws: Swift.min(nUpper, Self.pilotDraws), sharing: sharing, threads: threads) : nil
+        let tangentPilot = nTangent >= Self.minimumUpperDraws
+            ? try await firstUnitTangentRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 12,
+                                               draws: Swift.min(nTangent, Self.tangentPilotDraws), sharing: sharing, threads: threads) : nil
+        let plan = upperScales.indices.map { e in
+            Self.firstBlockPlan(ceilings, scale: upperScales[e], units: n1, logG: logG[e], delta: share.upper,
+                                pilots: [exactPilot.map { ($0[e], nUpper) }, tangentPilot.map { ($0[e], nTangent) }])
+        }
+        let powers = plan.map { $0.power }
+        let exactRoute = plan.contains { $0.route == 0 }
+            ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales, powers: powers,
+                                            unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
+                                            delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
+        let tangentRoute = plan.contains { $0.route == 1 }
+            ? try await firstUnitTangentBounds(inputs: first, box: box, scales: upperScales, powers: powers,
+                                               unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
+                                               delta: share.upper, draws: nTangent, sharing: sharing, threads: threads) : nil
+        let firstUnit: [Double]? = sampled ? plan.indices.map { e in
+            (plan[e].route == 0 ? exactRoute : tangentRoute)?[e] ?? logG[e]
+        } : nil
         let d = architecture.parameterCount
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
@@ -121,21 +145,39 @@ extension MarkovFisher {
         p <= 1 ? ceilings[1].logBound(scale: s) : ceilings[1].upperLogBound(scale: s, power: p / (p - 1))
     }
 
-    /// Hölder's exponent p for the first block's sampled moment at scale s: of p = 1, 1.05, …, 4, the one whose
-    /// predicted pair `n_1 (log G_u + (1/p) log b_0) + secondBlock(p)` is least, b_0 the sampled bound's value
-    /// were every draw 0 (where it sits when the unit's mean is far below its majorant). It reads no draw.
-    static func holderPower(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, draws n: Int, delta: Double) -> Double {
-        guard ceilings.count > 1, ceilings[1].mean != nil, n >= 2, delta > 0 else { return 1 }
-        let floor = Foundation.log(unitMeanBound(mean: 0, variance: 0, count: n, delta: delta))
-        let unit = ceilings[0].unitLogBound(scale: s)
-        let predicted = { (p: Double) in Double(n1) * (unit + floor / p) + secondBlock(ceilings, scale: s, power: p) }
-        // The least p wherever the gain is only rounding (a second block at its majorant for every q).
-        var best = (p: 1.0, value: predicted(1))
+    /// Hölder's exponent p at scale s for a first block whose bound on `(1/p) log E g_u^p` is predicted to be
+    /// `unitMoment(p)`: of p = 1, 1.05, …, 4, the one whose pair `n_1 unitMoment(p) + secondBlock(p)` is least (the
+    /// least p where the gain is only rounding), with that sum; p = 1 where the second block has no bound in the mean.
+    static func holderPower(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int,
+                            unitMoment: (Double) -> Double) -> (power: Double, value: Double) {
+        func predicted(_ p: Double) -> Double { Double(n1) * unitMoment(p) + (ceilings.count > 1 ? secondBlock(ceilings, scale: s, power: p) : 0) }
+        var best = (power: 1.0, value: predicted(1))
+        guard ceilings.count > 1, ceilings[1].mean != nil else { return best }
         for k in 1...60 {
             let p = 1 + Double(k) / 20, value = predicted(p)
             if value < best.value - 1e-9 * Swift.max(1, Swift.abs(best.value)) { best = (p, value) }
         }
-        return best.p
+        return best
+    }
+
+    /// The first block's route (0: the exact factor, 1: its tangent majorant) and Hölder's exponent at scale s:
+    /// for each route with a pilot (its ratios `g/G` in [0, 1], and the draws the route will make), the bound it is
+    /// predicted to reach at every p, as if its draws had the pilot's mean and variance; the least pair wins.
+    static func firstBlockPlan(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, logG: Double, delta: Double,
+                               pilots: [([Double], Int)?]) -> (route: Int, power: Double) {
+        var best: (route: Int, power: Double, value: Double)? = nil
+        for (route, pilot) in pilots.enumerated() {
+            guard let (ratios, draws) = pilot, ratios.count >= 2 else { continue }
+            let unitMoment = { (p: Double) -> Double in
+                let x = ratios.map { Foundation.pow($0, p) }
+                let mean = x.reduce(0, +) / Double(x.count)
+                let variance = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)
+                return logG + Foundation.log(Swift.min(1, unitMeanBound(mean: mean, variance: variance, count: draws, delta: delta))) / p
+            }
+            let h = holderPower(ceilings, scale: s, units: n1, unitMoment: unitMoment)
+            if best == nil || h.value < best!.value - 1e-9 * Swift.max(1, Swift.abs(best!.value)) { best = (route, h.power, h.value) }
+        }
+        return best.map { ($0.route, $0.power) } ?? (0, 1)
     }
 
     /// An upper bound on the mean of draws in [0, 1] with probability ≥ 1 − δ: the smaller of the empirical
@@ -156,29 +198,127 @@ extension MarkovFisher {
                              seed: UInt64, delta: Double, draws n: Int, sharing: any WorkSharing = LocalSharing(),
                              threads: Int) async throws -> [Double]? {
         guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
-        let p = unitParameterCount(block: 0)
-        let me = self
         let logG = scales.map(unitBound)
-        // Per draw, the unit's factor over its majorant at every scale.
-        let ratios: [[Double]] = try await sharing.map(n, threads: threads) { k in
-            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, 9, UInt64(k)])
-            let w = (0..<p).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
-            let roots = try me.unitRoots(w, inputs: inputs)
-            return scales.indices.map { Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[$0]) - logG[$0]) }
-        }
-        return try scales.indices.map { i in
+        let ratios = try await firstUnitRatios(inputs: inputs, box: box, scales: scales, logG: logG, seed: seed, stream: 9, draws: n,
+                                               sharing: sharing, threads: threads)
+        return scales.indices.map { i in
             let p = powers?[i] ?? 1
-            let x = ratios.map { $0[i] }
-            for r in x where !(r >= -1e-9 && r <= 1 + 1e-9) {
-                throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(Foundation.log(r)) nats above its proved majorant")
-            }
-            let moments = x.map { Foundation.pow(Swift.min(1, Swift.max(0, $0)), p) }
+            let moments = ratios[i].map { Foundation.pow($0, p) }
             let mean = moments.reduce(0, +) / Double(n)
             let variance = moments.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
             let u = Self.unitMeanBound(mean: mean, variance: variance, count: n, delta: delta)
             return logG[i] + Foundation.log(Swift.min(1, u)) / p
         }
     }
+
+    /// Per scale, `g_u/G_u` at `draws` uniform draws of one first-layer unit's weights (streams "BRKT", `stream`, k),
+    /// clipped to [0, 1]; a ratio above 1 beyond round-off is a defect and an error.
+    func firstUnitRatios(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], logG: [Double], seed: UInt64, stream: UInt64,
+                         draws n: Int, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [[Double]] {
+        let p = unitParameterCount(block: 0)
+        let me = self
+        let ratios: [[Double]] = try await sharing.map(n, threads: threads) { k in
+            var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, stream, UInt64(k)])
+            let w = (0..<p).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
+            let roots = try me.unitRoots(w, inputs: inputs)
+            return scales.indices.map { Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[$0]) - logG[$0]) }
+        }
+        return try scales.indices.map { i in
+            try ratios.map { r in
+                guard r[i] >= -1e-9 && r[i] <= 1 + 1e-9 else {
+                    throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(Foundation.log(r[i])) nats above its proved majorant")
+                }
+                return Swift.min(1, Swift.max(0, r[i]))
+            }
+        }
+    }
+
+    /// The draws of the exact route's pilot and of the tangent route's.
+    static let pilotDraws = 256, tangentPilotDraws = 16_384
+
+    /// The tangent route of the first block's sampled moment (docs/METHOD.md §19, "The first block, sampled"): the
+    /// bound of `firstUnitMeanBounds` on `min(ĝ, G_u)` in place of `g_u`, ĝ the unit's tangent majorant
+    /// (`unitTangent`), which needs only the pre-activations, so it affords many more draws (streams "BRKT", 10,
+    /// chunk; the chunks' moments merged in order, so the result does not depend on the threads); nil where
+    /// `draws` is fewer than `minimumUpperDraws`.
+    func firstUnitTangentBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], powers: [Double]? = nil,
+                                unitBound: (Double) -> Double, seed: UInt64, delta: Double, draws n: Int,
+                                sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [Double]? {
+        guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
+        let tangents = try scales.map { try unitTangent(inputs: inputs, scale: $0) }
+        let logG = scales.map(unitBound)
+        let pw = scales.indices.map { powers?[$0] ?? 1 }
+        let chunk = Self.tangentChunk(rows: inputs.patches.rows)
+        let chunks = (n + chunk - 1) / chunk
+        let me = self
+        // Per chunk and scale: the count, mean and summed squared deviations of `(min(ĝ, G)/G)^p` (Welford).
+        let parts: [[[Double]]] = try await sharing.map(chunks, threads: threads) { c in
+            let ratios = me.tangentChunkRatios(inputs: inputs, tangents: tangents, logG: logG, box: box, seed: seed, stream: 10,
+                                               chunk: c, draws: Swift.min(chunk, n - c * chunk))
+            return scales.indices.map { e in
+                var out = [0.0, 0.0, 0.0]
+                for r in ratios[e] {
+                    let x = Foundation.pow(r, pw[e])
+                    out[0] += 1
+                    let d = x - out[1]
+                    out[1] += d / out[0]
+                    out[2] += d * (x - out[1])
+                }
+                return out
+            }
+        }
+        return scales.indices.map { e in
+            var count = 0.0, mean = 0.0, m2 = 0.0
+            for part in parts {
+                let nb = part[e][0], total = count + nb, d = part[e][1] - mean
+                mean += d * nb / total
+                m2 += part[e][2] + d * d * count * nb / total
+                count = total
+            }
+            let u = Self.unitMeanBound(mean: Swift.min(1, Swift.max(0, mean)), variance: Swift.max(0, m2 / (count - 1)), count: n, delta: delta)
+            return logG[e] + Foundation.log(Swift.min(1, u)) / pw[e]
+        }
+    }
+
+    /// Per scale, `min(ĝ, G_u)/G_u` at `draws` uniform weights of chunk c (streams "BRKT", `stream`, c).
+    func tangentChunkRatios(inputs: UnitInputs, tangents: [UnitTangent], logG: [Double], box: ClosedRange<Double>, seed: UInt64,
+                            stream: UInt64, chunk c: Int, draws m: Int) -> [[Double]] {
+        let xa = inputs.patches, rows = xa.rows, p = xa.cols
+        var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, stream, UInt64(c)])
+        var w = Matrix(rows: m, cols: p)
+        for i in 0..<(m * p) { w.data[i] = rng.uniform(box.lowerBound, box.upperBound) }
+        let z = BLAS.product(w, xa, transB: true)
+        var a = [Double](repeating: 0, count: rows)
+        var out = tangents.map { _ in [Double](repeating: 0, count: m) }
+        for j in 0..<m {
+            for i in 0..<rows { let d = activation.derivative(z.data[j * rows + i]); a[i] = d * d }
+            for e in tangents.indices { out[e][j] = Foundation.exp(Swift.min(tangents[e].logBound(weights: a), logG[e]) - logG[e]) }
+        }
+        return out
+    }
+
+    /// Per scale, the tangent route's ratios `min(ĝ, G_u)/G_u` at `draws` weights (streams "BRKT", `stream`, chunk).
+    func firstUnitTangentRatios(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], logG: [Double], seed: UInt64, stream: UInt64,
+                                draws n: Int, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [[Double]] {
+        let tangents = try scales.map { try unitTangent(inputs: inputs, scale: $0) }
+        let chunk = Self.tangentChunk(rows: inputs.patches.rows)
+        let me = self
+        let parts: [[[Double]]] = try await sharing.map((n + chunk - 1) / chunk, threads: threads) { c in
+            me.tangentChunkRatios(inputs: inputs, tangents: tangents, logG: logG, box: box, seed: seed, stream: stream, chunk: c,
+                                  draws: Swift.min(chunk, n - c * chunk))
+        }
+        return scales.indices.map { e in parts.flatMap { $0[e] } }
+    }
+
+    /// Weights per chunk of the tangent route: at most 4 096, and at most 2²² pre-activations.
+    static func tangentChunk(rows: Int) -> Int { Swift.max(1, Swift.min(4096, (1 << 22) / Swift.max(1, rows))) }
+
+    /// The tangent route's draws: as many as about 10¹¹ multiply-adds of the pre-activations allow, at most 10⁷.
+    static func tangentDraws(rows: Int, parameters p: Int) -> Int {
+        Swift.min(maximumTangentDraws, Int(1e11 / Swift.max(1, Double(rows) * Double(p + 2))))
+    }
+
+    static let maximumTangentDraws = 10_000_000
 
     /// The draws of the first-layer unit behind the sampled upper end: as many as about 10¹⁰ multiply-adds of
     /// its Fisher block allow (`rows` input patches of `parameters` entries; the Gram route below `parameters`

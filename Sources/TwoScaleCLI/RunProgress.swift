@@ -155,6 +155,12 @@ final class PhaseProgress: @unchecked Sendable {
     func tick(done: Int, total: Int) {
         lock.lock(); defer { lock.unlock() }
         let now = Date()
+        // A loop starts: its projection counts from here, not from the end of the work before it.
+        if done == 0 {
+            loopStart = now
+            announcedLoop = false
+            return
+        }
         let elapsed = now.timeIntervalSince(loopStart)
         let eta = done > 0 && done < total ? elapsed / Double(done) * Double(total - done) : 0
         if !announcedLoop, done >= Swift.min(threads, total), done < total, !Console.quiet, Console.showProgress,

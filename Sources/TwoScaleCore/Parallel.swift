@@ -11,6 +11,7 @@ public enum Parallel {
         let width = Swift.max(1, Swift.min(threads, count))
         if width == 1 {
             let observer = WorkProgress.observer
+            observer?.report(0, count)
             return try (0..<count).map { i in
                 if Task.isCancelled { throw CancellationError() }
                 let v = try body(i)
@@ -36,6 +37,7 @@ public enum Parallel {
         guard count > 0 else { return }
         let width = Swift.max(1, Swift.min(threads, count))
         let observer = WorkProgress.observer
+        observer?.report(0, count)
         try await withThrowingTaskGroup(of: (Int, T).self) { group in
             var next = 0, done = 0
             while next < width { let i = next; group.addTask { (i, try body(i)) }; next += 1 }

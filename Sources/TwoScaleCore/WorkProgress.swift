@@ -1,6 +1,6 @@
 /// How far a parallel loop has come, for progress bars. A caller that wants to know sets `observer` around
-/// its work; every `Parallel` loop of that task then reports `(done, total)` as its items finish, on the
-/// caller's task. A loop's items are synchronous, so no loop runs inside another: the counts are always
+/// its work; every `Parallel` loop of that task then reports `(0, total)` as it starts and `(done, total)` as
+/// its items finish, on the caller's task. A loop's items are synchronous, so no loop runs inside another: the counts are always
 /// those of the one loop now running.
 public final class WorkProgress: Sendable {
     @TaskLocal public static var observer: WorkProgress?

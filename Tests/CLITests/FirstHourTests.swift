@@ -258,6 +258,23 @@ final class FirstHourTests: ScratchDirectoryTestCase {
         XCTAssertEqual(quiet, [])
     }
 
+    /// A loop's projection counts from its start (its `(0, total)` report), not from the work before it in the
+    /// phase: 0.3 s of other work and a fast first item of 1 000 project far less than a minute.
+    func testProjectionCountsFromTheLoopsStart() throws {
+        let err = OutputCapture()
+        Console.$errorCapture.withValue(err) {
+            Console.$showProgress.withValue(true) {
+                let p = PhaseProgress(label: "ed", threads: 1, plainEvery: 1000, announceAfter: 60)
+                p.phase("bracket")
+                Thread.sleep(forTimeInterval: 0.3)
+                p.tick(done: 0, total: 1000)
+                p.tick(done: 1, total: 1000)
+                p.finish()
+            }
+        }
+        XCTAssertEqual(err.text, "", "no projection of a minute or more")
+    }
+
     /// `PhaseProgress.observing` sees the outermost parallel loop of a real run, item by item.
     func testPhaseProgressSeesTheParallelLoops() async throws {
         let err = OutputCapture()

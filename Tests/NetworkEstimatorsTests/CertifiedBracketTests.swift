@@ -386,7 +386,7 @@ final class CertifiedBracketTests: XCTestCase {
         var held = [0, 0], cHeld = 0
         for seed in 1...200 {
             let b = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, normalization: .trace, seed: UInt64(seed), draws: 50,
-                                                 traceDraws: 1000, upperDraws: 2000, threads: 1)
+                                                 traceDraws: 1000, upperDraws: 2000, tangentDraws: 20_000, threads: 1)
             for i in eps.indices where b.points[i].dZeta.contains(exact[i]) { held[i] += 1 }
             if b.scale.range.contains(c) { cHeld += 1 }
         }
@@ -440,6 +440,30 @@ final class CertifiedBracketTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(heldMoments[0], 198, "p = 2")
         XCTAssertGreaterThanOrEqual(heldMoments[1], 198, "p = 3")
+        // The tangent route (20 000 draws of the pre-activations), at p = 1 and 2, against the same quadrature;
+        // its chunks are merged in order, so one thread or two give the same bits.
+        let squares = try scales.map { s in
+            LogSpace.logMeanExp(try (0..<2000).map { a in
+                2 * LogSpace.logDetSqrt(roots: try m.unitRoots([-1 + (Double(a) + 0.5) * 2 / 2000], inputs: x0), scale: s)
+            }) / 2
+        }
+        var heldTangent = [0, 0, 0, 0]
+        for seed in 1...200 {
+            for (k, p) in [1.0, 2].enumerated() {
+                let bounds = try await m.firstUnitTangentBounds(inputs: x0, box: -1...1, scales: scales, powers: [p, p],
+                                                                unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                                seed: UInt64(seed), delta: 0.01, draws: 20_000, threads: 1)
+                let b = try XCTUnwrap(bounds)
+                let target = p == 1 ? exact : squares
+                for i in scales.indices where b[i] >= target[i] - 1e-12 { heldTangent[2 * k + i] += 1 }
+            }
+        }
+        XCTAssertTrue(heldTangent.allSatisfy { $0 >= 198 }, "\(heldTangent)")
+        let one = try await m.firstUnitTangentBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                     seed: 3, delta: 0.01, draws: 50_000, threads: 1)
+        let two = try await m.firstUnitTangentBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
+                                                     seed: 3, delta: 0.01, draws: 50_000, threads: 2)
+        XCTAssertEqual(one, two)
         let few = try await m.firstUnitMeanBounds(inputs: x0, box: -1...1, scales: scales, unitBound: { ceilings[0].unitLogBound(scale: $0) },
                                                   seed: 1, delta: 0.01, draws: 10, threads: 1)
         XCTAssertNil(few, "too few draws: no sampled end")
@@ -523,14 +547,14 @@ final class CertifiedBracketTests: XCTestCase {
         let m = try model("12-6-4", .relu, data: R.gaussianData(30, 12, seed: 9))
         let ceilings = try m.blockCeilings(box: -1...1)
         let soft = try model("3-2", .tanh, data: R.gaussianData(5, 3, seed: 2))
-        XCTAssertEqual(MarkovFisher.holderPower(try soft.blockCeilings(box: -1...1), scale: 30, units: 2, draws: 20_000, delta: 1e-3), 1)
         let floor = Foundation.log(MarkovFisher.unitMeanBound(mean: 0, variance: 0, count: 20_000, delta: 1e-3))
+        XCTAssertEqual(MarkovFisher.holderPower(try soft.blockCeilings(box: -1...1), scale: 30, units: 2, unitMoment: { floor / $0 }).power, 1)
         XCTAssertEqual(floor, Foundation.log(-Foundation.expm1(Foundation.log(5e-4) / 20_000)), accuracy: 1e-9, "Chernoff–Hoeffding's, at δ/2")
         for s in [30.0, 300] {
-            let p = MarkovFisher.holderPower(ceilings, scale: s, units: 6, draws: 20_000, delta: 1e-3)
+            let unit = ceilings[0].unitLogBound(scale: s)
+            let p = MarkovFisher.holderPower(ceilings, scale: s, units: 6, unitMoment: { unit + floor / $0 }).power
             XCTAssertGreaterThan(p, 1, "s = \(s)")
             XCTAssertLessThanOrEqual(p, 4)
-            let unit = ceilings[0].unitLogBound(scale: s)
             let chosen = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 6 * (unit + floor / p), power: p).reduce(0, +)
             let plain = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 6 * (unit + floor), power: 1)
             XCTAssertLessThan(chosen, plain.reduce(0, +) - 1e-6, "s = \(s)")
@@ -577,7 +601,7 @@ final class CertifiedBracketTests: XCTestCase {
         var held = 0, heldLower = 0
         var uppers = Set<Double>()
         for seed in 1...200 {
-            let p = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: UInt64(seed), draws: 60, upperDraws: 2000, threads: 1).points[0]
+            let p = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: UInt64(seed), draws: 60, upperDraws: 2000, tangentDraws: 20_000, threads: 1).points[0]
             if p.dZeta.contains(exact) { held += 1 }
             if p.dZetaLower.contains(exactLower) { heldLower += 1 }
             uppers.insert(p.dZeta.upperBound)
@@ -585,7 +609,7 @@ final class CertifiedBracketTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(held, 198)
         XCTAssertGreaterThanOrEqual(heldLower, 198)
         let majorant = try await m.certifiedBracket(box: -1...1, eps: [e], zeta: zeta, normalization: .none, seed: 1, draws: 60,
-                                                    upperDraws: 0, threads: 1).points[0].dZeta.upperBound
+                                                    upperDraws: 0, tangentDraws: 0, threads: 1).points[0].dZeta.upperBound
         XCTAssertGreaterThan(uppers.count, 20, "one per count of draws with the weight's sign")
         XCTAssertLessThanOrEqual(uppers.max() ?? .infinity, majorant)
         XCTAssertLessThan(uppers.max() ?? .infinity, majorant - 1e-3, "the sampled end is the smaller")
