@@ -48,9 +48,10 @@ extension MarkovFisher {
         // the unit's cost, before any draw).
         let first = unitInputs(firstBlockInputs, block: 0)
         let nUpper = upperDraws ?? Self.upperDraws(rows: first.patches.rows, parameters: first.patches.cols)
-        let gaussianFirst = L > 1
-        let nTangent = gaussianFirst ? tangentDraws ?? Self.tangentDraws(rows: first.patches.rows, parameters: first.patches.cols) : 0
-        let sampled = nUpper >= Self.minimumUpperDraws || nTangent >= Self.minimumUpperDraws
+        // Where the exact factor is too dear to draw (a convolution's channel), the first block keeps its majorant
+        // and δ_u stays with the lower ends; elsewhere the tangent route is the alternative.
+        let sampled = nUpper >= Self.minimumUpperDraws
+        let nTangent = sampled && L > 1 ? tangentDraws ?? Self.tangentDraws(rows: first.patches.rows, parameters: first.patches.cols) : 0
         let share = CertifiedBracket.shares(delta: delta, estimatedScale: normalization == .trace, sampledUpper: sampled, stages: L,
                                             points: eps.count)
         let c = try await scaleRange(normalization, box: box, ceilings: ceilings, seed: seed, draws: traceDraws, delta: share.scale,
@@ -90,13 +91,13 @@ extension MarkovFisher {
             Self.firstBlockPlan(ceilings, scale: upperScales[e], units: n1, logG: logG[e], delta: share.upper,
                                 pilots: [exactPilot.map { ($0[e], nUpper) }, tangentPilot.map { ($0[e], nTangent) }])
         }
-        let powers = plan.map { $0.power }
+        let powers = plan.map { $0.power }, inequalities = plan.map { $0.inequality }
         let exactRoute = plan.contains { $0.route == 0 }
-            ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales, powers: powers,
+            ? try await firstUnitMeanBounds(inputs: first, box: box, scales: upperScales, powers: powers, inequalities: inequalities,
                                             unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
                                             delta: share.upper, draws: nUpper, sharing: sharing, threads: threads) : nil
         let tangentRoute = plan.contains { $0.route == 1 }
-            ? try await firstUnitTangentBounds(inputs: first, box: box, scales: upperScales, powers: powers,
+            ? try await firstUnitTangentBounds(inputs: first, box: box, scales: upperScales, powers: powers, inequalities: inequalities,
                                                unitBound: { ceilings[0].unitLogBound(scale: $0) }, seed: seed,
                                                delta: share.upper, draws: nTangent, sharing: sharing, threads: threads) : nil
         let firstUnit: [Double]? = sampled ? plan.indices.map { e in
@@ -160,41 +161,55 @@ extension MarkovFisher {
         return best
     }
 
-    /// The first block's route (0: the exact factor, 1: its tangent majorant) and Hölder's exponent at scale s:
-    /// for each route with a pilot (its ratios `g/G` in [0, 1], and the draws the route will make), the bound it is
-    /// predicted to reach at every p, as if its draws had the pilot's mean and variance; the least pair wins.
+    /// The first block's route (0: the exact factor, 1: its tangent majorant), inequality and Hölder's exponent at
+    /// scale s: for each route with a pilot (its ratios `g/G` in [0, 1], and the draws the route will make) and each
+    /// inequality, the bound it is predicted to reach at every p, as if its draws had the pilot's mean and
+    /// variance; the least pair wins.
     static func firstBlockPlan(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, logG: Double, delta: Double,
-                               pilots: [([Double], Int)?]) -> (route: Int, power: Double) {
-        var best: (route: Int, power: Double, value: Double)? = nil
+                               pilots: [([Double], Int)?]) -> (route: Int, power: Double, inequality: MeanInequality) {
+        var best: (route: Int, power: Double, inequality: MeanInequality, value: Double)? = nil
         for (route, pilot) in pilots.enumerated() {
             guard let (ratios, draws) = pilot, ratios.count >= 2 else { continue }
-            let unitMoment = { (p: Double) -> Double in
-                let x = ratios.map { Foundation.pow($0, p) }
-                let mean = x.reduce(0, +) / Double(x.count)
-                let variance = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)
-                return logG + Foundation.log(Swift.min(1, unitMeanBound(mean: mean, variance: variance, count: draws, delta: delta))) / p
+            for inequality in MeanInequality.allCases {
+                let unitMoment = { (p: Double) -> Double in
+                    let x = ratios.map { Foundation.pow($0, p) }
+                    let mean = x.reduce(0, +) / Double(x.count)
+                    let variance = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)
+                    let u = unitMeanBound(mean: mean, variance: variance, count: draws, delta: delta, inequality: inequality)
+                    return logG + Foundation.log(Swift.min(1, u)) / p
+                }
+                let h = holderPower(ceilings, scale: s, units: n1, unitMoment: unitMoment)
+                if best == nil || h.value < best!.value - 1e-9 * Swift.max(1, Swift.abs(best!.value)) {
+                    best = (route, h.power, inequality, h.value)
+                }
             }
-            let h = holderPower(ceilings, scale: s, units: n1, unitMoment: unitMoment)
-            if best == nil || h.value < best!.value - 1e-9 * Swift.max(1, Swift.abs(best!.value)) { best = (route, h.power, h.value) }
         }
-        return best.map { ($0.route, $0.power) } ?? (0, 1)
+        return best.map { ($0.route, $0.power, $0.inequality) } ?? (0, 1, .bernstein)
     }
 
-    /// An upper bound on the mean of draws in [0, 1] with probability ≥ 1 − δ: the smaller of the empirical
-    /// Bernstein and the Chernoff–Hoeffding bounds, each at δ/2.
-    static func unitMeanBound(mean: Double, variance: Double, count n: Int, delta: Double) -> Double {
-        Swift.min(EmpiricalBernstein.upperMean(mean: mean, variance: variance, count: n, range: 1, delta: delta / 2),
-                  ChernoffHoeffding.upperMean(mean: mean, count: n, range: 1, delta: delta / 2))
+    /// The two bounds on a mean in [0, 1] that need only the range (`EmpiricalBernstein`, `ChernoffHoeffding`).
+    enum MeanInequality: CaseIterable, Sendable { case bernstein, chernoffHoeffding }
+
+    /// An upper bound on the mean of draws in [0, 1] with probability ≥ 1 − δ: by `inequality`, or where it is nil
+    /// the smaller of the two, each at δ/2.
+    static func unitMeanBound(mean: Double, variance: Double, count n: Int, delta: Double, inequality: MeanInequality? = nil) -> Double {
+        switch inequality {
+        case .bernstein?: EmpiricalBernstein.upperMean(mean: mean, variance: variance, count: n, range: 1, delta: delta)
+        case .chernoffHoeffding?: ChernoffHoeffding.upperMean(mean: mean, count: n, range: 1, delta: delta)
+        case nil: Swift.min(EmpiricalBernstein.upperMean(mean: mean, variance: variance, count: n, range: 1, delta: delta / 2),
+                            ChernoffHoeffding.upperMean(mean: mean, count: n, range: 1, delta: delta / 2))
+        }
     }
 
     /// A bound on `(1/p) log E_w g_u(w)^p` of one first-layer unit at each scale (the units are exchangeable: one
     /// bound serves every unit), p the scale's entry of `powers` (1 where nil), holding at every scale with
     /// probability ≥ 1 − `delta` each (docs/METHOD.md §19, "The first block, sampled"): `g_u ≤ G_u`, the unit's
-    /// majorant (`unitBound`, its log), so `(g_u/G_u)^p` lies in [0, 1] and `unitMeanBound` bounds its mean from
-    /// `draws` uniform draws of the unit's weights on the first block's `inputs` (streams "BRKT", 9, k; a ratio
-    /// above 1 is a defect and an error there); nil where `draws` is fewer than `minimumUpperDraws`.
+    /// majorant (`unitBound`, its log), so `(g_u/G_u)^p` lies in [0, 1] and `unitMeanBound` (by the scale's entry
+    /// of `inequalities`) bounds its mean from `draws` uniform draws of the unit's weights on the first block's
+    /// `inputs` (streams "BRKT", 9, k; a ratio above 1 is a defect and an error there); nil where `draws` is fewer
+    /// than `minimumUpperDraws`.
     func firstUnitMeanBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], powers: [Double]? = nil,
-                             unitBound: (Double) -> Double,
+                             inequalities: [MeanInequality]? = nil, unitBound: (Double) -> Double,
                              seed: UInt64, delta: Double, draws n: Int, sharing: any WorkSharing = LocalSharing(),
                              threads: Int) async throws -> [Double]? {
         guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
@@ -206,7 +221,7 @@ extension MarkovFisher {
             let moments = ratios[i].map { Foundation.pow($0, p) }
             let mean = moments.reduce(0, +) / Double(n)
             let variance = moments.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
-            let u = Self.unitMeanBound(mean: mean, variance: variance, count: n, delta: delta)
+            let u = Self.unitMeanBound(mean: mean, variance: variance, count: n, delta: delta, inequality: inequalities?[i])
             return logG[i] + Foundation.log(Swift.min(1, u)) / p
         }
     }
@@ -242,7 +257,7 @@ extension MarkovFisher {
     /// chunk; the chunks' moments merged in order, so the result does not depend on the threads); nil where
     /// `draws` is fewer than `minimumUpperDraws`.
     func firstUnitTangentBounds(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], powers: [Double]? = nil,
-                                unitBound: (Double) -> Double, seed: UInt64, delta: Double, draws n: Int,
+                                inequalities: [MeanInequality]? = nil, unitBound: (Double) -> Double, seed: UInt64, delta: Double, draws n: Int,
                                 sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [Double]? {
         guard n >= Self.minimumUpperDraws, delta > 0 else { return nil }
         let tangents = try scales.map { try unitTangent(inputs: inputs, scale: $0) }
@@ -275,7 +290,8 @@ extension MarkovFisher {
                 m2 += part[e][2] + d * d * count * nb / total
                 count = total
             }
-            let u = Self.unitMeanBound(mean: Swift.min(1, Swift.max(0, mean)), variance: Swift.max(0, m2 / (count - 1)), count: n, delta: delta)
+            let u = Self.unitMeanBound(mean: Swift.min(1, Swift.max(0, mean)), variance: Swift.max(0, m2 / (count - 1)), count: n,
+                                       delta: delta, inequality: inequalities?[e])
             return logG[e] + Foundation.log(Swift.min(1, u)) / pw[e]
         }
     }

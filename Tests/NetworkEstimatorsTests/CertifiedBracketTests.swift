@@ -562,6 +562,29 @@ final class CertifiedBracketTests: XCTestCase {
         }
     }
 
+    /// The first block's plan reads its pilots: draws all far below the majorant favour Chernoff–Hoeffding (its
+    /// floor is the lower) and the route with more draws, and at 2·10⁴ draws' floor Hölder's pair; draws of a
+    /// steady, large ratio favour the empirical Bernstein bound (its variance term); no pilot leaves the exact
+    /// route at p = 1.
+    func testFirstBlockPlanReadsItsPilots() throws {
+        let m = try model("12-6-4", .relu, data: R.gaussianData(30, 12, seed: 9))
+        let ceilings = try m.blockCeilings(box: -1...1)
+        let s = 30.0, logG = ceilings[0].unitLogBound(scale: s)
+        let tiny = [Double](repeating: 0, count: 500)
+        let floorPlan = MarkovFisher.firstBlockPlan(ceilings, scale: s, units: 6, logG: logG, delta: 1e-3,
+                                                    pilots: [(tiny, 20_000), (tiny, 10_000_000)])
+        XCTAssertEqual(floorPlan.route, 1)
+        XCTAssertEqual(floorPlan.inequality, .chernoffHoeffding)
+        XCTAssertGreaterThan(MarkovFisher.firstBlockPlan(ceilings, scale: s, units: 6, logG: logG, delta: 1e-3,
+                                                         pilots: [(tiny, 20_000), nil]).power, 1, "Hölder's pair at the exact route's floor")
+        let steady = (0..<500).map { 0.5 + 0.001 * Double($0 % 7) }
+        XCTAssertEqual(MarkovFisher.firstBlockPlan(ceilings, scale: s, units: 6, logG: logG, delta: 1e-3,
+                                                   pilots: [(steady, 20_000), nil]).inequality, .bernstein)
+        let none = MarkovFisher.firstBlockPlan(ceilings, scale: s, units: 6, logG: logG, delta: 1e-3, pilots: [nil, nil])
+        XCTAssertEqual(none.route, 0)
+        XCTAssertEqual(none.power, 1)
+    }
+
     /// The Markov end's estimate is unbiased for Z (frozen schedules, outer particles from the stage-1
     /// populations, islands with a shared frozen schedule): over 400 seeds the mean of `Ẑ` (natural scale)
     /// matches the quadrature of the 1-1-2 relu network within 4 standard errors, at two scales, and so does
