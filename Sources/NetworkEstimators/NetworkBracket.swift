@@ -78,8 +78,8 @@ extension MarkovFisher {
         let upperScales = eps.map { ScaleParameters.t(eps: $0, zeta: zeta) * c.range.upperBound.squareRoot() }
         let markov = try await unbiasedLogZ(box: box, scales: scales, seed: seed, laterStages: laterStages, sharing: sharing, threads: threads)
         // The first block's sampled moment, by one of two routes per point (the unit's exact factor, or its tangent
-        // majorant's many cheaper draws) with Hölder's exponent, both chosen on pilot draws of their own streams,
-        // so the choice takes no share of δ.
+        // majorant's many cheaper draws), one of two inequalities and Hölder's exponent, all chosen on pilot draws of
+        // streams of their own, so the choice takes no share of δ.
         let logG = upperScales.map { ceilings[0].unitLogBound(scale: $0) }
         let exactPilot = nUpper >= Self.minimumUpperDraws
             ? try await firstUnitRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 11,
