@@ -9,8 +9,9 @@ import TwoScaleNumerics
 ///     log g(w) ≤ c₀ + Σ_i β_i a_i(w),   β_i = σ⁻²/S · x̃_iᵀ φ'(A(a⁰)) x̃_i,   c₀ = Σ_k [φ(μ_k) − μ_k φ'(μ_k)],
 ///
 /// μ the eigenvalues of `A(a⁰)`. Taken at `a⁰_i = a²/2` (a = max |act'|); only the eigenvalues that the
-/// inputs reach enter (`x̃_i` lies in `A(a⁰)`'s range), from the smaller of `X̃ᵀX̃` and `X̃X̃ᵀ`. Evaluating it
-/// costs the pre-activations alone, no eigenproblem.
+/// inputs reach enter (`x̃_i` lies in `A(a⁰)`'s range), from the smaller of `X̃ᵀX̃` and `X̃X̃ᵀ`; a direction whose
+/// eigenvalue is below 1e-12 of the largest adds its largest possible term to c₀ instead. Evaluating it costs
+/// the pre-activations alone, no eigenproblem.
 public struct UnitTangent: Sendable, Equatable {
     /// The constant c₀.
     public var constant: Double
@@ -46,12 +47,25 @@ extension MarkovFisher {
         }
         var constant = 0.0
         var dphi = [Double](repeating: 0, count: n)
-        for k in 0..<n where values[k] > 1e-12 * top {
+        let floor = 1e-12 * top
+        for k in 0..<n {
+            guard values[k] > floor else {
+                // A direction left out (its eigenvalue at most 1e-12 of the largest, or round-off): by pinching,
+                // `Σφ(λ(A)) ≤ Σφ(λ(PAP)) + Σφ(λ(QAQ))`, and `QAQ ≼ σ⁻²/S a² Q X̃ᵀX̃ Q`, so it adds at most
+                // `φ(σ⁻²/S a² · floor)`; this also covers a round-off root that the computed factor keeps.
+                constant += Foundation.log1p(s * (f * 2 * a0 * floor).squareRoot())
+                continue
+            }
             let mu = f * a0 * values[k], r = mu.squareRoot()
             dphi[k] = s / (2 * r * (1 + s * r))
             constant += Foundation.log1p(s * r) - mu * dphi[k]
         }
         let slopes = (0..<rows).map { i in f * (0..<n).reduce(0) { $0 + dphi[$1] * proj[i, $1] * proj[i, $1] } }
         return UnitTangent(constant: constant, slopes: slopes)
+    }
+
+    /// The tangent majorant `t` at the unit's weights `w` (its rows' `a_i = act'(z_i)²` from `z = X̃w`).
+    public func tangentLogBound(_ t: UnitTangent, weights w: [Double], inputs: UnitInputs) -> Double {
+        t.logBound(weights: Self.preActivations(w, patches: inputs.patches).map { let d = activation.derivative($0); return d * d })
     }
 }

@@ -81,9 +81,12 @@ extension MarkovFisher {
         // majorant's many cheaper draws), one of two inequalities and Hölder's exponent, all chosen on pilot draws of
         // streams of their own, so the choice takes no share of δ.
         let logG = upperScales.map { ceilings[0].unitLogBound(scale: $0) }
+        // The exact pilot also checks the tangent majorant against the factor at each of its draws.
+        let tangents = nTangent >= Self.minimumUpperDraws ? try upperScales.map { try unitTangent(inputs: first, scale: $0) } : nil
         let exactPilot = nUpper >= Self.minimumUpperDraws
             ? try await firstUnitRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 11,
-                                        draws: Swift.min(nUpper, Self.pilotDraws), sharing: sharing, threads: threads) : nil
+                                        draws: Swift.min(nUpper, Self.pilotDraws), tangents: tangents, sharing: sharing,
+                                        threads: threads) : nil
         let tangentPilot = nTangent >= Self.minimumUpperDraws
             ? try await firstUnitTangentRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 12,
                                                draws: Swift.min(nTangent, Self.tangentPilotDraws), sharing: sharing, threads: threads) : nil
@@ -227,16 +230,27 @@ extension MarkovFisher {
     }
 
     /// Per scale, `g_u/G_u` at `draws` uniform draws of one first-layer unit's weights (streams "BRKT", `stream`, k),
-    /// clipped to [0, 1]; a ratio above 1 beyond round-off is a defect and an error.
+    /// clipped to [0, 1]; a ratio above 1 beyond round-off is a defect and an error, and so is, with `tangents` (one
+    /// per scale), a draw whose factor lies above its tangent majorant.
     func firstUnitRatios(inputs: UnitInputs, box: ClosedRange<Double>, scales: [Double], logG: [Double], seed: UInt64, stream: UInt64,
-                         draws n: Int, sharing: any WorkSharing = LocalSharing(), threads: Int) async throws -> [[Double]] {
+                         draws n: Int, tangents: [UnitTangent]? = nil, sharing: any WorkSharing = LocalSharing(),
+                         threads: Int) async throws -> [[Double]] {
         let p = unitParameterCount(block: 0)
         let me = self
         let ratios: [[Double]] = try await sharing.map(n, threads: threads) { k in
             var rng = Xoshiro256(seed: seed, stream: [Self.bracketStream, stream, UInt64(k)])
             let w = (0..<p).map { _ in rng.uniform(box.lowerBound, box.upperBound) }
             let roots = try me.unitRoots(w, inputs: inputs)
-            return scales.indices.map { Foundation.exp(LogSpace.logDetSqrt(roots: roots, scale: scales[$0]) - logG[$0]) }
+            return try scales.indices.map { e in
+                let g = LogSpace.logDetSqrt(roots: roots, scale: scales[e])
+                if let t = tangents?[e] {
+                    let bound = me.tangentLogBound(t, weights: w, inputs: inputs)
+                    guard bound >= g - 1e-9 * Swift.max(1, Swift.abs(g)) else {
+                        throw TwoScaleError.failure("internal error: a first-layer unit's factor lies \(g - bound) nats above its tangent majorant")
+                    }
+                }
+                return Foundation.exp(g - logG[e])
+            }
         }
         return try scales.indices.map { i in
             try ratios.map { r in
