@@ -1,7 +1,7 @@
 """Routes tried for a tighter network upper end (lab, 6 Dec 2026, seventy-third session), each on a numpy model
 near P1 (54 Gaussian inputs and a bias, N = 100, sigma^2 = 0.1, 16 relu units, 7 classes; s = 4.72 at eps = 1e-3
 and 1.017 at 0.1) or on the benchmark CNN's first two layers (the first 100 Fashion-MNIST training images). Its own
-data and noise, so near, not equal to, twoscale's numbers. numpy only; about a minute.
+data and noise, so near, not equal to, twoscale's numbers. numpy only; about a minute and a half.
 
 1. Herbst on a smoothed tangent: 1[z > 0] <= clip((z + m)/m, 0, 1), then log E e^F <= E F + L^2 (l/pi)^2 / 2.
 2. The tangent's point a_i = alpha a^2 (alpha = 0.5 ... 1) and the minimum over 20 tangents, at p = 1 ... 2.
@@ -9,6 +9,8 @@ data and noise, so near, not equal to, twoscale's numbers. numpy only; about a m
 4. The softmax block's own weights: its factor at random weights against the uniform-probability majorant.
 5. Rotfel'd's subadditivity with the hidden states centred, against Schur's diagonal.
 6. The CNN's second block in the mean over the first convolution's weights (per-channel Schur, log-Sobolev).
+7. A hidden layer's energy T (13 relu units, as 54-13-11-9-7's first layer): its spread over the weights, and the level
+   t where a deterministic Chernoff bound from the units' sub-Gaussian scale puts P(T > t) below e^-50 ... e^-200.
 """
 import numpy as np, math, gzip
 lme = lambda a: a.max() + np.log(np.mean(np.exp(a - a.max())))
@@ -129,3 +131,16 @@ for tt, name in [(9.99, '1e-3'), (2.15, '0.1')]:
         total += logMoment(400, alpha, math.sqrt(mean2), spread)
     print(f"   eps = {name}: at random first layers, eigenvalues / Schur " + ", ".join(f"{a:.0f} / {b:.0f}" for a, b in at)
           + f"; in the mean (25 offsets x 16 channels per channel, window sums, sub-Gaussian scale {spread:.1f}): {total:.0f}")
+
+print("7. A hidden layer's energy T = (1/S) sum_s |h_s|^2 + 1 (13 relu units) and a Chernoff bound on its tail")
+H1 = 13; V1 = rng.standard_normal((N, H1)) * math.sqrt(sig2)
+T = np.concatenate([(np.square(np.maximum(np.einsum('sd,khd->ksh', X, rng.uniform(-1, 1, (2000, H1, D + 1))), 0) + V1[None])).sum(-1).mean(-1) + 1
+                    for _ in range(10)])
+F2 = np.square(np.maximum(rng.uniform(-1, 1, (200000, D + 1)) @ X.T, 0) + V1[:, 0][None]).mean(1)
+sg = np.linalg.norm(X, 2) / math.sqrt(N) * 2 / math.pi; mu = math.sqrt(F2.mean())
+print(f"   T over {len(T)} draws: mean {T.mean():.1f}, sd {T.std():.1f}, largest {T.max():.1f}; a unit's F: mean {np.sqrt(F2).mean():.2f}, "
+      f"sd {np.sqrt(F2).std():.2f}, sub-Gaussian scale {sg:.2f}")
+for target in [50, 100, 200]:
+    lams = np.linspace(1e-4, 0.999 / (2 * sg * sg), 2000)
+    t = min((H1 * (l * mu * mu / (1 - 2 * l * sg * sg) - 0.5 * math.log(1 - 2 * l * sg * sg)) + target) / l + 1 for l in lams)
+    print(f"   P(T > t) <= e^-{target} at t = {t:.0f} ({t / T.mean():.1f} times the mean)")
