@@ -6,19 +6,10 @@ P1-like: 54 inputs, N = 100 Gaussian inputs, sigma^2 = 0.1, s = 4.72 (eps = 1e-3
 split in two. numpy only; its own data, so near, not equal to, twoscale's numbers.
 """
 import numpy as np, math
+from chernoff import klub
 rng=np.random.default_rng(1)
 N,D=100,54; sig2=0.1
 X=rng.standard_normal((N,D))
-def klub(mean,n,delta):
-    L=math.log(1/delta)/n
-    if mean<=0: return -math.expm1(-L)
-    lo,hi=mean,1.0
-    for _ in range(200):
-        mid=(lo+hi)/2
-        kl=mean*math.log(mean/mid)+(1-mean)*(math.log1p(-mean)-math.log1p(-mid))
-        if kl>L: hi=mid
-        else: lo=mid
-    return hi
 for s in [4.72, 1.017]:
     S=X.T@X/N/sig2
     lam=np.clip(np.linalg.eigvalsh(S),0,None)

@@ -13,20 +13,12 @@ data and noise, so near, not equal to, twoscale's numbers. numpy only; about a m
    t where a deterministic Chernoff bound from the units' sub-Gaussian scale puts P(T > t) below e^-50 ... e^-200.
 """
 import numpy as np, math, gzip
+from chernoff import klub
 lme = lambda a: a.max() + np.log(np.mean(np.exp(a - a.max())))
 N, D, H, K = 100, 54, 16, 7; sig2 = 0.1
 rng = np.random.default_rng(1)
 X = np.hstack([rng.standard_normal((N, D)), np.ones((N, 1))])
 
-def klub(mean, n, delta):  # Chernoff-Hoeffding upper value of a mean in [0, 1]
-    L = math.log(1 / delta) / n
-    if mean <= 0: return -math.expm1(-L)
-    lo, hi = mean, 1.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        kl = mean * math.log(mean / mid) + (1 - mean) * (math.log1p(-mean) - math.log1p(-mid))
-        lo, hi = (lo, mid) if kl > L else (mid, hi)
-    return hi
 
 def tangent(s, a0):
     mu, V = np.linalg.eigh((X.T * a0) @ X / N / sig2); mu = np.clip(mu, 1e-300, None)
