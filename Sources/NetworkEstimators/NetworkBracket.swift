@@ -175,11 +175,7 @@ extension MarkovFisher {
             guard let (ratios, draws) = pilot, ratios.count >= 2 else { continue }
             for inequality in MeanInequality.allCases {
                 let unitMoment = { (p: Double) -> Double in
-                    let x = ratios.map { Foundation.pow($0, p) }
-                    let mean = x.reduce(0, +) / Double(x.count)
-                    let variance = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)
-                    let u = unitMeanBound(mean: mean, variance: variance, count: draws, delta: delta, inequality: inequality)
-                    return logG + Foundation.log(Swift.min(1, u)) / p
+                    unitMomentLogBound(ratios: ratios, power: p, count: draws, logG: logG, delta: delta, inequality: inequality)
                 }
                 let h = holderPower(ceilings, scale: s, units: n1, unitMoment: unitMoment)
                 if best == nil || h.value < best!.value - 1e-9 * Swift.max(1, Swift.abs(best!.value)) {
@@ -188,6 +184,22 @@ extension MarkovFisher {
             }
         }
         return best.map { ($0.route, $0.power, $0.inequality) } ?? (0, 1, .bernstein)
+    }
+
+    /// `log G_u + (1/p) log u`, u the `unitMeanBound` on the mean of `(g_u/G_u)^p` (at most 1) from `count` draws of
+    /// that mean and sample variance: the bound on `(1/p) log E g_u^p` every route ends in.
+    static func unitMomentLogBound(mean: Double, variance: Double, count n: Int, power p: Double, logG: Double, delta: Double,
+                                   inequality: MeanInequality?) -> Double {
+        logG + Foundation.log(Swift.min(1, unitMeanBound(mean: mean, variance: variance, count: n, delta: delta, inequality: inequality))) / p
+    }
+
+    /// `unitMomentLogBound` with the mean and sample variance of the ratios' p-th powers, as if `count` draws had them.
+    static func unitMomentLogBound(ratios: [Double], power p: Double, count n: Int, logG: Double, delta: Double,
+                                   inequality: MeanInequality?) -> Double {
+        let x = ratios.map { Foundation.pow($0, p) }
+        let mean = x.reduce(0, +) / Double(x.count)
+        let variance = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(x.count - 1)
+        return unitMomentLogBound(mean: mean, variance: variance, count: n, power: p, logG: logG, delta: delta, inequality: inequality)
     }
 
     /// The two bounds on a mean in [0, 1] that need only the range (`EmpiricalBernstein`, `ChernoffHoeffding`).
@@ -220,12 +232,8 @@ extension MarkovFisher {
         let ratios = try await firstUnitRatios(inputs: inputs, box: box, scales: scales, logG: logG, seed: seed, stream: 9, draws: n,
                                                sharing: sharing, threads: threads)
         return scales.indices.map { i in
-            let p = powers?[i] ?? 1
-            let moments = ratios[i].map { Foundation.pow($0, p) }
-            let mean = moments.reduce(0, +) / Double(n)
-            let variance = moments.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(n - 1)
-            let u = Self.unitMeanBound(mean: mean, variance: variance, count: n, delta: delta, inequality: inequalities?[i])
-            return logG[i] + Foundation.log(Swift.min(1, u)) / p
+            Self.unitMomentLogBound(ratios: ratios[i], power: powers?[i] ?? 1, count: n, logG: logG[i], delta: delta,
+                                    inequality: inequalities?[i])
         }
     }
 
@@ -304,9 +312,8 @@ extension MarkovFisher {
                 m2 += part[e][2] + d * d * count * nb / total
                 count = total
             }
-            let u = Self.unitMeanBound(mean: Swift.min(1, Swift.max(0, mean)), variance: Swift.max(0, m2 / (count - 1)), count: n,
-                                       delta: delta, inequality: inequalities?[e])
-            return logG[e] + Foundation.log(Swift.min(1, u)) / pw[e]
+            return Self.unitMomentLogBound(mean: Swift.min(1, Swift.max(0, mean)), variance: Swift.max(0, m2 / (count - 1)), count: n,
+                                           power: pw[e], logG: logG[e], delta: delta, inequality: inequalities?[e])
         }
     }
 
