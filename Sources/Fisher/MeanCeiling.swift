@@ -39,14 +39,68 @@ public struct MeanCeiling: Sendable, Equatable {
 
     /// The bound on `log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m` at scale s (`s = t√c`); with `power` q ≥ 1, on
     /// `(1/q) log sup_{θ_{<m−1}} E_{θ_{m−1}} M_m^q` (`M_m^q` is the same product with qC copies).
-    public func logBound(scale s: Double, power q: Double = 1) -> Double {
-        let alpha = s * factor.squareRoot(), c = Double(copies) * q
-        var total = c * Double(ones) * Foundation.log1p(alpha)
+    ///
+    /// With `tilt` μ ≥ 0, on `(1/q) log sup_{θ_{<m−1}} E_{θ_{m−1}} (M_m e^{μ T_m})^q`, `T_m = ones + Σ_j F_j²` the trace
+    /// of Π_m (docs/METHOD.md §19, "Upper end, tilted"): each factor is then `E (1 + αF_j)^{qC} e^{qμ F_j²}`.
+    public func logBound(scale s: Double, power q: Double = 1, tilt mu: Double = 0) -> Double {
+        let alpha = s * factor.squareRoot(), c = Double(copies) * q, m = mu * q
+        var total = c * Double(ones) * Foundation.log1p(alpha) + m * Double(ones)
         for j in means.indices {
-            let top = c * Foundation.log1p(alpha * maxima[j])
-            total += Swift.min(top, Self.logMoment(copies: c, alpha: alpha, mean: means[j], spread: spreads[j]))
+            let top = c * Foundation.log1p(alpha * maxima[j]) + m * maxima[j] * maxima[j]
+            let moment = m > 0 ? Self.tiltedLogMoment(copies: c, alpha: alpha, tilt: m, mean: means[j], spread: spreads[j])
+                : Self.logMoment(copies: c, alpha: alpha, mean: means[j], spread: spreads[j])
+            total += Swift.min(top, moment)
         }
         return total / q
+    }
+
+    /// `log E (1 + αF)^C e^{μF²}` for F ≥ 0 with `EF ≤ mean` and sub-Gaussian scale `spread` L, μ > 0:
+    /// `C log(C/t) − C + t + log E e^{tαF + μF²}` at a t found by golden section (any t > 0 holds), the last term by
+    /// `logSquareTilt`; `+∞` where `2μL² ≥ 1`.
+    public static func tiltedLogMoment(copies c: Double, alpha: Double, tilt mu: Double, mean: Double, spread: Double) -> Double {
+        let sigma = (2 * mu).squareRoot()
+        guard sigma * spread < 1 else { return .infinity }
+        func value(_ logT: Double) -> Double {
+            let t = Foundation.exp(logT)
+            return c * (Foundation.log(c) - logT) - c + t + logSquareTilt(slope: t * alpha, sigma: sigma, mean: mean, spread: spread)
+        }
+        // The exponent is convex in t (a log-moment-generating function of tα plus a convex term); start from the
+        // untilted minimiser.
+        let y0 = 1 + alpha * mean, v = alpha * alpha * spread * spread
+        let t0 = 2 * c / (y0 + (y0 * y0 + 4 * c * v).squareRoot())
+        var a = Foundation.log(t0) - 8, b = Foundation.log(t0) + 1
+        let golden = (5.0.squareRoot() - 1) / 2
+        var x1 = b - golden * (b - a), x2 = a + golden * (b - a)
+        var f1 = value(x1), f2 = value(x2)
+        for _ in 0..<48 {
+            if f1 <= f2 { b = x2; x2 = x1; f2 = f1; x1 = b - golden * (b - a); f1 = value(x1) }
+            else { a = x1; x1 = x2; f1 = f2; x2 = a + golden * (b - a); f2 = value(x2) }
+        }
+        return Swift.min(f1, f2)
+    }
+
+    /// A bound on `log E e^{bF + σ²F²/2}` for F ≥ 0 with `EF ≤ mean` and `log E e^{u(F − EF)} ≤ u²L²/2` for every
+    /// real u (L = `spread`), σL < 1: with `e^{σ²F²/2} = E_g e^{σgF}` (g standard normal, independent),
+    /// `E_F e^{uF} ≤ e^{u⁺ mean + u²L²/2}` at `u = b + σg`, and that Gaussian integral in closed form, split at u = 0.
+    public static func logSquareTilt(slope b: Double, sigma: Double, mean: Double, spread: Double) -> Double {
+        let k = spread * spread / 2
+        guard sigma > 0 else { return Swift.max(0, b) * mean + k * b * b }
+        let a = 1 - sigma * sigma * spread * spread
+        guard a > 0 else { return .infinity }
+        let g0 = -b / sigma  // u ≥ 0 exactly where g ≥ g0
+        // ∫ φ(g) e^{−(a − 1)g²/2 + Bg + C} over a half-line: a^{−1/2} e^{C + B²/(2a)} times a normal tail.
+        let b1 = 2 * k * b * sigma + mean * sigma, c1 = k * b * b + mean * b
+        let b0 = 2 * k * b * sigma, c0 = k * b * b
+        let upper = c1 + b1 * b1 / (2 * a) + logHalfErfc((g0 - b1 / a) * (a / 2).squareRoot())
+        let lower = c0 + b0 * b0 / (2 * a) + logHalfErfc(-(g0 - b0 / a) * (a / 2).squareRoot())
+        let top = Swift.max(upper, lower)
+        return -0.5 * Foundation.log(a) + top + Foundation.log(Foundation.exp(upper - top) + Foundation.exp(lower - top))
+    }
+
+    /// An upper value of `log(erfc(z)/2)`: exact below z = 20, and `−z² − log(2z√π)` above it
+    /// (`erfc z ≤ e^{−z²}/(z√π)` for z > 0).
+    static func logHalfErfc(_ z: Double) -> Double {
+        z < 20 ? Foundation.log(Foundation.erfc(z) / 2) : -z * z - Foundation.log(2 * z * Double.pi.squareRoot())
     }
 
     /// The sub-Gaussian scale of an L-Lipschitz function of weights uniform on a box of side ℓ (`width`):
@@ -109,85 +163,140 @@ extension MarkovFisher {
     /// by Cauchy–Schwarz where only the trace is known.
     func meanCeiling(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)], traces: [Double]) -> MeanCeiling? {
         guard m >= 1 else { return nil }
+        if m >= 2 {
+            guard traces.indices.contains(m - 1), traces[m - 1].isFinite else { return nil }
+            return meanCeilingFamily(block: m, box: box, inputBounds: inputBounds)?.at(trace: traces[m - 1])
+        }
+        guard let shape = meanCeilingShape(block: m, box: box, inputBounds: inputBounds) else { return nil }
+        let (lo, hi) = (box.lowerBound, box.upperBound), width = hi - lo
+        let meanW = (lo + hi) / 2, varW = width * width / 12
+        let symmetricRelu = activation == .relu && lo == -hi
+        let v = shape.noise, rows = v.rows, units = v.cols
+        // Per row s of the block's input: E z_s², exact where the previous layer reads the data (its rows
+        // repeated over the noise draws).
+        guard let prior = architecture.stack[architecture.parametricLayers[m - 1]] as? DenseLayer else { return nil }
+        let y = prior.patches(firstBlockInputs)
+        let q = y.cols, n = y.rows
+        guard n > 0, rows % n == 0 else { return nil }
+        let perData = (0..<n).map { i -> Double in
+            var sq = 0.0, sum = 0.0
+            for k in 0..<q { let x = y.data[i * q + k]; sq += x * x; sum += x }
+            return varW * sq + meanW * meanW * sum * sum
+        }
+        let r = rows / n
+        let second = (0..<rows).map { perData[$0 / r] }
+        let gram = BLAS.gram(y, transpose: true, alpha: 1 / Double(n))
+        guard let top = (try? SymmetricEigen.eigenvalues(gram))?.last else { return nil }
+        let opNorm2PerRow = Swift.max(0, top)  // ‖Y‖_op² / S
+        let spread = MeanCeiling.spread(lipschitz: lipschitzBound * opNorm2PerRow.squareRoot(), width: width)
+        let count = Double(rows)
+        var means: [Double] = []
+        for j in 0..<units {
+            var total = 0.0, noise2 = 0.0
+            for s in 0..<rows {
+                let x = v.data[s * units + j]
+                noise2 += x * x
+                let e2 = second[s], lift = activation.isNonnegative ? Swift.max(0, x) : Swift.abs(x)
+                total += activation.secondMomentBound(e2, symmetricRelu: symmetricRelu)
+                    + 2 * lift * activation.meanBound(e2.squareRoot(), symmetricRelu: symmetricRelu)
+            }
+            means.append(Swift.max(0, (total + noise2) / count).squareRoot())
+        }
+        return MeanCeiling(copies: shape.copies, factor: shape.factor, ones: shape.ones, means: means,
+                           spreads: [Double](repeating: spread, count: units), maxima: shape.maxima)
+    }
+
+    /// What block m's `MeanCeiling` takes from the model whatever the previous layer reads: copies, factor, bias
+    /// entries, the previous hidden layer's noise draws and each unit's `F̄_j` from the interval bounds; nil where
+    /// block m is not a dense layer reading the previous dense layer's activated outputs.
+    private func meanCeilingShape(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)])
+        -> (copies: Int, factor: Double, ones: Int, noise: Matrix, maxima: [Double])? {
         let index = architecture.parametricLayers[m], previous = architecture.parametricLayers[m - 1]
         guard index == previous + 1, architecture.isActivated(layer: previous),
               let current = architecture.stack[index] as? DenseLayer,
               let prior = architecture.stack[previous] as? DenseLayer,
               let hidden = architecture.stack.indices.filter({ architecture.isActivated(layer: $0) }).firstIndex(of: previous)
         else { return nil }
-        let lo = box.lowerBound, hi = box.upperBound, width = hi - lo
-        let meanW = (lo + hi) / 2, varW = width * width / 12
-        let symmetricRelu = activation == .relu && lo == -hi
         let last = m == blockDimensions.count - 1
         let factor = last ? 1 / Double(architecture.classes) : derivativeBound * derivativeBound / sigma2
         let copies = last ? architecture.classes - 1 : current.outputSize
         let v = noise[hidden]
         let rows = v.rows, units = prior.outputSize
         guard units == v.cols, inputBounds[m].lower.rows == rows else { return nil }
-
-        // Per row s of the block's input: E z_s², exact where the previous layer reads the data (its rows
-        // repeated over the noise draws); nil where only the trace is known.
-        var second: [Double]? = nil
-        let opNorm2PerRow: Double  // ‖Y‖_op² / S
-        if m == 1 {
-            let y = prior.patches(firstBlockInputs)
-            let q = y.cols, n = y.rows
-            guard n > 0, rows % n == 0 else { return nil }
-            let perData = (0..<n).map { i -> Double in
-                var sq = 0.0, sum = 0.0
-                for k in 0..<q { let x = y.data[i * q + k]; sq += x * x; sum += x }
-                return varW * sq + meanW * meanW * sum * sum
-            }
-            let r = rows / n
-            second = (0..<rows).map { perData[$0 / r] }
-            let gram = BLAS.gram(y, transpose: true, alpha: 1 / Double(n))
-            guard let top = (try? SymmetricEigen.eigenvalues(gram))?.last else { return nil }
-            opNorm2PerRow = Swift.max(0, top)
-        } else {
-            guard traces.indices.contains(m - 1), traces[m - 1].isFinite else { return nil }
-            opNorm2PerRow = traces[m - 1]
-        }
-        let kappa = varW + Double(prior.parameterStructure.unitDimension) * meanW * meanW
-        let spread = MeanCeiling.spread(lipschitz: lipschitzBound * opNorm2PerRow.squareRoot(), width: width)
-        let n = Double(rows)
-
-        var means: [Double] = [], maxima: [Double] = []
-        for j in 0..<units {
-            var total = 0.0, positive = 0.0, positive2 = 0.0, noise2 = 0.0  // Σ_s of v⁺, v⁺², v²
-            for s in 0..<rows {
-                let x = v.data[s * units + j]
-                noise2 += x * x
-                positive += Swift.max(0, x)
-                positive2 += Swift.max(0, x) * Swift.max(0, x)
-                if let second {
-                    let e2 = second[s], lift = activation.isNonnegative ? Swift.max(0, x) : Swift.abs(x)
-                    total += activation.secondMomentBound(e2, symmetricRelu: symmetricRelu)
-                        + 2 * lift * activation.meanBound(e2.squareRoot(), symmetricRelu: symmetricRelu)
-                }
-            }
-            var mean2: Double
-            if second != nil {
-                mean2 = (total + noise2) / n
-            } else {
-                let ez2 = kappa * traces[m - 1]  // (1/S) Σ_s E z_s² ≤ κ T
-                let rmsPos = (positive2 / n).squareRoot(), rmsAbs = (noise2 / n).squareRoot()
-                // The cross term over the rows by Cauchy–Schwarz; the sigmoid's |E act| ≤ 1 needs none.
-                let rms = activation.isNonnegative ? rmsPos : rmsAbs
-                let cross = activation == .sigmoid ? 2 * positive / n
-                    : 2 * rms * activation.meanBound(ez2.squareRoot(), symmetricRelu: symmetricRelu)
-                mean2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu) + cross
-                mean2 += noise2 / n
-            }
-            means.append(Swift.max(0, mean2).squareRoot())
-            let (l, u) = (inputBounds[m].lower, inputBounds[m].upper)
+        let (l, u) = (inputBounds[m].lower, inputBounds[m].upper)
+        let maxima = (0..<units).map { j -> Double in
             var top = 0.0
             for s in 0..<rows {
                 let a = l.data[s * l.cols + j], b = u.data[s * u.cols + j]
                 top += Swift.max(a * a, b * b)
             }
-            maxima.append((top / n).squareRoot())
+            return (top / Double(rows)).squareRoot()
         }
-        return MeanCeiling(copies: copies, factor: factor, ones: current.bias ? 1 : 0, means: means,
-                           spreads: [Double](repeating: spread, count: units), maxima: maxima)
+        return (copies, factor, current.bias ? 1 : 0, v, maxima)
+    }
+
+    /// Block m's (m ≥ 2) `MeanCeiling` as a function of the trace bound T on its previous block's Π
+    /// (`MeanCeilingFamily.at(trace:)`); nil where `meanCeiling` has none.
+    public func meanCeilingFamily(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)]) -> MeanCeilingFamily? {
+        guard m >= 2, let shape = meanCeilingShape(block: m, box: box, inputBounds: inputBounds) else { return nil }
+        let (lo, hi) = (box.lowerBound, box.upperBound), width = hi - lo
+        let meanW = (lo + hi) / 2, varW = width * width / 12
+        guard let prior = architecture.stack[architecture.parametricLayers[m - 1]] as? DenseLayer else { return nil }
+        let v = shape.noise, rows = v.rows, units = v.cols
+        var positive: [Double] = [], positive2: [Double] = [], noise2: [Double] = []
+        for j in 0..<units {
+            var p = 0.0, p2 = 0.0, n2 = 0.0  // Σ_s of v⁺, v⁺², v²
+            for s in 0..<rows {
+                let x = v.data[s * units + j]
+                n2 += x * x
+                p += Swift.max(0, x)
+                p2 += Swift.max(0, x) * Swift.max(0, x)
+            }
+            positive.append(p); positive2.append(p2); noise2.append(n2)
+        }
+        return MeanCeilingFamily(copies: shape.copies, factor: shape.factor, ones: shape.ones, activation: activation,
+                                 symmetricRelu: activation == .relu && lo == -hi, lipschitz: lipschitzBound, width: width,
+                                 kappa: varW + Double(prior.parameterStructure.unitDimension) * meanW * meanW,
+                                 rows: rows, positive: positive, positive2: positive2, noise2: noise2, maxima: shape.maxima)
+    }
+}
+
+/// Block m's (m ≥ 2) `MeanCeiling` as a function of the trace bound T on its previous block's Π: that layer's
+/// input Y is known only through `(1/S) Σ_s |y_s|² ≤ T`, so `‖Y‖_op² ≤ S·T` and `E z_s² ≤ κ|y_s|²`,
+/// `κ = Var w + q (E w)²`, and `E F_j² ≤ E act(κT)-bound + cross term + (1/S) Σ_s v_sj²`, the cross term over the rows by
+/// Cauchy–Schwarz (docs/METHOD.md §19). Every mean and the spread are nondecreasing in T, so is the bound.
+public struct MeanCeilingFamily: Sendable, Equatable {
+    public var copies: Int
+    public var factor: Double
+    public var ones: Int
+    public var activation: Activation
+    public var symmetricRelu: Bool
+    public var lipschitz: Double
+    public var width: Double
+    public var kappa: Double
+    /// S, and per unit j of the previous layer `Σ_s v_sj⁺`, `Σ_s (v_sj⁺)²`, `Σ_s v_sj²` over its noise draws.
+    public var rows: Int
+    public var positive: [Double]
+    public var positive2: [Double]
+    public var noise2: [Double]
+    public var maxima: [Double]
+
+    /// The bound at trace T.
+    public func at(trace: Double) -> MeanCeiling {
+        let spread = MeanCeiling.spread(lipschitz: lipschitz * trace.squareRoot(), width: width)
+        let n = Double(rows)
+        let means = positive.indices.map { j -> Double in
+            let ez2 = kappa * trace  // (1/S) Σ_s E z_s² ≤ κ T
+            let rmsPos = (positive2[j] / n).squareRoot(), rmsAbs = (noise2[j] / n).squareRoot()
+            // The cross term over the rows by Cauchy–Schwarz; the sigmoid's |E act| ≤ 1 needs none.
+            let rms = activation.isNonnegative ? rmsPos : rmsAbs
+            let cross = activation == .sigmoid ? 2 * positive[j] / n
+                : 2 * rms * activation.meanBound(ez2.squareRoot(), symmetricRelu: symmetricRelu)
+            var mean2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu) + cross
+            mean2 += noise2[j] / n
+            return Swift.max(0, mean2).squareRoot()
+        }
+        return MeanCeiling(copies: copies, factor: factor, ones: ones, means: means,
+                           spreads: [Double](repeating: spread, count: positive.count), maxima: maxima)
     }
 }

@@ -29,6 +29,8 @@ public struct BlockCeiling: Sendable, Equatable {
     public var exact: Bool
     /// A bound on the majorant's mean over the previous layer's weights, where one applies (`MeanCeiling`).
     public var mean: MeanCeiling? = nil
+    /// The bound on `tr Π_m` over the box behind `values` (nil for the first block, whose values are exact).
+    public var inputTrace: Double? = nil
 
     /// The bound on `log G_m` at scale s (the raw Fisher matrix's factor, `s = t√c`).
     public func logBound(scale s: Double) -> Double {
@@ -162,7 +164,10 @@ extension MarkovFisher {
             return BlockCeiling(block: m, units: m == last ? 1 : st.units, copies: m == last ? architecture.classes - 1 : st.units,
                                 values: values, exact: m == 0)
         }
-        for m in ceilings.indices { ceilings[m].mean = meanCeiling(block: m, box: box, inputBounds: bounds, traces: effective) }
+        for m in ceilings.indices {
+            ceilings[m].mean = meanCeiling(block: m, box: box, inputBounds: bounds, traces: effective)
+            if m > 0 { ceilings[m].inputTrace = effective[m] }
+        }
         return ceilings
     }
 

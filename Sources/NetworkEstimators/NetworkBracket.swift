@@ -107,10 +107,11 @@ extension MarkovFisher {
             (plan[e].route == 0 ? exactRoute : tangentRoute)?[e] ?? logG[e]
         } : nil
         let d = architecture.parameterCount
+        let chain = tiltedChain(box: box, ceilings: ceilings)
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
             let upper = Self.upperTerms(ceilings, scale: upperScales[ei], firstBlockMean: firstUnit.map { Double(n1) * $0[ei] },
-                                        power: powers[ei])
+                                        power: powers[ei], chain: chain)
             let lowRanges = ceilings.map { $0.logBound(scale: s) }
             let unitSamples = roots.flatMap { $0[0..<n1].map { LogSpace.logDetSqrt(roots: $0, scale: s) } }
             var lower = [Double(n1) * Swift.max(0, try EmpiricalBernstein.lowerMean(unitSamples, range: ceilings[0].unitLogBound(scale: s), delta: level))]
@@ -134,13 +135,23 @@ extension MarkovFisher {
     /// `1/p + 1/q = 1` (at p = 1, `log Z_1` with the second block at its majorant). Both means are over θ_1, so
     /// `E[G_1 M_2] ≤ E G_1 · E M_2` would need them uncorrelated (a relu unit's many active samples raise both);
     /// Hölder's inequality needs nothing.
-    static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?, power p: Double = 1) -> [Double] {
+    ///
+    /// With `chain` (an MLP of three blocks or more), the later blocks' terms are also taken from the tilted chain
+    /// (docs/METHOD.md §19, "Upper end, tilted"), paired with either first-block term; the least sum of the four wins.
+    static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?, power p: Double = 1,
+                           chain: TiltedChain? = nil) -> [Double] {
         let supremum = ceilings.map { $0.upperLogBound(scale: s) }
-        guard let first = firstBlockMean, !ceilings.isEmpty else { return supremum }
-        var sampled = supremum
-        sampled[0] = first
-        if ceilings.count > 1 { sampled[1] = secondBlock(ceilings, scale: s, power: p) }
-        return sampled.reduce(0, +) < supremum.reduce(0, +) ? sampled : supremum
+        var options = [supremum]
+        if let chain { options.append([ceilings[0].upperLogBound(scale: s)] + chain.terms(scale: s, power: 1)) }
+        if let first = firstBlockMean, !ceilings.isEmpty {
+            var sampled = supremum
+            sampled[0] = first
+            if ceilings.count > 1 { sampled[1] = secondBlock(ceilings, scale: s, power: p) }
+            options.append(sampled)
+            if let chain { options.append([first] + chain.terms(scale: s, power: p <= 1 ? .infinity : p / (p - 1))) }
+        }
+        // The first least sum, so that without the chain the choice is the untilted one's.
+        return options.dropFirst().reduce(options[0]) { $1.reduce(0, +) < $0.reduce(0, +) ? $1 : $0 }
     }
 
     /// The second block's term in Hölder's pair with the first block's p-th moment: its majorant at p = 1, else
