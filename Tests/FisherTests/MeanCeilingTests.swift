@@ -87,19 +87,9 @@ final class MeanCeilingTests: XCTestCase {
         XCTAssertEqual(checked, 5 + 5 * 4 * 5)
     }
 
-    /// Where the proof can be checked closely: one relu unit of six weights (on twelve inputs) feeding eight
-    /// Gaussian units, so block 1's Π is 1 × 1 and the majorant is `(1 + s√f F)^8`, F the unit's root mean
-    /// square output; its mean over the unit's weights by 200 000 uniform draws (antithetic: w and −w). The
-    /// bound holds at every scale and lies far below the supremum at the large ones, and F's moment
-    /// generating function lies below the log-Sobolev one.
-    func testMeanCeilingAgainstOneUnit() throws {
-        let m = try model("6-1-8-3", .relu, data: R.gaussianData(12, 6, seed: 3), r: 1, sigma2: 0.5)
-        let box: ClosedRange<Double> = -1...1
-        let ceiling = try m.blockCeilings(box: box)[1]
-        let mean = try XCTUnwrap(ceiling.mean)
-        XCTAssertEqual(mean.copies, 8)
-        XCTAssertEqual(mean.ones, 0)
-        XCTAssertEqual(mean.factor, 1 / 0.5)
+    /// The one-unit model's F (its root mean square output over 12 inputs) at 200 000 uniform draws of its six
+    /// weights (antithetic: w and −w).
+    func oneUnitValues(_ m: MarkovFisher) -> [Double] {
         let x = m.data, v = m.noise[0]
         var rng = Xoshiro256(seed: 4, stream: [3])
         var values: [Double] = []
@@ -116,6 +106,23 @@ final class MeanCeilingTests: XCTestCase {
                 values.append((sum / 12).squareRoot())
             }
         }
+        return values
+    }
+
+    /// Where the proof can be checked closely: one relu unit of six weights (on twelve inputs) feeding eight
+    /// Gaussian units, so block 1's Π is 1 × 1 and the majorant is `(1 + s√f F)^8`, F the unit's root mean
+    /// square output; its mean over the unit's weights by 200 000 uniform draws (antithetic: w and −w). The
+    /// bound holds at every scale and lies far below the supremum at the large ones, and F's moment
+    /// generating function lies below the log-Sobolev one.
+    func testMeanCeilingAgainstOneUnit() throws {
+        let m = try model("6-1-8-3", .relu, data: R.gaussianData(12, 6, seed: 3), r: 1, sigma2: 0.5)
+        let box: ClosedRange<Double> = -1...1
+        let ceiling = try m.blockCeilings(box: box)[1]
+        let mean = try XCTUnwrap(ceiling.mean)
+        XCTAssertEqual(mean.copies, 8)
+        XCTAssertEqual(mean.ones, 0)
+        XCTAssertEqual(mean.factor, 1 / 0.5)
+        let values = oneUnitValues(m)
         for s in [1.0, 10, 100, 1e3] {
             let alpha = s * mean.factor.squareRoot()
             let exact = LogSpace.logMeanExp(values.map { 8 * Foundation.log1p(alpha * $0) })

@@ -8,18 +8,12 @@ import TwoScaleNumerics
 import XCTest
 
 /// The tilted chain (docs/METHOD.md §19, "Upper end, tilted"): its Gaussian integral against quadrature, its
-/// tilted moments against exact laws (where a smaller spread fails), and the whole chain against Monte Carlo means
-/// of the later blocks' majorants over every weight of small MLPs.
-final class TiltedChainTests: XCTestCase {
-    typealias R = FisherReference
-
-    func model(_ arch: String, _ act: Activation, data: Matrix, bias: Bool = false, r: Int = 2, sigma2: Double = 0.3) throws -> MarkovFisher {
-        try MarkovFisher(architecture: try Architecture(parsing: arch, bias: bias), activation: act, data: data, sigma2: sigma2,
-                         noiseSamples: r, noiseSeed: 7)
-    }
-
+/// tilted moments against exact laws (where a smaller spread fails), one level and the whole chain against Monte
+/// Carlo means of the later blocks' majorants on small MLPs. (MeanCeilingTests' models.)
+extension MeanCeilingTests {
     /// `logSquareTilt` is `log E_g exp(u⁺ m + u² L²/2)`, u = b + σg: against a midpoint rule over g on [−300, 300]
-    /// (10⁶ cells; near σL = 1 the integrand is a Gaussian of standard deviation up to 7 centred up to 63 away), at slopes of both signs, with and without mean, near σL = 1; and exactly `b⁺m + b²L²/2` at σ = 0.
+    /// (10⁶ cells; near σL = 1 the integrand is a Gaussian of standard deviation up to 7 centred up to 63 away), at
+    /// slopes of both signs, with and without mean; and exactly `b⁺m + b²L²/2` at σ = 0.
     func testSquareTiltAgainstQuadrature() {
         for (b, sigma, m, l) in [(0.0, 1.0, 1.0, 0.5), (2.0, 0.3, 1.5, 1.2), (-3.0, 0.8, 0.7, 0.9), (5.0, 1.9, 2.0, 0.5),
                                  (0.4, 0.05, 3.0, 2.0), (-0.5, 1.0, 0.0, 0.99)] {
@@ -66,22 +60,7 @@ final class TiltedChainTests: XCTestCase {
     func testTiltedMeanCeilingAgainstOneUnit() throws {
         let m = try model("6-1-8-3", .relu, data: R.gaussianData(12, 6, seed: 3), r: 1, sigma2: 0.5)
         let mean = try XCTUnwrap(try m.blockCeilings(box: -1...1)[1].mean)
-        let x = m.data, v = m.noise[0]
-        var rng = Xoshiro256(seed: 4, stream: [3])
-        var values: [Double] = []
-        for _ in 0..<100_000 {
-            let w = (0..<6).map { _ in rng.uniform(-1, 1) }
-            for sign in [1.0, -1.0] {
-                var sum = 0.0
-                for i in 0..<12 {
-                    var z = 0.0
-                    for k in 0..<6 { z += sign * w[k] * x[i, k] }
-                    let h = Swift.max(0, z) + v.data[i]
-                    sum += h * h
-                }
-                values.append((sum / 12).squareRoot())
-            }
-        }
+        let values = oneUnitValues(m)
         let spread = mean.spreads[0]
         for s in [1.0, 10, 100] {
             let alpha = s * mean.factor.squareRoot()
