@@ -72,7 +72,7 @@ public struct MeanCeiling: Sendable, Equatable {
         let golden = (5.0.squareRoot() - 1) / 2
         var x1 = b - golden * (b - a), x2 = a + golden * (b - a)
         var f1 = value(x1), f2 = value(x2)
-        for _ in 0..<48 {
+        for _ in 0..<32 {
             if f1 <= f2 { b = x2; x2 = x1; f2 = f1; x1 = b - golden * (b - a); f1 = value(x1) }
             else { a = x1; x1 = x2; f1 = f2; x2 = a + golden * (b - a); f2 = value(x2) }
         }

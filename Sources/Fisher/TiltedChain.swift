@@ -54,13 +54,13 @@ public struct TiltedChain: Sendable, Equatable {
     /// `a_m`: an upper value of `sup_{T ∈ [0, T̄_{m−1}]} log H_m(T) − μT`. On a cell `[T_k, T_{k+1}]` it is at most
     /// `log H_m(T_{k+1}) − μ T_k` (H nondecreasing); cells whose value exceeds the best attained one by more than
     /// `tolerance` are halved, at most `evaluations` times in all.
-    func intercept(block m: Int, slope mu: Double, next: Double, scale s: Double, tolerance: Double = 0.01,
-                   evaluations: Int = 96) -> Double {
+    /// `base` are `log H_m` at `basePoints(block: m)` (`baseValues`), which every slope shares.
+    func intercept(block m: Int, slope mu: Double, next: Double, scale s: Double, base: [Double]? = nil,
+                   tolerance: Double = 0.01, evaluations: Int = 96) -> Double {
         let top = traces[m - 2]
         guard mu > 0, top > 0 else { return logH(block: m, trace: top, next: next, scale: s) }
-        var points: [Double] = [0] + (0...24).map { top * Foundation.pow(2, Double($0 - 24) / 2) }
-        points[points.count - 1] = top
-        var values = points.map { logH(block: m, trace: $0, next: next, scale: s) }
+        var points = basePoints(block: m)
+        var values = base ?? baseValues(block: m, next: next, scale: s)
         var spent = points.count
         while true {
             var attained = -Double.infinity, worst = -Double.infinity, cell = 0
@@ -80,6 +80,18 @@ public struct TiltedChain: Sendable, Equatable {
         }
     }
 
+    /// The cells' first ends: 0 and `T̄ 2^{−j/2}`, j = 24, …, 0 (T̄ = `traces[m − 2]`, the last exactly).
+    func basePoints(block m: Int) -> [Double] {
+        let top = traces[m - 2]
+        var points: [Double] = [0] + (0...24).map { top * Foundation.pow(2, Double($0 - 24) / 2) }
+        points[points.count - 1] = top
+        return points
+    }
+
+    func baseValues(block m: Int, next: Double, scale s: Double) -> [Double] {
+        basePoints(block: m).map { logH(block: m, trace: $0, next: next, scale: s) }
+    }
+
     /// Block 1's term with the tilt `next` from block 2: `(1/q) log E (M_1 e^{next·T_1})^q` at Hölder's q (q = ∞:
     /// its supremum, per unit or as a whole), the smaller of the bound in the mean and `sup log M_1 + next · T̄_1`.
     func secondTerm(next: Double, power q: Double, scale s: Double) -> Double {
@@ -95,23 +107,27 @@ public struct TiltedChain: Sendable, Equatable {
     }
 
     /// Block k + 1's term (k = 0: block 1's) at the slopes `mu` (`mu[i]` handed down by block i + 2).
-    func term(_ k: Int, slopes mu: [Double], power q: Double, scale s: Double) -> Double {
+    func term(_ k: Int, slopes mu: [Double], power q: Double, scale s: Double, cache: inout [Int: [Double: [Double]]]) -> Double {
         guard k > 0 else { return secondTerm(next: mu.first ?? 0, power: q, scale: s) }
-        return intercept(block: k + 1, slope: mu[k - 1], next: k < mu.count ? mu[k] : 0, scale: s)
+        let m = k + 1, next = k < mu.count ? mu[k] : 0
+        let base = cache[m]?[next] ?? baseValues(block: m, next: next, scale: s)
+        cache[m, default: [:]][next] = base
+        return intercept(block: m, slope: mu[k - 1], next: next, scale: s, base: base)
     }
 
     /// The terms of blocks 1, 2, … (stages 2, 3, …) at scale s with block 1 at Hölder's power q (`.infinity` where the
     /// first block pairs at p = 1): at every slope 0 the untilted chain's, else the least sum the coordinate descent
-    /// finds. Block m's candidate slopes are its `log H_m` secants at `T̄ 2^{−j/2}` (no tilt from above); a slope
+    /// finds. Block m's candidate slopes are its `log H_m` secants at `T̄ 2^{−j/3}` (no tilt from above); a slope
     /// changes its own block's term and the one below.
     public func terms(scale s: Double, power q: Double) -> [Double] {
         var mu = [Double](repeating: 0, count: later.count)
-        var best = (0...later.count).map { term($0, slopes: mu, power: q, scale: s) }
+        var cache: [Int: [Double: [Double]]] = [:]  // block → tilt from above → its base values
+        var best = (0...later.count).map { term($0, slopes: mu, power: q, scale: s, cache: &cache) }
         let candidates: [[Double]] = later.indices.map { i in
             let m = i + 2, t = traces[m - 2]
             guard t > 0 else { return [] }
-            return (0...64).compactMap { j -> Double? in
-                let x = t * Foundation.pow(2, -Double(j) / 4), y = 0.95 * x
+            return (0...32).compactMap { j -> Double? in
+                let x = t * Foundation.pow(2, -Double(j) / 3), y = 0.95 * x
                 let slope = (logH(block: m, trace: x, next: 0, scale: s) - logH(block: m, trace: y, next: 0, scale: s)) / (x - y)
                 return slope.isFinite && slope > 0 ? slope : nil
             }
@@ -122,7 +138,8 @@ public struct TiltedChain: Sendable, Equatable {
                 for candidate in candidates[i] + [0] where candidate != mu[i] {
                     var trial = mu
                     trial[i] = candidate
-                    let below = term(i, slopes: trial, power: q, scale: s), own = term(i + 1, slopes: trial, power: q, scale: s)
+                    let below = term(i, slopes: trial, power: q, scale: s, cache: &cache)
+                    let own = term(i + 1, slopes: trial, power: q, scale: s, cache: &cache)
                     let gain = best[i] + best[i + 1] - below - own
                     if gain > 1e-9 * Swift.max(1, Swift.abs(best.reduce(0, +))) {
                         best[i] = below; best[i + 1] = own; mu = trial; moved = true

@@ -90,9 +90,12 @@ extension MarkovFisher {
         let tangentPilot = nTangent >= Self.minimumUpperDraws
             ? try await firstUnitTangentRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 12,
                                                draws: Swift.min(nTangent, Self.tangentPilotDraws), sharing: sharing, threads: threads) : nil
+        // On an MLP of three blocks or more the plan also weighs the tilted chain (docs/METHOD.md §19).
+        let chain = tiltedChain(box: box, ceilings: ceilings)
         let plan = upperScales.indices.map { e in
             Self.firstBlockPlan(ceilings, scale: upperScales[e], units: n1, logG: logG[e], delta: share.upper,
-                                pilots: [exactPilot.map { ($0[e], nUpper) }, tangentPilot.map { ($0[e], nTangent) }])
+                                pilots: [exactPilot.map { ($0[e], nUpper) }, tangentPilot.map { ($0[e], nTangent) }],
+                                tilted: sampled ? Self.tiltedSums(chain, scale: upperScales[e]) : [:])
         }
         let powers = plan.map { $0.power }, inequalities = plan.map { $0.inequality }
         let exactRoute = plan.contains { $0.route == 0 }
@@ -107,7 +110,6 @@ extension MarkovFisher {
             (plan[e].route == 0 ? exactRoute : tangentRoute)?[e] ?? logG[e]
         } : nil
         let d = architecture.parameterCount
-        let chain = tiltedChain(box: box, ceilings: ceilings)
         let points = try eps.enumerated().map { ei, e -> CertifiedBracket.Point in
             let s = scales[ei]
             let upper = Self.upperTerms(ceilings, scale: upperScales[ei], firstBlockMean: firstUnit.map { Double(n1) * $0[ei] },
@@ -163,16 +165,37 @@ extension MarkovFisher {
     /// Hölder's exponent p at scale s for a first block whose bound on `(1/p) log E g_u^p` is predicted to be
     /// `unitMoment(p)`: of p = 1, 1.05, …, 4, the one whose pair `n_1 unitMoment(p) + secondBlock(p)` is least (the
     /// least p where the gain is only rounding), with that sum; p = 1 where the second block has no bound in the mean.
-    static func holderPower(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int,
+    ///
+    /// `tilted[k]`, where given, is the tilted chain's sum for blocks 2 onwards at p = 1 + k/20 (`tiltedSums`); the pair
+    /// then takes the smaller of it and the untilted sum.
+    static func holderPower(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, tilted: [Int: Double] = [:],
                             unitMoment: (Double) -> Double) -> (power: Double, value: Double) {
-        func predicted(_ p: Double) -> Double { Double(n1) * unitMoment(p) + (ceilings.count > 1 ? secondBlock(ceilings, scale: s, power: p) : 0) }
-        var best = (power: 1.0, value: predicted(1))
+        let rest = tilted.isEmpty ? 0 : ceilings.dropFirst(2).reduce(0) { $0 + $1.upperLogBound(scale: s) }
+        func predicted(_ k: Int) -> Double {
+            let p = 1 + Double(k) / 20
+            let later = ceilings.count > 1 ? secondBlock(ceilings, scale: s, power: p) + rest : 0
+            return Double(n1) * unitMoment(p) + Swift.min(later, tilted[k] ?? .infinity)
+        }
+        var best = (power: 1.0, value: predicted(0))
         guard ceilings.count > 1, ceilings[1].mean != nil else { return best }
         for k in 1...60 {
-            let p = 1 + Double(k) / 20, value = predicted(p)
-            if value < best.value - 1e-9 * Swift.max(1, Swift.abs(best.value)) { best = (p, value) }
+            let value = predicted(k)
+            if value < best.value - 1e-9 * Swift.max(1, Swift.abs(best.value)) { best = (1 + Double(k) / 20, value) }
         }
         return best
+    }
+
+    /// The p = 1 + k/20 at which the plan also weighs the tilted chain (each sum costs a coordinate descent).
+    static let tiltedPowers = [0, 1, 2, 4, 6, 10, 20, 40]
+
+    /// The tilted chain's sum for blocks 2 onwards at each of `tiltedPowers` (q = p/(p − 1); at p = 1 the second
+    /// block's supremum).
+    static func tiltedSums(_ chain: TiltedChain?, scale s: Double) -> [Int: Double] {
+        guard let chain else { return [:] }
+        return Dictionary(uniqueKeysWithValues: tiltedPowers.map { k in
+            let p = 1 + Double(k) / 20
+            return (k, chain.terms(scale: s, power: k == 0 ? .infinity : p / (p - 1)).reduce(0, +))
+        })
     }
 
     /// The first block's route (0: the exact factor, 1: its tangent majorant), inequality and Hölder's exponent at
@@ -180,7 +203,7 @@ extension MarkovFisher {
     /// inequality, the bound it is predicted to reach at every p, as if its draws had the pilot's mean and
     /// variance; the least pair wins.
     static func firstBlockPlan(_ ceilings: [BlockCeiling], scale s: Double, units n1: Int, logG: Double, delta: Double,
-                               pilots: [([Double], Int)?]) -> (route: Int, power: Double, inequality: MeanInequality) {
+                               pilots: [([Double], Int)?], tilted: [Int: Double] = [:]) -> (route: Int, power: Double, inequality: MeanInequality) {
         var best: (route: Int, power: Double, inequality: MeanInequality, value: Double)? = nil
         for (route, pilot) in pilots.enumerated() {
             guard let (ratios, draws) = pilot, ratios.count >= 2 else { continue }
@@ -188,7 +211,7 @@ extension MarkovFisher {
                 let unitMoment = { (p: Double) -> Double in
                     unitMomentLogBound(ratios: ratios, power: p, count: draws, logG: logG, delta: delta, inequality: inequality)
                 }
-                let h = holderPower(ceilings, scale: s, units: n1, unitMoment: unitMoment)
+                let h = holderPower(ceilings, scale: s, units: n1, tilted: tilted, unitMoment: unitMoment)
                 if best == nil || h.value < best!.value - 1e-9 * Swift.max(1, Swift.abs(best!.value)) {
                     best = (route, h.power, inequality, h.value)
                 }

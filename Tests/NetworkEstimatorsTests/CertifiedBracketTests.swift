@@ -562,6 +562,34 @@ final class CertifiedBracketTests: XCTestCase {
         }
     }
 
+    /// On an MLP of three blocks the plan weighs the tilted chain: its chosen pair's predicted sum, with the later
+    /// blocks at the smaller of the untilted and tilted sums, is never above the untilted plan's, and is below it here;
+    /// the sum `upperTerms` then returns at that p with the chain matches the prediction's later part; with the tilted
+    /// sums out of reach the choice is the untilted one.
+    func testPlanWeighsTheTiltedChain() throws {
+        let m = try model("12-6-5-4", .relu, data: R.gaussianData(30, 12, seed: 9), bias: true)
+        let ceilings = try m.blockCeilings(box: -1...1)
+        let chain = try XCTUnwrap(m.tiltedChain(box: -1...1, ceilings: ceilings))
+        let floor = Foundation.log(MarkovFisher.unitMeanBound(mean: 0, variance: 0, count: 20_000, delta: 1e-3))
+        var lower = 0
+        for s in [30.0, 300] {
+            let unit = ceilings[0].unitLogBound(scale: s)
+            let moment = { (p: Double) in unit + floor / p }
+            let rest = ceilings.dropFirst(2).reduce(0) { $0 + $1.upperLogBound(scale: s) }
+            let untilted = MarkovFisher.holderPower(ceilings, scale: s, units: 6, unitMoment: moment)
+            let sums = MarkovFisher.tiltedSums(chain, scale: s)
+            XCTAssertEqual(Set(sums.keys), Set(MarkovFisher.tiltedPowers))
+            let tilted = MarkovFisher.holderPower(ceilings, scale: s, units: 6, tilted: sums, unitMoment: moment)
+            XCTAssertLessThanOrEqual(tilted.value, untilted.value + rest + 1e-9, "s = \(s)")
+            if tilted.value < untilted.value + rest - 0.5 { lower += 1 }
+            let terms = MarkovFisher.upperTerms(ceilings, scale: s, firstBlockMean: 6 * moment(tilted.power), power: tilted.power, chain: chain)
+            XCTAssertEqual(terms.reduce(0, +), tilted.value, accuracy: 1e-6 * tilted.value, "s = \(s)")
+            let unreachable = sums.mapValues { _ in Double.infinity }
+            XCTAssertEqual(MarkovFisher.holderPower(ceilings, scale: s, units: 6, tilted: unreachable, unitMoment: moment).power, untilted.power)
+        }
+        XCTAssertGreaterThan(lower, 0, "the tilt should lower the plan's sum somewhere")
+    }
+
     /// The first block's plan reads its pilots: draws all far below the majorant favour Chernoff–Hoeffding (its
     /// floor is the lower) and the route with more draws, and at 2·10⁴ draws' floor Hölder's pair; draws of a
     /// steady, large ratio favour the empirical Bernstein bound (its variance term); no pilot leaves the exact
