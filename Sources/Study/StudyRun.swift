@@ -21,9 +21,10 @@ public struct StudyFolder: Sendable {
     /// `ci95` widens), 7 since the lower 2sED's reported interval with one hidden layer also stands where stage
     /// 1 decorrelated and its islands are quiet, whatever the outer weights, and islands of several later stages
     /// are sized without a stall rule, 8 since a later stage's islands are sized only while every later stage
-    /// before it passed the rule (`StagedSMC.sizesStage`; point estimates move); a folder without `method.txt` is
-    /// method 1.
-    public static let cellMethod = 8
+    /// before it passed the rule (`StagedSMC.sizesStage`; point estimates move), 9 since an MLP's bracket of three
+    /// blocks or more takes the tilted chain (`TiltedChain`; upper ends move) and smc moves the handed-over units
+    /// (point estimates move); a folder without `method.txt` is method 1.
+    public static let cellMethod = 9
 
     /// Opens (or starts) `path` for `grid`.
     public init(path: String, grid: StudyGrid) throws {
