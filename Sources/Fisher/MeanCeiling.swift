@@ -263,8 +263,9 @@ extension MarkovFisher {
 
 /// Block m's (m ≥ 2) `MeanCeiling` as a function of the trace bound T on its previous block's Π: that layer's
 /// input Y is known only through `(1/S) Σ_s |y_s|² ≤ T`, so `‖Y‖_op² ≤ S·T` and `E z_s² ≤ κ|y_s|²`,
-/// `κ = Var w + q (E w)²`, and `E F_j² ≤ E act(κT)-bound + cross term + (1/S) Σ_s v_sj²`, the cross term over the rows by
-/// Cauchy–Schwarz (docs/METHOD.md §19). Every mean and the spread are nondecreasing in T, so is the bound.
+/// `κ = Var w + q (E w)²`; `E F_j²` is the activation's second-moment bound at `E z² ≤ κT`, plus twice its mean bound
+/// times the noise's root mean square (Cauchy–Schwarz over the rows), plus `(1/S) Σ_s v_sj²` (docs/METHOD.md §19).
+/// Every mean and the spread are nondecreasing in T, and so is the bound.
 public struct MeanCeilingFamily: Sendable, Equatable {
     public var copies: Int
     public var factor: Double
