@@ -149,33 +149,21 @@ extension MarkovFisher {
     /// The Lipschitz constant of the hidden activation (1 for relu, tanh and linear; 1/4 for the sigmoid).
     var lipschitzBound: Double { activation == .sigmoid ? 0.25 : 1 }
 
-    /// Block m's `MeanCeiling`, where block m is a dense layer that reads the previous dense layer's
-    /// activated outputs directly (an MLP's blocks after the first); nil elsewhere (the first block, and
-    /// blocks after a convolution or a pooling layer, whose bound stays `BlockCeiling`'s).
-    ///
-    /// `inputBounds` are `blockInputBounds(box:)`; `traces[m]` bounds the trace of block m's `Π` over the
-    /// box (as `blockCeilings` takes it). For the previous layer's input Y: the data when m = 1 (exact:
-    /// `E z_s² = Var w |y_s|² + (E w)² (Σ_i y_si)²` per row, `‖Y‖_op` from its Gram matrix), else only
-    /// `(1/S) Σ_s |y_s|² ≤ traces[m − 1]`, so `‖Y‖_op² ≤ S·traces[m − 1]` and `E z_s² ≤ κ|y_s|²`,
-    /// `κ = Var w + q (E w)²`. Then `E F_j² = (1/S) Σ_s [E act(z_s)² + 2 v_sj E act(z_s) + v_sj²]`, with
-    /// `E act² ≤ E z²` and `|E act| ≤ √(E z²)` where `|act(z)| ≤ |z|` (tanh also ≤ 1), `E relu² = E z²/2` and
-    /// `0 ≤ E relu ≤ √(E z²)/2` on a box symmetric about 0, `0 < sigmoid < 1`; the cross term over the rows
-    /// by Cauchy–Schwarz where only the trace is known.
-    func meanCeiling(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)], traces: [Double]) -> MeanCeiling? {
-        guard m >= 1 else { return nil }
-        if m >= 2 {
-            guard traces.indices.contains(m - 1), traces[m - 1].isFinite else { return nil }
-            return meanCeilingFamily(block: m, box: box, inputBounds: inputBounds)?.at(trace: traces[m - 1])
-        }
-        guard let shape = meanCeilingShape(block: m, box: box, inputBounds: inputBounds) else { return nil }
+    /// Block 1's `MeanCeiling`, where it is a dense layer reading the first dense layer's activated outputs; nil
+    /// elsewhere (later blocks take theirs from `meanCeilingFamily` at their input's trace bound, in
+    /// `blockCeilings`). The previous layer's input Y is the data, known exactly: `E z_s² = Var w |y_s|² +
+    /// (E w)² (Σ_i y_si)²` per row, `‖Y‖_op` from its Gram matrix. Then `E F_j² = (1/S) Σ_s [E act(z_s)² +
+    /// 2 v_sj E act(z_s) + v_sj²]`, with `E act² ≤ E z²` and `|E act| ≤ √(E z²)` where `|act(z)| ≤ |z|` (tanh
+    /// also ≤ 1), `E relu² = E z²/2` and `0 ≤ E relu ≤ √(E z²)/2` on a box symmetric about 0, `0 < sigmoid < 1`.
+    func meanCeiling(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)]) -> MeanCeiling? {
+        guard m == 1, let shape = meanCeilingShape(block: m, box: box, inputBounds: inputBounds) else { return nil }
         let (lo, hi) = (box.lowerBound, box.upperBound), width = hi - lo
         let meanW = (lo + hi) / 2, varW = width * width / 12
         let symmetricRelu = activation == .relu && lo == -hi
         let v = shape.noise, rows = v.rows, units = v.cols
         // Per row s of the block's input: E z_s², exact where the previous layer reads the data (its rows
         // repeated over the noise draws).
-        guard let prior = architecture.stack[architecture.parametricLayers[m - 1]] as? DenseLayer else { return nil }
-        let y = prior.patches(firstBlockInputs)
+        let y = shape.prior.patches(firstBlockInputs)
         let q = y.cols, n = y.rows
         guard n > 0, rows % n == 0 else { return nil }
         let perData = (0..<n).map { i -> Double in
@@ -210,7 +198,7 @@ extension MarkovFisher {
     /// entries, the previous hidden layer's noise draws and each unit's `F̄_j` from the interval bounds; nil where
     /// block m is not a dense layer reading the previous dense layer's activated outputs.
     private func meanCeilingShape(block m: Int, box: ClosedRange<Double>, inputBounds: [(lower: Matrix, upper: Matrix)])
-        -> (copies: Int, factor: Double, ones: Int, noise: Matrix, maxima: [Double])? {
+        -> (prior: DenseLayer, copies: Int, factor: Double, ones: Int, noise: Matrix, maxima: [Double])? {
         let index = architecture.parametricLayers[m], previous = architecture.parametricLayers[m - 1]
         guard index == previous + 1, architecture.isActivated(layer: previous),
               let current = architecture.stack[index] as? DenseLayer,
@@ -232,7 +220,7 @@ extension MarkovFisher {
             }
             return (top / Double(rows)).squareRoot()
         }
-        return (copies, factor, current.bias ? 1 : 0, v, maxima)
+        return (prior, copies, factor, current.bias ? 1 : 0, v, maxima)
     }
 
     /// Block m's (m ≥ 2) `MeanCeiling` as a function of the trace bound T on its previous block's Π
@@ -241,7 +229,6 @@ extension MarkovFisher {
         guard m >= 2, let shape = meanCeilingShape(block: m, box: box, inputBounds: inputBounds) else { return nil }
         let (lo, hi) = (box.lowerBound, box.upperBound), width = hi - lo
         let meanW = (lo + hi) / 2, varW = width * width / 12
-        guard let prior = architecture.stack[architecture.parametricLayers[m - 1]] as? DenseLayer else { return nil }
         let v = shape.noise, rows = v.rows, units = v.cols
         var positive: [Double] = [], positive2: [Double] = [], noise2: [Double] = []
         for j in 0..<units {
@@ -256,7 +243,7 @@ extension MarkovFisher {
         }
         return MeanCeilingFamily(copies: shape.copies, factor: shape.factor, ones: shape.ones, activation: activation,
                                  symmetricRelu: activation == .relu && lo == -hi, lipschitz: lipschitzBound, width: width,
-                                 kappa: varW + Double(prior.parameterStructure.unitDimension) * meanW * meanW,
+                                 kappa: varW + Double(shape.prior.parameterStructure.unitDimension) * meanW * meanW,
                                  rows: rows, positive: positive, positive2: positive2, noise2: noise2, maxima: shape.maxima)
     }
 }

@@ -31,6 +31,9 @@ public struct BlockCeiling: Sendable, Equatable {
     public var mean: MeanCeiling? = nil
     /// The bound on `tr Π_m` over the box behind `values` (nil for the first block, whose values are exact).
     public var inputTrace: Double? = nil
+    /// From the third block on, its bound in the mean as a function of the previous block's trace bound (`mean` is
+    /// it at that block's `inputTrace`), for the tilted chain.
+    public var family: MeanCeilingFamily? = nil
 
     /// The bound on `log G_m` at scale s (the raw Fisher matrix's factor, `s = t√c`).
     public func logBound(scale s: Double) -> Double {
@@ -164,9 +167,14 @@ extension MarkovFisher {
             return BlockCeiling(block: m, units: m == last ? 1 : st.units, copies: m == last ? architecture.classes - 1 : st.units,
                                 values: values, exact: m == 0)
         }
-        for m in ceilings.indices {
-            ceilings[m].mean = meanCeiling(block: m, box: box, inputBounds: bounds, traces: effective)
-            if m > 0 { ceilings[m].inputTrace = effective[m] }
+        for m in ceilings.indices.dropFirst() {
+            ceilings[m].inputTrace = effective[m]
+            if m == 1 {
+                ceilings[m].mean = meanCeiling(block: m, box: box, inputBounds: bounds)
+            } else if let family = meanCeilingFamily(block: m, box: box, inputBounds: bounds) {
+                ceilings[m].family = family
+                if effective[m - 1].isFinite { ceilings[m].mean = family.at(trace: effective[m - 1]) }
+            }
         }
         return ceilings
     }

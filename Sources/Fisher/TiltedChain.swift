@@ -29,15 +29,15 @@ public struct TiltedChain: Sendable, Equatable {
     }
 
     /// The chain of an MLP's blocks `ceilings` (`MarkovFisher.blockCeilings`): nil unless every block from the
-    /// second on has a bound in the mean and there is a third block.
-    public init?(ceilings all: [BlockCeiling], families: [MeanCeilingFamily?]) {
-        guard all.count >= 3, let second = all[1].mean, families.count == all.count else { return nil }
+    /// second on has a bound in the mean and there is a third block (not on two blocks, nor after a convolution).
+    public init?(ceilings all: [BlockCeiling]) {
+        guard all.count >= 3, let second = all[1].mean else { return nil }
         var later: [MeanCeilingFamily] = [], traces: [Double] = []
         for m in 1..<all.count {
             guard let t = all[m].inputTrace, t.isFinite, t >= 0 else { return nil }
             traces.append(t)
             if m >= 2 {
-                guard let f = families[m] else { return nil }
+                guard let f = all[m].family else { return nil }
                 later.append(f)
             }
         }
@@ -149,16 +149,5 @@ public struct TiltedChain: Sendable, Equatable {
             if !moved { break }
         }
         return best
-    }
-}
-
-extension MarkovFisher {
-    /// The tilted chain of this model's blocks `ceilings` (`blockCeilings(box:)`); nil where it does not apply (fewer
-    /// than three blocks, or a block after the first without a bound in the mean: convolutions, pooling).
-    public func tiltedChain(box: ClosedRange<Double>, ceilings: [BlockCeiling]) -> TiltedChain? {
-        guard ceilings.count >= 3 else { return nil }
-        let bounds = blockInputBounds(box: box)
-        let families = ceilings.indices.map { m in m >= 2 ? meanCeilingFamily(block: m, box: box, inputBounds: bounds) : nil }
-        return TiltedChain(ceilings: ceilings, families: families)
     }
 }

@@ -91,7 +91,7 @@ extension MarkovFisher {
             ? try await firstUnitTangentRatios(inputs: first, box: box, scales: upperScales, logG: logG, seed: seed, stream: 12,
                                                draws: Swift.min(nTangent, Self.tangentPilotDraws), sharing: sharing, threads: threads) : nil
         // On an MLP of three blocks or more the plan also weighs the tilted chain (docs/METHOD.md §19).
-        let chain = tiltedChain(box: box, ceilings: ceilings)
+        let chain = TiltedChain(ceilings: ceilings)
         let plan = upperScales.indices.map { e in
             Self.firstBlockPlan(ceilings, scale: upperScales[e], units: n1, logG: logG[e], delta: share.upper,
                                 pilots: [exactPilot.map { ($0[e], nUpper) }, tangentPilot.map { ($0[e], nTangent) }],

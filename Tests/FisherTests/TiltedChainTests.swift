@@ -95,7 +95,7 @@ extension MeanCeilingTests {
         var checked = 0, tighter = 0
         for (m, box) in cases {
             let ceilings = try m.blockCeilings(box: box)
-            let chain = try XCTUnwrap(m.tiltedChain(box: box, ceilings: ceilings), "\(m.architecture)")
+            let chain = try XCTUnwrap(TiltedChain(ceilings: ceilings), "\(m.architecture)")
             let L = m.blockDimensions.count
             var logs = [[Double]](repeating: [], count: scales.count)
             for _ in 0..<3000 {
@@ -139,7 +139,7 @@ extension MeanCeilingTests {
         let m = try model("6-5-4-4-3", .relu, data: R.gaussianData(8, 6, seed: 6), bias: true, r: 3)
         let box: ClosedRange<Double> = -1...1
         let ceilings = try m.blockCeilings(box: box)
-        let chain = try XCTUnwrap(m.tiltedChain(box: box, ceilings: ceilings))
+        let chain = try XCTUnwrap(TiltedChain(ceilings: ceilings))
         var rng = Xoshiro256(seed: 29, stream: [5])
         var checked = 0
         for block in [2, 3] {
@@ -178,7 +178,7 @@ extension MeanCeilingTests {
     /// tolerance of the largest value found there, at slopes from the secants' range.
     func testInterceptHoldsBetweenItsCells() throws {
         let m = try model("6-5-4-4-3", .relu, data: R.gaussianData(8, 6, seed: 6), bias: true, r: 3)
-        let chain = try XCTUnwrap(m.tiltedChain(box: -1...1, ceilings: try m.blockCeilings(box: -1...1)))
+        let chain = try XCTUnwrap(TiltedChain(ceilings: try m.blockCeilings(box: -1...1)))
         for block in [2, 3] {
             let top = chain.traces[block - 2]
             for (s, mu) in [(3.0, 10 / top), (30, 100 / top), (300, 30 / top)] {
@@ -198,11 +198,11 @@ extension MeanCeilingTests {
     /// blocks: not on two blocks, not after a convolution.
     func testChainAppliesToMLPsOfThreeBlocksOrMore() throws {
         let two = try model("5-4-3", .relu, data: R.gaussianData(6, 5, seed: 1))
-        XCTAssertNil(two.tiltedChain(box: -1...1, ceilings: try two.blockCeilings(box: -1...1)))
+        XCTAssertNil(TiltedChain(ceilings: try two.blockCeilings(box: -1...1)))
         let three = try model("5-4-3-3", .relu, data: R.gaussianData(6, 5, seed: 1))
-        XCTAssertNotNil(three.tiltedChain(box: -1...1, ceilings: try three.blockCeilings(box: -1...1)))
+        XCTAssertNotNil(TiltedChain(ceilings: try three.blockCeilings(box: -1...1)))
         let conv = try MarkovFisher(architecture: try Architecture(parsing: "4x4x1-conv2k3-3-2"), activation: .relu,
                                     data: R.gaussianData(3, 16, seed: 2), sigma2: 0.3, noiseSamples: 1, noiseSeed: 7)
-        XCTAssertNil(conv.tiltedChain(box: -1...1, ceilings: try conv.blockCeilings(box: -1...1)))
+        XCTAssertNil(TiltedChain(ceilings: try conv.blockCeilings(box: -1...1)))
     }
 }

@@ -569,7 +569,7 @@ final class CertifiedBracketTests: XCTestCase {
     func testPlanWeighsTheTiltedChain() throws {
         let m = try model("12-6-5-4", .relu, data: R.gaussianData(30, 12, seed: 9), bias: true)
         let ceilings = try m.blockCeilings(box: -1...1)
-        let chain = try XCTUnwrap(m.tiltedChain(box: -1...1, ceilings: ceilings))
+        let chain = try XCTUnwrap(TiltedChain(ceilings: ceilings))
         let floor = Foundation.log(MarkovFisher.unitMeanBound(mean: 0, variance: 0, count: 20_000, delta: 1e-3))
         var lower = 0
         for s in [30.0, 300] {
