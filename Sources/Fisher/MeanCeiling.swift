@@ -252,7 +252,9 @@ extension MarkovFisher {
 /// input Y is known only through `(1/S) Σ_s |y_s|² ≤ T`, so `‖Y‖_op² ≤ S·T` and `E z_s² ≤ κ|y_s|²`,
 /// `κ = Var w + q (E w)²`; `E F_j²` is the activation's second-moment bound at `E z² ≤ κT`, plus twice its mean bound
 /// times the noise's root mean square (Cauchy–Schwarz over the rows), plus `(1/S) Σ_s v_sj²` (docs/METHOD.md §19).
-/// Every mean and the spread are nondecreasing in T, and so is the bound.
+/// Every mean and the spread are nondecreasing in T, and so is the bound. For the population Fisher
+/// (`populationFamily`) the noise is averaged: one row with `Σ v² = σ²` and, since v is independent of the
+/// activations with mean 0, no cross term (`crossTerm` false).
 public struct MeanCeilingFamily: Sendable, Equatable {
     public var copies: Int
     public var factor: Double
@@ -268,6 +270,8 @@ public struct MeanCeilingFamily: Sendable, Equatable {
     public var positive2: [Double]
     public var noise2: [Double]
     public var maxima: [Double]
+    /// Whether `E F_j²` takes the cross term between the activations and the noise (the data's draws: yes).
+    public var crossTerm = true
 
     /// The bound at trace T.
     public func at(trace: Double) -> MeanCeiling {
@@ -278,7 +282,7 @@ public struct MeanCeilingFamily: Sendable, Equatable {
             let rmsPos = (positive2[j] / n).squareRoot(), rmsAbs = (noise2[j] / n).squareRoot()
             // The cross term over the rows by Cauchy–Schwarz; the sigmoid's |E act| ≤ 1 needs none.
             let rms = activation.isNonnegative ? rmsPos : rmsAbs
-            let cross = activation == .sigmoid ? 2 * positive[j] / n
+            let cross = !crossTerm ? 0 : activation == .sigmoid ? 2 * positive[j] / n
                 : 2 * rms * activation.meanBound(ez2.squareRoot(), symmetricRelu: symmetricRelu)
             var mean2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu) + cross
             mean2 += noise2[j] / n

@@ -54,8 +54,9 @@ extension MarkovFisher {
         return (traces, rho, lambda)
     }
 
-    /// Every block's population majorant (`BlockCeiling`, with its `MeanCeiling` for blocks after the first):
-    /// the upper end of the population 2sED is `ζd + Σ_m upperLogBound_m(s) / |log ε|` at c's upper end.
+    /// Every block's population majorant (`BlockCeiling`, with its `MeanCeiling` for blocks after the first, its
+    /// input's trace bound, and from the third block on the family the tilted chain takes): the upper end of the
+    /// population 2sED is `ζd + BlockCeiling.upperSum(…) / |log ε|` at c's upper end.
     public func populationCeilings(box: ClosedRange<Double>) throws -> [BlockCeiling] {
         guard isMLP else {
             throw TwoScaleError.invalid("\(Setting.populationFisher)", architecture.notation, allowed: "the population Fisher needs an MLP (dense layers only)")
@@ -75,14 +76,27 @@ extension MarkovFisher {
                                 : [Double](repeating: factor * traces[m] / Double(r), count: r)
             var ceiling = BlockCeiling(block: m, units: m == last ? 1 : st.units, copies: copies, values: values, exact: m == 0)
             guard m >= 1 else { return ceiling }
+            ceiling.inputTrace = traces[m]
             let prior = architecture.structure(layer: architecture.parametricLayers[m - 1])
-            // E_w E act(w·ỹ)²: E z² = q E w² on the data (x ~ N(0, I) and the bias), ≤ κ T after it.
-            let ez2 = m == 1 ? Double(prior.unitDimension) * Self.meanSquare(box)
-                             : (varW + Double(prior.unitDimension) * meanW * meanW) * traces[m - 1]
-            let act2 = activation.secondMomentBound(ez2, symmetricRelu: symmetricRelu)
+            let top = (rho[m - 1] + sigma2).squareRoot()
+            guard m == 1 else {
+                // After the first hidden layer, E z² ≤ κ T and λ_max(Π) ≤ T: a function of the previous trace T
+                // (the tilted chain's `MeanCeilingFamily`), taken at its bound for the untilted chain.
+                let family = MeanCeilingFamily(copies: copies, factor: factor, ones: st.bias ? 1 : 0, activation: activation,
+                                               symmetricRelu: symmetricRelu, lipschitz: lipschitzBound, width: width,
+                                               kappa: varW + Double(prior.unitDimension) * meanW * meanW, rows: 1,
+                                               positive: [Double](repeating: 0, count: prior.units),
+                                               positive2: [Double](repeating: 0, count: prior.units),
+                                               noise2: [Double](repeating: sigma2, count: prior.units),
+                                               maxima: [Double](repeating: top, count: prior.units), crossTerm: false)
+                ceiling.family = family
+                ceiling.mean = family.at(trace: traces[m - 1])
+                return ceiling
+            }
+            // E_w E act(w·ỹ)²: E z² = q E w² on the data (x ~ N(0, I) and the bias).
+            let act2 = activation.secondMomentBound(Double(prior.unitDimension) * Self.meanSquare(box), symmetricRelu: symmetricRelu)
             let mean = (act2 + sigma2).squareRoot()
             let spread = MeanCeiling.spread(lipschitz: lipschitzBound * lambda[m - 1].squareRoot(), width: width)
-            let top = (rho[m - 1] + sigma2).squareRoot()
             ceiling.mean = MeanCeiling(copies: copies, factor: factor, ones: st.bias ? 1 : 0,
                                        means: [Double](repeating: mean, count: prior.units),
                                        spreads: [Double](repeating: spread, count: prior.units),

@@ -56,9 +56,20 @@ public struct BlockCeiling: Sendable, Equatable {
     /// The bound on one unit's `log G` at scale s (the block's over its units).
     public func unitLogBound(scale s: Double) -> Double { logBound(scale: s) / Double(units) }
 
-    /// The certified upper end of the 2sED at ε: `ζd + Σ_m upperLogBound_m(s) / |log ε|` (s = t√c).
-    public static func dZetaUpper(_ ceilings: [BlockCeiling], scale s: Double, eps: Double, zeta: Double, dimension d: Int) -> Double {
-        zeta * Double(d) + ceilings.reduce(0) { $0 + $1.upperLogBound(scale: s) } / Swift.abs(Foundation.log(eps))
+    /// The upper end's stage terms at scale s with every block at its supremum: each block's `upperLogBound`, or,
+    /// where `chain` is given (an MLP of three blocks or more) and its sum is smaller, the first block's with the
+    /// tilted chain's terms for the rest (docs/METHOD.md §19, "Upper end, tilted"). Of equal sums, the untilted.
+    public static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, chain: TiltedChain?) -> [Double] {
+        let supremum = ceilings.map { $0.upperLogBound(scale: s) }
+        guard let chain, let first = supremum.first else { return supremum }
+        let tilted = [first] + chain.terms(scale: s, power: 1)
+        return tilted.reduce(0, +) < supremum.reduce(0, +) ? tilted : supremum
+    }
+
+    /// The certified upper end of the 2sED at ε: `ζd + Σ_m upperTerms_m(s) / |log ε|` (s = t√c).
+    public static func dZetaUpper(_ ceilings: [BlockCeiling], chain: TiltedChain? = nil, scale s: Double, eps: Double, zeta: Double,
+                                  dimension d: Int) -> Double {
+        zeta * Double(d) + upperTerms(ceilings, scale: s, chain: chain).reduce(0, +) / Swift.abs(Foundation.log(eps))
     }
 }
 

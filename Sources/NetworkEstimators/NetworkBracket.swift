@@ -143,8 +143,7 @@ extension MarkovFisher {
     static func upperTerms(_ ceilings: [BlockCeiling], scale s: Double, firstBlockMean: Double?, power p: Double = 1,
                            chain: TiltedChain? = nil) -> [Double] {
         let supremum = ceilings.map { $0.upperLogBound(scale: s) }
-        var options = [supremum]
-        if let chain { options.append([ceilings[0].upperLogBound(scale: s)] + chain.terms(scale: s, power: 1)) }
+        var options = [BlockCeiling.upperTerms(ceilings, scale: s, chain: chain)]
         if let first = firstBlockMean, !ceilings.isEmpty {
             var sampled = supremum
             sampled[0] = first

@@ -19,6 +19,8 @@ public struct StoreDimension: Sendable {
     public let paths: Int
     /// The model's majorants (the certified upper end), when the store's model could be rebuilt.
     public let ceilings: [BlockCeiling]?
+    /// The tilted chain of an MLP of three blocks or more (`TiltedChain(ceilings:)`), with them.
+    public let chain: TiltedChain?
     /// c's interval as the certified bracket takes it (the upper end is taken at its upper end), with it.
     public let scale: ScaleRange?
     /// Why there is no certified upper end (nil when there is one).
@@ -72,6 +74,7 @@ public struct StoreDimension: Sendable {
                 (ceilings, scale, uncertified) = (nil, nil, "the store's model could not be rebuilt from its settings (\(e.message))")
             }
         }
+        chain = ceilings.flatMap { TiltedChain(ceilings: $0) }
     }
 
     /// The point estimate and the value used in the tail at ε: the certified upper end where there is one,
@@ -81,7 +84,7 @@ public struct StoreDimension: Sendable {
         let p = try estimator.points(eps: [eps], zeta: zeta)[0]
         let value = try estimator.value(which, of: p)
         let s = ScaleParameters.t(eps: eps, zeta: zeta) * scale.range.upperBound.squareRoot()
-        return (value, BlockCeiling.dZetaUpper(ceilings, scale: s, eps: eps, zeta: zeta, dimension: dimension))
+        return (value, BlockCeiling.dZetaUpper(ceilings, chain: chain, scale: s, eps: eps, zeta: zeta, dimension: dimension))
     }
 
     /// Whether the tail is conservative: always with the certified upper end (it bounds every estimator's
@@ -94,11 +97,11 @@ public struct StoreDimension: Sendable {
             if population {
                 let c = scale?.trace.map { "at the upper end of c's interval (the population's E Tr F from \($0.draws) uniform draws on fresh inputs and a deterministic bound; it holds with probability ≥ 1 − \($0.delta / 2))" }
                     ?? "at c = 1 (deterministic)"
-                return "the certified upper end of the population Fisher's 2sED (inputs N(0, I) and the hidden noise averaged rather than the store's draws; every stage at its majorant over the box, or in the mean over the previous layer's weights, docs/METHOD.md §19), \(c): an upper value for the theorem's quantity of the stochastic network, not for the store's own inputs"
+                return "the certified upper end of the population Fisher's 2sED (inputs N(0, I) and the hidden noise averaged rather than the store's draws; every stage at its majorant over the box, or in the mean over the previous layer's weights, tilted where that is smaller; docs/METHOD.md §19), \(c): an upper value for the theorem's quantity of the stochastic network, not for the store's own inputs"
             }
             let c = scale?.trace.map { "at the upper end of c's interval, from \($0.draws) uniform draws of Tr F (it holds with probability ≥ 1 − \($0.delta / 2))" }
                 ?? "at c = 1 (deterministic)"
-            return "the certified upper end of the 2sED's bracket (every stage at its majorant over the box, docs/METHOD.md §19), \(c), given the store's data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"
+            return "the certified upper end of the 2sED's bracket (every stage at its majorant over the box, or in the mean over the previous layer's weights, tilted where that is smaller; docs/METHOD.md §19), \(c), given the store's data inputs and noise draws: an upper value for that stand-in, not for the population Fisher the theorem needs; it bounds the \(which.rawValue) estimate's quantity too"
         }
         return "no certified upper end (\(uncertified ?? "")); one-sided 95% upper value of the \(which.rawValue) estimate: the 0.95 quantile of a percentile bootstrap over the K = \(paths) paths (\(bootstrap) resamples, seed \(seed)), never below the estimate; "
             + (which == .lower

@@ -1,4 +1,6 @@
+import Fisher
 import Foundation
+import SpectraStore
 import Testing
 import TwoScaleCore
 import TwoScaleFormats
@@ -110,6 +112,33 @@ import TwoScaleFormats
         try await makeStore(fileStore, data: "csv:" + csv, samples: 6)
         let (s2, _, e2) = await runCLICapturingErrors(["bound", "--n", "1000", "--store", fileStore, "--population-fisher"])
         #expect(s2 != 0 && e2.contains("Gaussian inputs"))
+    }
+
+    /// On an MLP of three blocks the tail's upper end takes the tilted chain where it is smaller (docs/METHOD.md §19,
+    /// "Upper end, tilted"), for the store's inputs and for the population: `bound`'s `d_zeta_used` is the library's
+    /// `dZetaUpper` with the chain, never above the untilted one and below it somewhere.
+    @Test func deepStoreTakesTheTiltedChain() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = dir + "/s"
+        _ = try await runJSON(["ed", "--arch", "6-5-4-3", "--data", "synthetic:gaussian", "--samples", "8", "--paths", "4",
+                               "--inner", "3", "--sigma2", "0.3", "--eps", "0.1", "--seed", "2", "--store", store, "--json"])
+        for population in [false, true] {
+            let b = try await runJSON(["bound", "--n", "100,10000,1000000", "--store", store, "--json"] + (population ? ["--population-fisher"] : []))
+            let d = try await StoreDimension(directory: store, estimate: .nested, zeta: 2.0 / 3, normalization: .trace, population: population, threads: 1)
+            let ceilings = try #require(d.ceilings), chain = try #require(d.chain), c = try #require(d.scale).range.upperBound
+            var tighter = 0
+            for p in try #require(b["points"]?.arrayValue) {
+                let e = try #require(p["eps_n"]?.doubleValue)
+                let s = ScaleParameters.t(eps: e, zeta: 2.0 / 3) * c.squareRoot()
+                let tilted = BlockCeiling.dZetaUpper(ceilings, chain: chain, scale: s, eps: e, zeta: 2.0 / 3, dimension: d.dimension)
+                let untilted = BlockCeiling.dZetaUpper(ceilings, scale: s, eps: e, zeta: 2.0 / 3, dimension: d.dimension)
+                #expect(p["d_zeta_used"]?.doubleValue == tilted, "population \(population) ε_n = \(e)")
+                #expect(tilted <= untilted)
+                if tilted < untilted - 0.01 { tighter += 1 }
+            }
+            #expect(tighter > 0, "population \(population)")
+        }
     }
 
     @Test func storeErrors() async {
