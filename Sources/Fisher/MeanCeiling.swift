@@ -253,7 +253,7 @@ extension MarkovFisher {
 /// `κ = Var w + q (E w)²`; `E F_j²` is the activation's second-moment bound at `E z² ≤ κT`, plus twice its mean bound
 /// times the noise's root mean square (Cauchy–Schwarz over the rows), plus `(1/S) Σ_s v_sj²` (docs/METHOD.md §19).
 /// Every mean and the spread are nondecreasing in T, and so is the bound. For the population Fisher
-/// (`populationFamily`) the noise is averaged: one row with `Σ v² = σ²` and, since v is independent of the
+/// (`populationCeilings`) the noise is averaged: one row with `Σ v² = σ²` and, since v is independent of the
 /// activations with mean 0, no cross term (`crossTerm` false).
 public struct MeanCeilingFamily: Sendable, Equatable {
     public var copies: Int

@@ -56,7 +56,7 @@ extension MarkovFisher {
 
     /// Every block's population majorant (`BlockCeiling`, with its `MeanCeiling` for blocks after the first, its
     /// input's trace bound, and from the third block on the family the tilted chain takes): the upper end of the
-    /// population 2sED is `ζd + BlockCeiling.upperSum(…) / |log ε|` at c's upper end.
+    /// population 2sED is `ζd + Σ BlockCeiling.upperTerms(…) / |log ε|` at c's upper end.
     public func populationCeilings(box: ClosedRange<Double>) throws -> [BlockCeiling] {
         guard isMLP else {
             throw TwoScaleError.invalid("\(Setting.populationFisher)", architecture.notation, allowed: "the population Fisher needs an MLP (dense layers only)")
