@@ -119,7 +119,8 @@ final class PopulationCeilingTests: XCTestCase {
     /// draw each, the population's stand-in), lies below the chain's sum (within three standard errors and the
     /// stand-in's 0.05) on MLPs of three and four blocks (relu, tanh, sigmoid), at four scales. The sum is never above
     /// the untilted one and is below it somewhere. A later block's untilted bound in the mean is still
-    /// `√(bound on E act(z)² at E z² ≤ κ T + σ²)` per unit: no cross term with the averaged noise.
+    /// `√(bound on E act(z)² at E z² ≤ κ T + σ²)` per unit (no cross term with the averaged noise), with the
+    /// sub-Gaussian scale `max|act'| √T ℓ/π`: the draws here cannot see a wrong scale (a fifth of it passes them).
     func testPopulationTiltedChain() throws {
         let cases: [(String, Activation, ClosedRange<Double>)] = [
             ("5-4-3-3", .relu, -1...1), ("4-5-4-3-3", .relu, -1...1), ("5-4-3-3", .tanh, -1...1), ("5-4-3-3", .sigmoid, -0.5...1.5),
@@ -138,7 +139,11 @@ final class PopulationCeilingTests: XCTestCase {
                 let trace = try XCTUnwrap(ceilings[b - 1].inputTrace)
                 let ez2 = (width * width / 12 + q * meanW * meanW) * trace
                 let expected = (act.secondMomentBound(ez2, symmetricRelu: act == .relu && box.lowerBound == -box.upperBound) + m.sigma2).squareRoot()
-                for mean in try XCTUnwrap(ceilings[b].mean).means { XCTAssertEqual(mean, expected, accuracy: 1e-12 * expected, "\(arch) \(act) block \(b)") }
+                let bound = try XCTUnwrap(ceilings[b].mean)
+                for mean in bound.means { XCTAssertEqual(mean, expected, accuracy: 1e-12 * expected, "\(arch) \(act) block \(b)") }
+                // F_j is Lipschitz in unit j's weights with constant max|act'| · λ_max(Π)^{1/2}, λ_max(Π) ≤ T.
+                let spread = m.derivativeBound * trace.squareRoot() * width / Double.pi
+                for l in bound.spreads { XCTAssertEqual(l, spread, accuracy: 1e-12 * spread, "\(arch) \(act) block \(b)") }
             }
             let means = try LaterMajorants.logMeans(m, ceilings: ceilings, box: box, scales: scales, draws: 1500, rng: &rng)
             for (k, s) in scales.enumerated() {
