@@ -174,6 +174,33 @@ extension MeanCeilingTests {
         }
     }
 
+    /// A later block's family claims that each unit's `F(w) = ‖act(Yw) + v‖/√S` is sub-Gaussian with scale
+    /// `at(trace: T).spreads` for every input Y of trace T. At the worst case, every row of Y the same vector y
+    /// (`‖Y‖_op² = S·T`; relu hidden states sharing one mean direction come close), `F = relu(y·w)`: its log-moment
+    /// generating function over 200 000 uniform draws lies below `λ²L²/2` at every λ, and a fifth of L fails.
+    func testFamilySpreadAgainstTheWorstInput() throws {
+        let m = try model("5-4-3-3", .relu, data: R.gaussianData(6, 5, seed: 8), bias: true)
+        let box: ClosedRange<Double> = -1...1
+        let family = try XCTUnwrap(m.meanCeilingFamily(block: 2, box: box, inputBounds: m.blockInputBounds(box: box)))
+        let q = m.architecture.structure(layer: m.architecture.parametricLayers[1]).unitDimension
+        var y = (0..<q).map { 0.3 + 0.2 * Double($0) }
+        y[q - 1] = 1  // the bias
+        let trace = y.reduce(0) { $0 + $1 * $1 }
+        let spread = try XCTUnwrap(family.at(trace: trace).spreads.first)
+        var rng = Xoshiro256(seed: 4, stream: [9])
+        let values = (0..<200_000).map { _ in
+            Swift.max(0, zip(y.dropLast(), (0..<(q - 1)).map { _ in rng.uniform(box.lowerBound, box.upperBound) }).reduce(1) { $0 + $1.0 * $1.1 })
+        }
+        let average = values.reduce(0, +) / Double(values.count)
+        var failed = 0
+        for lambda in [-2.0, -0.5, 0.3, 1, 2, 3] {
+            let mgf = LogSpace.logMeanExp(values.map { lambda * ($0 - average) })
+            XCTAssertLessThanOrEqual(mgf, lambda * lambda * spread * spread / 2 + 1e-3, "λ = \(lambda)")
+            if mgf > lambda * lambda * spread * spread / 50 + 1e-3 { failed += 1 }
+        }
+        XCTAssertGreaterThanOrEqual(failed, 3, "a fifth of the family's scale should fail")
+    }
+
     /// The chain applies where every block after the first has a bound in the mean and there are three or more
     /// blocks: not on two blocks, not after a convolution.
     func testChainAppliesToMLPsOfThreeBlocksOrMore() throws {
