@@ -201,6 +201,43 @@ extension MeanCeilingTests {
         XCTAssertGreaterThanOrEqual(failed, 3, "a fifth of the family's scale should fail")
     }
 
+    /// A level whose every unit's moment is infinite (`2μL² ≥ 1`) falls back to its suprema, `sup log M + μT̄`:
+    /// `C·ones·log(1 + α) + μ·ones + Σ_j (C log(1 + αF̄_j) + μF̄_j²)`, the bias's `e^{μ}` included, at q = 1 and 2.
+    func testTiltedLevelAtItsSuprema() {
+        let level = MeanCeiling(copies: 3, factor: 2, ones: 1, means: [0.5, 1.2], spreads: [4, 4], maxima: [1.5, 2])
+        let s = 0.7, mu = 0.2, alpha = s * 2.0.squareRoot()
+        let expected = 3 * Foundation.log1p(alpha) + mu + [1.5, 2].reduce(0) { $0 + 3 * Foundation.log1p(alpha * $1) + mu * $1 * $1 }
+        XCTAssertEqual(level.logBound(scale: s, tilt: mu), expected, accuracy: 1e-12)
+        XCTAssertEqual(level.logBound(scale: s, power: 2, tilt: mu), expected, accuracy: 1e-12)
+    }
+
+    /// `log H_m` with a steep tilt from above (its mean side infinite) against brute force: at 300 uniform networks,
+    /// `log M_m(θ) + ν tr Π_m(θ)` (the majorant at the draw's hidden states) never exceeds `logH` at the largest trace.
+    func testLogHWithASteepTiltAgainstDraws() throws {
+        let m = try model("5-4-3-3", .relu, data: R.gaussianData(6, 5, seed: 8), bias: true)
+        let box: ClosedRange<Double> = -1...1
+        let ceilings = try m.blockCeilings(box: box)
+        let chain = try XCTUnwrap(TiltedChain(ceilings: ceilings))
+        let block = 2, s = 3.0, nu = 5.0
+        let bound = chain.logH(block: block, trace: chain.traces[block - 2], next: nu, scale: s)
+        var rng = Xoshiro256(seed: 12, stream: [3])
+        var largest = -Double.infinity
+        for _ in 0..<300 {
+            let net = Network.uniform(architecture: m.architecture, activation: m.activation, box: box, rng: &rng)
+            let x = try m.blockInputs(net, block: block)
+            let xa = m.architecture.parametric(layer: m.architecture.parametricLayers[block]).patches(x)
+            let gram = BLAS.gram(xa, transpose: true, alpha: 1 / Double(x.rows))
+            let trace = (0..<gram.rows).reduce(0) { $0 + gram.data[$1 * gram.cols + $1] }
+            let factor = 1 / Double(m.architecture.classes)
+            let logM = Double(ceilings[block].copies) * (try SymmetricEigen.eigenvalues(gram)).reduce(0) {
+                $0 + Foundation.log1p(s * (factor * Swift.max(0, $1)).squareRoot())
+            }
+            largest = Swift.max(largest, logM + nu * trace)
+        }
+        XCTAssertLessThanOrEqual(largest, bound + 1e-9)
+        XCTAssertGreaterThan(largest, ceilings[block].logBound(scale: s), "the tilt's share should matter here")
+    }
+
     /// The chain applies where every block after the first has a bound in the mean and there are three or more
     /// blocks: not on two blocks, not after a convolution.
     func testChainAppliesToMLPsOfThreeBlocksOrMore() throws {
