@@ -238,6 +238,35 @@ extension MeanCeilingTests {
         XCTAssertGreaterThan(largest, ceilings[block].logBound(scale: s), "the tilt's share should matter here")
     }
 
+    /// Block 1's term at q = ∞ with a steep tilt from block 2 against brute force: over 300 uniform networks,
+    /// `log M_1(θ) + ν tr Π_1(θ)` never exceeds `secondTerm`, whose units' suprema carry `νF̄_j²`.
+    func testSecondTermWithASteepTiltAgainstDraws() throws {
+        let m = try model("5-4-3-3", .relu, data: R.gaussianData(6, 5, seed: 8), bias: true)
+        let box: ClosedRange<Double> = -1...1
+        let ceilings = try m.blockCeilings(box: box)
+        let chain = try XCTUnwrap(TiltedChain(ceilings: ceilings))
+        let s = 3.0, nu = 5.0
+        let bound = chain.secondTerm(next: nu, power: .infinity, scale: s)
+        var rng = Xoshiro256(seed: 13, stream: [3])
+        var largest = -Double.infinity
+        for _ in 0..<300 {
+            let net = Network.uniform(architecture: m.architecture, activation: m.activation, box: box, rng: &rng)
+            let x = try m.blockInputs(net, block: 1)
+            let xa = m.architecture.parametric(layer: m.architecture.parametricLayers[1]).patches(x)
+            let gram = BLAS.gram(xa, transpose: true, alpha: 1 / Double(x.rows))
+            let trace = (0..<gram.rows).reduce(0) { $0 + gram.data[$1 * gram.cols + $1] }
+            let logM = Double(ceilings[1].copies) * (try SymmetricEigen.eigenvalues(gram)).reduce(0) {
+                $0 + Foundation.log1p(s * (Swift.max(0, $1) / m.sigma2).squareRoot())
+            }
+            largest = Swift.max(largest, logM + nu * trace)
+        }
+        XCTAssertLessThanOrEqual(largest, bound + 1e-9)
+        let untiltedUnits = chain.second.maxima.reduce(Double(chain.second.copies) * Double(chain.second.ones) * Foundation.log1p(s * chain.second.factor.squareRoot())) {
+            $0 + Double(chain.second.copies) * Foundation.log1p(s * chain.second.factor.squareRoot() * $1)
+        }
+        XCTAssertGreaterThan(largest, untiltedUnits, "the tilt's share should matter here")
+    }
+
     /// The chain applies where every block after the first has a bound in the mean and there are three or more
     /// blocks: not on two blocks, not after a convolution.
     func testChainAppliesToMLPsOfThreeBlocksOrMore() throws {
