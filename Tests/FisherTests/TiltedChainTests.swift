@@ -267,6 +267,41 @@ extension MeanCeilingTests {
         XCTAssertGreaterThan(largest, untiltedUnits, "the tilt's share should matter here")
     }
 
+    /// The chain against an exact law its assumptions allow: every unit's F equal to its mean bound (spread 0), so
+    /// each level's trace is `ones + Σ_j F_j²` and the next level's means follow from it. The later majorants' exact
+    /// product along that path lies below the chain's sum at every scale, on three and four blocks whose trace bounds
+    /// T̄ lie far above the path's, where the chain is tilted (below the untilted sum). A level that did not pay the
+    /// tilt handed down to it would fall below the path.
+    func testChainAgainstADeterministicPath() {
+        let second = MeanCeiling(copies: 4, factor: 1, ones: 1, means: [0.8, 1.1, 0.6], spreads: [0, 0, 0], maxima: [3, 3, 3])
+        func family(_ copies: Int, units: Int) -> MeanCeilingFamily {
+            MeanCeilingFamily(copies: copies, factor: 0.5, ones: 1, activation: .relu, symmetricRelu: true, lipschitz: 0, width: 2,
+                              kappa: 1.0 / 3, rows: 1, positive: [Double](repeating: 0, count: units),
+                              positive2: [Double](repeating: 0, count: units), noise2: [Double](repeating: 0.1, count: units),
+                              maxima: [Double](repeating: 50, count: units), crossTerm: false)
+        }
+        let huge = BlockCeiling(block: 1, units: 1, copies: 1000, values: [Double](repeating: 1e12, count: 10), exact: false)  // never binds
+        var tilted = 0
+        for later in [[family(3, units: 4)], [family(3, units: 4), family(2, units: 3)]] {
+            let chain = TiltedChain(second: second, later: later, ceilings: [BlockCeiling](repeating: huge, count: later.count + 1),
+                                    traces: [Double](repeating: 400, count: later.count + 1))
+            for s in [0.3, 3, 30, 300] {
+                var exact = second.logBound(scale: s)
+                var trace = Double(second.ones) + second.means.reduce(0) { $0 + $1 * $1 }
+                for f in later {
+                    let level = f.at(trace: trace)
+                    exact += level.logBound(scale: s)
+                    trace = Double(level.ones) + level.means.reduce(0) { $0 + $1 * $1 }
+                }
+                let sum = chain.terms(scale: s, power: 1).reduce(0, +)
+                let untilted = second.logBound(scale: s) + later.reduce(0) { $0 + $1.at(trace: 400).logBound(scale: s) }
+                XCTAssertGreaterThanOrEqual(sum, exact - 1e-9 * Swift.abs(exact), "\(later.count + 2) blocks, s = \(s)")
+                if sum < untilted - 1 { tilted += 1 }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(tilted, 6, "the chain should be tilted in most of these cases")
+    }
+
     /// The chain applies where every block after the first has a bound in the mean and there are three or more
     /// blocks: not on two blocks, not after a convolution.
     func testChainAppliesToMLPsOfThreeBlocksOrMore() throws {
