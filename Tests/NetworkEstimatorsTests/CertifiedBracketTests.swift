@@ -358,6 +358,39 @@ final class CertifiedBracketTests: XCTestCase {
 
     func tinyRelu() throws -> (MarkovFisher, Matrix) { try tinyReluNetwork() }
 
+    /// The lower ends are taken at c's lower end (docs/METHOD.md §19): the first
+    /// block's Jensen term, recomputed from the bracket's own draws (streams "BRKT", 0, k) at `t√c_lo`, is the
+    /// bracket's, and at `t√c_hi` it is larger; the upper end lies below the majorants at `t√c_hi`. (The coverage
+    /// tests' margins hide a lower end taken at c's upper end.)
+    func testEachEndIsAtItsEndOfCsInterval() async throws {
+        let (m, _) = try tinyRelu()
+        let eps = [1e-3, 0.1], zeta = 2.0 / 3, seed: UInt64 = 5, draws = 400
+        let b = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, normalization: .trace, seed: seed, draws: draws,
+                                             traceDraws: 200, upperDraws: 2000, tangentDraws: 20_000, threads: 1)
+        let (cLo, cHi) = (b.scale.range.lowerBound, b.scale.range.upperBound)
+        XCTAssertLessThan(cLo, 0.9 * cHi, "c's interval should be wide here")
+        let ceilings = try m.blockCeilings(box: -1...1)
+        let first = m.unitInputs(m.firstBlockInputs, block: 0)
+        let roots = try (0..<draws).map { k -> [Double] in
+            var rng = Xoshiro256(seed: seed, stream: [MarkovFisher.bracketStream, 0, UInt64(k)])
+            let net = Network.uniform(architecture: m.architecture, activation: m.activation, box: -1...1, rng: &rng)
+            return try m.unitRoots(m.unitParameters(net, block: 0, unit: 0), inputs: first)
+        }
+        let share = CertifiedBracket.shares(delta: CertifiedBracket.defaultDelta, estimatedScale: true, sampledUpper: true,
+                                            stages: m.blockDimensions.count, points: eps.count)
+        for (i, e) in eps.enumerated() {
+            func scale(_ c: Double) -> Double { ScaleParameters.t(eps: e, zeta: zeta) * c.squareRoot() }
+            func jensen(_ c: Double) throws -> Double {
+                let s = scale(c)
+                return Swift.max(0, try EmpiricalBernstein.lowerMean(roots.map { LogSpace.logDetSqrt(roots: $0, scale: s) },
+                                                                     range: ceilings[0].unitLogBound(scale: s), delta: share.jensen))
+            }
+            XCTAssertEqual(b.points[i].stageLower[0], try jensen(cLo), accuracy: 1e-9, "ε = \(e)")
+            XCTAssertGreaterThan(try jensen(cHi), b.points[i].stageLower[0] + 1e-3, "ε = \(e)")
+            XCTAssertLessThanOrEqual(b.points[i].stageUpper.reduce(0, +), ceilings.reduce(0) { $0 + $1.logBound(scale: scale(cHi)) } + 1e-9)
+        }
+    }
+
     /// The bracket with c inside, on a network whose answer is known: the 1-1-2 relu network under the trace
     /// normalisation, with `E_θ Tr F` and the 2sED at the true c = d / E_θ Tr F by midpoint quadrature. Over
     /// 200 seeds (each bracket with c's interval from 1 000 trace draws of its own) both ends hold at both ε
