@@ -360,13 +360,14 @@ final class CertifiedBracketTests: XCTestCase {
 
     /// The lower ends are taken at c's lower end (docs/METHOD.md §19): the first
     /// block's Jensen term, recomputed from the bracket's own draws (streams "BRKT", 0, k) at `t√c_lo`, is the
-    /// bracket's, and at `t√c_hi` it is larger; the upper end lies below the majorants at `t√c_hi`. (The coverage
-    /// tests' margins hide a lower end taken at c's upper end.)
+    /// bracket's, and at `t√c_hi` it is larger; the upper end lies below the majorants at `t√c_hi` and above `log Z`
+    /// there by quadrature (c's interval from 30 trace draws, wide: c_hi ≈ 20 c_lo). The coverage tests' margins
+    /// hide either end taken at the other end of c's interval.
     func testEachEndIsAtItsEndOfCsInterval() async throws {
         let (m, _) = try tinyRelu()
         let eps = [1e-3, 0.1], zeta = 2.0 / 3, seed: UInt64 = 5, draws = 400
         let b = try await m.certifiedBracket(box: -1...1, eps: eps, zeta: zeta, normalization: .trace, seed: seed, draws: draws,
-                                             traceDraws: 200, upperDraws: 2000, tangentDraws: 20_000, threads: 1)
+                                             traceDraws: 30, upperDraws: 2000, tangentDraws: 20_000, threads: 1)
         let (cLo, cHi) = (b.scale.range.lowerBound, b.scale.range.upperBound)
         XCTAssertLessThan(cLo, 0.9 * cHi, "c's interval should be wide here")
         let ceilings = try m.blockCeilings(box: -1...1)
@@ -388,6 +389,9 @@ final class CertifiedBracketTests: XCTestCase {
             XCTAssertEqual(b.points[i].stageLower[0], try jensen(cLo), accuracy: 1e-9, "ε = \(e)")
             XCTAssertGreaterThan(try jensen(cHi), b.points[i].stageLower[0] + 1e-3, "ε = \(e)")
             XCTAssertLessThanOrEqual(b.points[i].stageUpper.reduce(0, +), ceilings.reduce(0) { $0 + $1.logBound(scale: scale(cHi)) } + 1e-9)
+            // The upper end holds wherever in its interval c lies, so at c_hi: above log Z there by quadrature.
+            let exactHi = try tinyNetworkQuadrature(m, scale: scale(cHi)).logZ
+            XCTAssertGreaterThanOrEqual(b.points[i].stageUpper.reduce(0, +), exactHi - 1e-9, "ε = \(e)")
         }
     }
 
