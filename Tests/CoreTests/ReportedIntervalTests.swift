@@ -27,6 +27,17 @@ final class ReportedIntervalTests: XCTestCase {
         XCTAssertEqual(choose(1...9.5), ReportedInterval(range: bracket, source: .bracket))
     }
 
+    /// The thresholds are the ones the coverage studies validated (docs/ESTIMATORS.md, "Which interval to read";
+    /// Reports/intervals.md, several-stages.md): the tests above are relative to them, so a looser rule would pass
+    /// those; changing one needs those studies run again, and this test changed with them.
+    func testTheThresholdsAreTheValidatedOnes() {
+        XCTAssertEqual(ReportedInterval.minimumESSFraction, 0.1)
+        XCTAssertEqual(ReportedInterval.minimumLimitESSFraction, 0.02)
+        XCTAssertEqual(ReportedInterval.minimumDecorrelation, 0.85)
+        XCTAssertEqual(ReportedInterval.maximumIslandNoiseVariance, 1.0)
+        XCTAssertEqual(ReportedInterval.maximumLaterLogVariance, 1.0)
+    }
+
     func testEachDiagnosticAloneSendsToTheBracket() {
         let min = ReportedInterval.minimumESSFraction
         // Counted ESS just below and at the threshold.
