@@ -43,13 +43,20 @@ for sc in dump["command"].get("subcommands", []):
         continue
     out += ["## `twoscale %s`" % cmd, "", cell(sc.get("abstract")), ""]
     out += ["| argument | default | meaning |", "|---|---|---|"]
-    for arg in sc.get("arguments", []):
-        if any(n["name"] in ("help", "version") for n in arg.get("names") or []):
+    args = [a for a in sc.get("arguments", []) if a.get("shouldDisplay") is not False
+            and not any(n["name"] in ("help", "version") for n in a.get("names") or [])]
+    # A flag with an inversion (--x / --no-x, default set by the command) is listed once, both names together.
+    merged = []
+    for arg in args:
+        prev = merged[-1] if merged else None
+        if (prev is not None and arg["kind"] == "flag" and prev["kind"] == "flag" and arg.get("abstract") == prev.get("abstract")
+                and [n["name"] for n in arg.get("names") or []] == ["no-" + n["name"] for n in prev.get("names") or []]):
+            merged[-1] = dict(prev, names=(prev.get("names") or []) + (arg.get("names") or []), inverted=True)
             continue
-        if arg.get("shouldDisplay") is False:
-            continue
+        merged.append(arg)
+    for arg in merged:
         if arg["kind"] == "flag":
-            default = "off"
+            default = "—" if arg.get("inverted") else "off"
         elif arg.get("defaultValue") is not None:
             default = "`%s`" % arg["defaultValue"]
         else:

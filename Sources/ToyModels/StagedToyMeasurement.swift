@@ -276,6 +276,17 @@ public struct StagedToyMeasurement<Model: ExactStagedToy>: Sendable, Encodable {
                                      scale: try model.scale(normalization), points: points, monteCarlo: nil)
     }
 
+    /// The fewest coordinates of a unit on which `toy` turns the independence sweeps on by default.
+    public static var wideUnitCoordinates: Int { 100 }
+
+    /// Whether `toy` runs the smc estimator with independence sweeps where the command line leaves
+    /// `Setting.independenceMoves` unset: where some stage's units have `wideUnitCoordinates` coordinates or more.
+    /// There the random walk's few sweeps per step barely move a unit, and its estimate came out low on every
+    /// exact case measured (docs/ESTIMATORS.md §2); on networks no gain was measured, so `ed` keeps them off.
+    public static func independenceMovesByDefault(_ model: Model) -> Bool {
+        model.stageUnits.contains { $0.dimension >= wideUnitCoordinates }
+    }
+
     /// `trials` runs of the smc estimator (trial i with seed `seed + i`) beside the exact values. Returns the
     /// first trial's points with their brackets and reported intervals (what `PrecisionTarget` reads).
     @discardableResult

@@ -84,8 +84,8 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(name: .customLong("stage1-sweeps"), help: "Staged families (layered): sweeps per stage-1 step (default 20, as ed).")
     var stageOneSweeps: Int?
 
-    @Flag(help: "Staged families (layered): independence sweeps in stage 1 and the islands (as ed; off).")
-    var independenceMoves = false
+    @Flag(inversion: .prefixedNo, help: "Staged families (layered): independence sweeps in stage 1 and the islands (default: on where a unit has ≥ 100 coordinates).")
+    var independenceMoves: Bool?
 
     @Option(help: ArgumentHelp("Layered: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))
     var targetWidth: Double?
@@ -114,6 +114,9 @@ struct ToyMonteCarloOptions: ParsableArguments {
     }
 
     var threadCount: Int { threads ?? Swift.max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// `--independence-moves` or `--no-independence-moves`, as given (for messages).
+    var independenceMovesFlag: String { independenceMoves == false ? "--no-independence-moves" : "--independence-moves" }
 
     /// The estimator-specific flags given (`--trace-draws` smc's, `--bootstrap` plain's, as for networks).
     var given: [Setting] { (traceDraws != nil ? [.traceDraws] : []) + (bootstrap != nil ? [.bootstrap] : []) }
@@ -204,7 +207,8 @@ struct ToyCommand: AsyncParsableCommand {
             throw TwoScaleError.usage("\(FlagSpelling.flag(for: setting)) is a setting of --family \(owner); drop it, or use --family \(owner)")
         }
         let stagedOnly = [(monteCarlo.inner != nil, "--inner"), (monteCarlo.islandSweeps != nil, "--island-sweeps"),
-                          (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"), (monteCarlo.independenceMoves, "--independence-moves"),
+                          (monteCarlo.stageOneSweeps != nil, "--stage1-sweeps"),
+                          (monteCarlo.independenceMoves != nil, monteCarlo.independenceMovesFlag),
                           (monteCarlo.targetWidth != nil, "--target-width"), (monteCarlo.maxPaths != nil, "--max-paths"),
                           (joint, "--joint"), (sweeps != nil, "--sweeps"), (outerMoves != 0, "--outer-moves"),
                           (tiltMoves != 0, "--tilt-moves"), (chains != 1, "--chains")].filter(\.0).map(\.1)
@@ -279,8 +283,8 @@ struct ToyCommand: AsyncParsableCommand {
         if outerMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--outer-moves is a setting of the smc estimator: add --mc") }
         if tiltMoves != 0 && !monteCarlo.mc { throw TwoScaleError.usage("--tilt-moves is a setting of the smc estimator: add --mc") }
         if chains != 1 && !monteCarlo.mc { throw TwoScaleError.usage("--chains is a setting of the smc estimator: add --mc") }
-        if monteCarlo.independenceMoves && !monteCarlo.mc {
-            throw TwoScaleError.usage("--independence-moves is a setting of the smc estimator: add --mc")
+        if monteCarlo.independenceMoves != nil && !monteCarlo.mc {
+            throw TwoScaleError.usage("\(monteCarlo.independenceMovesFlag) is a setting of the smc estimator: add --mc")
         }
         if monteCarlo.maxPaths != nil && monteCarlo.targetWidth == nil {
             throw TwoScaleError.usage("--max-paths caps --target-width's rounds: add --target-width W, or drop --max-paths")
@@ -316,7 +320,8 @@ struct ToyCommand: AsyncParsableCommand {
                 }
                 return (r, points)
             }
-            let start = PrecisionTarget.Budget(paths: paths, inner: inner, stageOneSweeps: firstSweeps, independenceMoves: o.independenceMoves,
+            let independence = o.independenceMoves ?? StagedToyMeasurement<Model>.independenceMovesByDefault(model)
+            let start = PrecisionTarget.Budget(paths: paths, inner: inner, stageOneSweeps: firstSweeps, independenceMoves: independence,
                                                traceDraws: draws)
             if let w = o.targetWidth {
                 let say: @Sendable (String) -> Void = { progress.phase($0) }
@@ -410,7 +415,7 @@ enum StagedToyReport {
                 }
                 return row
             }
-            text += "\nsmc estimator (K = \(mc.paths), J = \(mc.inner), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")):\n"
+            text += "\nsmc estimator (K = \(mc.paths), J = \(mc.inner), seed \(mc.seed)\(mc.trials > 1 ? ", \(mc.trials) trials" : "")\(mc.independenceMoves == true ? ", independence sweeps" : "")):\n"
                 + Fmt.table(columns, rows)
             text += NetworkReport.lowerAboveLine(r.points.compactMap { p in p.monteCarlo.map { (p.eps, $0.dZetaMc, $0.dZetaLowerMc) } },
                                                  columns: ("MC lower", "MC d_zeta"))

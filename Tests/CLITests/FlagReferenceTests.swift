@@ -23,17 +23,19 @@ final class FlagReferenceTests: XCTestCase {
             let help = TwoScaleMain.helpMessage(for: cmd, columns: 400)
             // The flags of the OPTIONS section only (abstracts may mention other commands' flags).
             let options = help.components(separatedBy: "OPTIONS:").dropFirst().joined()
-            let listed = Set(options.split(separator: "\n").compactMap { line -> String? in
+            // A flag with an inversion is listed as `--x/--no-x`: both names.
+            let listed = Set(options.split(separator: "\n").flatMap { line -> [String] in
                 let t = line.trimmingCharacters(in: .whitespaces)
-                guard t.hasPrefix("--") else { return nil }
-                return String(t.prefix { !$0.isWhitespace && $0 != "," && $0 != "<" })
+                guard t.hasPrefix("--") else { return [] }
+                return t.prefix { !$0.isWhitespace && $0 != "," && $0 != "<" }.split(separator: "/").map(String.init)
             }).subtracting(["--help", "--version"])
             XCTAssertFalse(listed.isEmpty, "\(name): no options parsed from --help")
             let section = try XCTUnwrap(byCommand[name], "docs/FLAGS.md has no section for \(name); run python3 scripts/flags-doc.py")
             let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `--") }
-            let documented = Set(rows.compactMap { row -> String? in
-                guard let r = row.range(of: "`--") else { return nil }
-                return "--" + row[r.upperBound...].prefix { $0 != "`" }
+            // Every name in a row's first cell (an inverted flag's row names both).
+            let documented = Set(rows.flatMap { row -> [String] in
+                let first = row.dropFirst().prefix { $0 != "|" }
+                return first.components(separatedBy: "`--").dropFirst().map { "--" + $0.prefix { $0 != "`" } }
             })
             XCTAssertEqual(documented, listed, "\(name): docs/FLAGS.md differs from --help; run python3 scripts/flags-doc.py")
         }

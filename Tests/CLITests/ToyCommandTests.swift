@@ -171,6 +171,26 @@ import TwoScaleFormats
         #expect(narrow.sources == [.string("sampled"), .string("sampled")])
     }
 
+    /// The independence sweeps' default: on where some stage's units have 100 coordinates or more (the same bytes
+    /// as `--independence-moves`, and the text says so), off below (the same bytes as `--no-independence-moves`);
+    /// `--no-independence-moves` turns them off on wide units.
+    @Test func independenceSweepsByDefaultOnWideUnits() async throws {
+        func args(_ sizes: String, _ extra: [String] = []) -> [String] {
+            ["toy", "--family", "layered", "--units", "2,2", "--unit-size", sizes, "--eps", "0.1", "--mc", "--paths", "8",
+             "--inner", "8", "--trace-draws", "200", "--seed", "3", "--json"] + extra
+        }
+        func key(_ j: JSONValue) -> JSONValue? { j["monte_carlo"]?["independence_moves"] }
+        let wide = try await runJSON(args("3,100")), wideOn = try await runJSON(args("3,100", ["--independence-moves"]))
+        let wideOff = try await runJSON(args("3,100", ["--no-independence-moves"]))
+        #expect(key(wide) == .bool(true) && key(wideOff) == nil)
+        #expect(wide["points"] == wideOn["points"] && wide["points"] != wideOff["points"])
+        let narrow = try await runJSON(args("99,3")), narrowOff = try await runJSON(args("99,3", ["--no-independence-moves"]))
+        #expect(key(narrow) == nil && narrow["points"] == narrowOff["points"])
+        #expect(StagedToyMeasurement<LayeredToy>.wideUnitCoordinates == 100)
+        let text = await runCLICapturingErrors(Array(args("100,3").dropLast()))
+        #expect(text.status == 0 && text.out.contains("seed 3, independence sweeps)"), "\(text.out)")
+    }
+
     /// `--sweeps` reaches joint tempering (other numbers, recorded as `monte_carlo.joint_sweeps`) and is
     /// refused without `--joint` or out of range.
     @Test func jointSweepsThroughTheCLI() async throws {
@@ -281,6 +301,8 @@ import TwoScaleFormats
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--outer-moves", "4"], "--outer-moves"),
             (["toy", "--family", "layered", "--independence-moves"], "add --mc"),
             (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--independence-moves"], "--independence-moves"),
+            (["toy", "--family", "layered", "--no-independence-moves"], "--no-independence-moves is a setting of the smc estimator"),
+            (["toy", "--family", "bernoulli", "--dim", "2", "--mc", "--no-independence-moves"], "--no-independence-moves is a setting of --family layered"),
         ]
         for (args, flag) in cases {
             let r = await runCLICapturingErrors(args + ["--eps", "0.1"])

@@ -7,7 +7,8 @@ import XCTest
 /// `toy --family layered --mc --target-width W`: the precision target's rounds (`PrecisionTarget`, the code
 /// `ed` runs) on the layered toy, whose exact values check what the rounds end on.
 final class ToyPrecisionTargetTests: XCTestCase {
-    static let toy = ["toy", "--family", "layered", "--units", "3,3", "--unit-size", "100,100", "--eps", "0.1", "--mc", "--seed", "1"]
+    static let toy = ["toy", "--family", "layered", "--units", "3,3", "--unit-size", "100,100", "--eps", "0.1", "--mc", "--seed", "1",
+                      "--no-independence-moves"]
     static let base = toy + ["--paths", "16", "--inner", "8"]
 
     /// The widest reported interval of a toy JSON relative to its estimate, computed here from the points.
@@ -15,7 +16,7 @@ final class ToyPrecisionTargetTests: XCTestCase {
         PrecisionTargetTests.widest(j, keys: [("interval_mc", "d_zeta_mc"), ("interval_lower_mc", "d_zeta_lower_mc")])
     }
 
-    /// 100-coordinate units at K = 16, J = 8: the bracket is reported at first (stage 1 not decorrelated, the
+    /// 100-coordinate units at K = 16, J = 8, the random walk alone: the bracket is reported at first (stage 1 not decorrelated, the
     /// islands' noise a good part of the weights' spread), so the rounds double stage 1's sweeps once and J
     /// until the sampled interval stands; the last round is a plain run at its budget, number for number.
     func testTheRoundsRaiseWhatKeptTheSampledIntervalOutAndStartAfresh() async throws {
