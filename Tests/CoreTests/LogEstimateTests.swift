@@ -77,6 +77,27 @@ final class LogEstimateTests: XCTestCase {
     /// variance, by hand for [1, 3]; and on 20 000 simulated pairs of replicates with `l_r ~ N(log Z − v/2,
     /// v)` (unbiased Ẑ_r), v = 6 nats², it is unbiased for log Z, while the delta method's
     /// `log mean_r Ẑ_r + V/2` is low by more than 1.5 nats (its correction is at most half a nat at R = 2).
+    /// The delta method's `log mean_k Ẑ_k + V/2` (`corrected`), by hand, and where the method holds (K = 8
+    /// replicates of small spread, `l_k ~ N(log Z − v/2, v)`, v = 0.2, unbiased Ẑ_k): over 40 000 sets it is
+    /// unbiased for log Z within 0.004 nats (5 standard errors), while `log mean_k Ẑ_k` alone is low by about
+    /// `(e^v − 1)/(2K)` ≈ 0.014, the bias the correction takes off (twice the correction is as far high).
+    func testDeltaCorrectionTakesOffTheLogMeansBias() {
+        let e = LogEstimate.corrected(logZ: 2, relVar: 0.3)
+        XCTAssertEqual(e.value, 2.15, accuracy: 1e-15)
+        XCTAssertEqual(e.variance, 0.3, accuracy: 1e-15)
+        var rng = Xoshiro256(seed: 17, stream: [5])
+        let v = 0.2, logZ = 1.0, k = 8, trials = 40_000
+        var plain = 0.0, corrected = 0.0
+        for _ in 0..<trials {
+            let c = LogEstimate.combine((0..<k).map { _ in logZ - v / 2 + v.squareRoot() * rng.normal() })
+            plain += c.logZ
+            corrected += LogEstimate.corrected(logZ: c.logZ, relVar: c.relVar).value
+        }
+        let bias = (Foundation.exp(v) - 1) / (2 * Double(k))
+        XCTAssertEqual(plain / Double(trials), logZ - bias, accuracy: 0.004)
+        XCTAssertEqual(corrected / Double(trials), logZ, accuracy: 0.004)
+    }
+
     func testLognormalReplicateLog() {
         let e = LogEstimate.lognormalReplicates([1, 3])
         XCTAssertEqual(e.value, 2 + 2.0 / 2, accuracy: 1e-14)          // sample variance 2
