@@ -84,7 +84,7 @@ struct ToyMonteCarloOptions: ParsableArguments {
     @Option(name: .customLong("stage1-sweeps"), help: "Staged families (layered): sweeps per stage-1 step (default 20, as ed).")
     var stageOneSweeps: Int?
 
-    @Flag(inversion: .prefixedNo, help: "Staged families (layered): independence sweeps in stage 1 and the islands (default: on where a unit has ≥ 100 coordinates).")
+    @Flag(inversion: .prefixedNo, help: "Layered: independence sweeps in stage 1 and the islands (default: on for units of ≥ 100 coordinates).")
     var independenceMoves: Bool?
 
     @Option(help: ArgumentHelp("Layered: rerun, raising what limits it, until every reported interval is at most W of its estimate.", valueName: "W"))

@@ -73,10 +73,6 @@ final class LogEstimateTests: XCTestCase {
         XCTAssertGreaterThan(c.relVar, 0.5)
     }
 
-    /// The log of Z from replicate log-estimates under the lognormal model: `mean + var/2` with the model's
-    /// variance, by hand for [1, 3]; and on 20 000 simulated pairs of replicates with `l_r ~ N(log Z − v/2,
-    /// v)` (unbiased Ẑ_r), v = 6 nats², it is unbiased for log Z, while the delta method's
-    /// `log mean_r Ẑ_r + V/2` is low by more than 1.5 nats (its correction is at most half a nat at R = 2).
     /// The delta method's `log mean_k Ẑ_k + V/2` (`corrected`), by hand, and where the method holds (K = 8
     /// replicates of small spread, `l_k ~ N(log Z − v/2, v)`, v = 0.2, unbiased Ẑ_k): over 40 000 sets it is
     /// unbiased for log Z within 0.004 nats (5 standard errors), while `log mean_k Ẑ_k` alone is low by about
@@ -98,6 +94,10 @@ final class LogEstimateTests: XCTestCase {
         XCTAssertEqual(corrected / Double(trials), logZ, accuracy: 0.004)
     }
 
+    /// The log of Z from replicate log-estimates under the lognormal model: `mean + var/2` with the model's
+    /// variance, by hand for [1, 3]; and on 20 000 simulated pairs of replicates with `l_r ~ N(log Z − v/2,
+    /// v)` (unbiased Ẑ_r), v = 6 nats², it is unbiased for log Z, while the delta method's
+    /// `log mean_r Ẑ_r + V/2` is low by more than 1.5 nats (its correction is at most half a nat at R = 2).
     func testLognormalReplicateLog() {
         let e = LogEstimate.lognormalReplicates([1, 3])
         XCTAssertEqual(e.value, 2 + 2.0 / 2, accuracy: 1e-14)          // sample variance 2
