@@ -3,11 +3,12 @@
 (lab/ESTIMATORS-LOG.md, 27 Nov 2026, sixth session): one `toy --family layered --mc --trials 1` per seed,
 and per ε the exact values, the sampled and reported intervals, the rule's diagnostics (outer ESS, lognormal
 limit) and the smallest decorrelation of stage 1's moves and of the islands' moves.
-Usage: lab/scripts/decorrelation-rule.py OUT.csv SEEDS UNITS UNIT_SIZE COUPLING [SEED_OFFSET]"""
+Usage: lab/scripts/decorrelation-rule.py OUT.csv SEEDS UNITS UNIT_SIZE COUPLING [SEED_OFFSET [further toy flags…]]"""
 import csv, json, os, subprocess, sys
 
 out, seeds, units, size, coupling = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 offset = int(sys.argv[6]) if len(sys.argv) > 6 else 20000
+extra = sys.argv[7:]
 binary = os.environ.get("TWOSCALE_BIN", ".build/release/twoscale")
 done = set()
 if os.path.exists(out):
@@ -24,7 +25,7 @@ with open(out, "a", newline="") as f:
         if s in done:
             continue
         r = subprocess.run([binary, "toy", "--family", "layered", "--units", units, "--unit-size", size, "--coupling", coupling,
-                            "--eps", "0.001,0.1", "--mc", "--trials", "1", "--seed", str(s), "--json", "--quiet"],
+                            "--eps", "0.001,0.1", "--mc", "--trials", "1", "--seed", str(s), "--json", "--quiet"] + extra,
                            capture_output=True, text=True, check=True)
         d = json.loads(r.stdout)
         smc = d["monte_carlo"]["smc"]
