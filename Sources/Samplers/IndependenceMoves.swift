@@ -7,6 +7,8 @@ import TwoScaleCore
 public struct ProbitGaussian: Sendable, Equatable {
     public var mean: [Double]
     public var sd: [Double]
+    /// How many particles it was fitted to (0: not recorded).
+    public var count: Int = 0
 }
 
 /// The independence Metropolis–Hastings sweep that follows each random-walk sweep when
@@ -23,6 +25,8 @@ public struct ProbitGaussian: Sendable, Equatable {
 /// block's coordinates from the fit and keeps the others, and the acceptance ratio carries that block's
 /// `w(v)/w(u)` only. Each block's move leaves `π_s` invariant (a Metropolis-within-Gibbs step), so the sweep
 /// does too; the fit's mismatch, which adds up over the coordinates of a proposal, then stops at a block's.
+/// A Gaussian fitted to m draws misses by about 1/m nats per coordinate, so on a unit whose roots are each one
+/// coordinate's (a block's evaluation costs its coordinates alone) a block is also at most m/2 coordinates.
 enum IndependenceMoves {
     /// Whether a move of n particles can fit its two halves (at least 2 particles each).
     static func applies(particles n: Int) -> Bool { n >= 4 }
@@ -30,10 +34,16 @@ enum IndependenceMoves {
     /// The most coordinates one proposal redraws.
     static let maxBlock = 100
 
-    /// The blocks of a sweep over p coordinates: the whole vector up to `maxBlock`, else ⌈p / maxBlock⌉
-    /// consecutive blocks whose sizes differ by at most one.
-    static func blocks(dimension p: Int) -> [Range<Int>] {
-        let count = (p + maxBlock - 1) / maxBlock
+    /// The most coordinates one proposal from a fit to m particles redraws: `maxBlock`, and where blocks
+    /// are cheap (`perCoordinate`: a unit whose roots are each one coordinate's) at most m/2, at least 1.
+    static func blockSize(fitted m: Int, perCoordinate: Bool) -> Int {
+        perCoordinate && m > 0 ? Swift.max(1, Swift.min(maxBlock, m / 2)) : maxBlock
+    }
+
+    /// The blocks of a sweep over p coordinates, proposals of at most b coordinates (`blockSize`): the whole
+    /// vector up to b, else ⌈p / b⌉ consecutive blocks whose sizes differ by at most one.
+    static func blocks(dimension p: Int, size b: Int = maxBlock) -> [Range<Int>] {
+        let count = (p + b - 1) / b
         guard count > 1 else { return [0..<p] }
         let base = p / count, extra = p % count
         var out: [Range<Int>] = [], start = 0
@@ -67,7 +77,7 @@ enum IndependenceMoves {
                 let v = Swift.max(0, sq[j] / c - mean[j] * mean[j])
                 sd[j] = Swift.max(0.05, v.squareRoot())
             }
-            return ProbitGaussian(mean: mean, sd: sd)
+            return ProbitGaussian(mean: mean, sd: sd, count: count)
         }
     }
 

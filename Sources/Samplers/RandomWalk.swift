@@ -58,7 +58,7 @@ enum RandomWalk {
     ///
     /// `frozen` replays fixed tuning (`FrozenSchedule`); `used` records the tuning this move used. With
     /// `proposals` (a pilot's fits) or `fitOwn` (a pilot: fits from its own halves), each sweep is followed by
-    /// an independence sweep (`IndependenceMoves`; block by block on a unit wider than its `maxBlock`).
+    /// an independence sweep (`IndependenceMoves`; block by block on a unit wider than its `blockSize`).
     static func move(_ unit: SMCUnit, s: Double, x: inout [Double], roots: inout [[Double]], ell ellNow: inout [Double],
                      screen hNow: inout [Double], h: inout Double, sweeps: Int, rng: inout Xoshiro256,
                      diag: inout SMCDiagnostics, frozen: FrozenMove? = nil, proposals: [ProbitGaussian]? = nil, fitOwn: Bool = false,
@@ -76,7 +76,9 @@ enum RandomWalk {
         let start = x
         var y = [Double](repeating: 0, count: p)
         var current = IndependenceMoves.WeightCache(particles: fits.isEmpty ? 0 : n)
-        let blocks = IndependenceMoves.blocks(dimension: p)
+        let perCoordinate = unit.coordinateRoot != nil && hNow.isEmpty
+        let blocks = IndependenceMoves.blocks(dimension: p, size: IndependenceMoves.blockSize(fitted: fits.first?.count ?? 0,
+                                                                                          perCoordinate: perCoordinate))
         for sweep in 0..<sweeps {
             if let f = frozen { h = f.steps[sweep] }
             used?.pointee.steps.append(h)
