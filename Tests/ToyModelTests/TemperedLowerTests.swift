@@ -75,8 +75,9 @@ import TwoScaleCore
     }
 }
 
-/// Island sizing in `TemperedLower` (two stages of two units of 16 coordinates, coupling 3, islands starting at the
-/// staged run's J = 8, not at `temperedLowerInnerFactor` times it): unsized, the later stage's islands are noisier
+/// Island sizing in `TemperedLower` (two stages of two units of 24 coordinates, coupling 3, islands starting at the
+/// staged run's J = 8, not at `temperedLowerInnerFactor` times it; on units of 16, whose fits of 4 particles now
+/// propose blocks of 2 coordinates, the islands start quiet): unsized, the later stage's islands are noisier
 /// than `ReportedInterval.maximumIslandNoiseVariance` at the larger scale; sized, each replicate's pilot doubles its J
 /// until they are below `temperedLowerSizingTarget` (or J reaches the cap), the σ̄² the gate reads is the pilot's at the
 /// chosen J where it reached the target and at the starting J where it did not, and the term still holds the exact
@@ -100,7 +101,7 @@ import TwoScaleCore
     }
 
     @Test func noisyIslandsAreSized() async throws {
-        let (m, stops) = try setUp(unitSize: 16)
+        let (m, stops) = try setUp(unitSize: 24)
         let quiet = ReportedInterval.maximumIslandNoiseVariance, target = StagedSMC<LayeredToy>.temperedLowerSizingTarget
         let base = 8, cap = 8 * StagedSMC<LayeredToy>.temperedLowerMaximumInnerFactor
         var noisyUnsized = 0, held = 0, runs = 0, readAfterSizing = 0
