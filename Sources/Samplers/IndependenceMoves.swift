@@ -40,6 +40,12 @@ enum IndependenceMoves {
         perCoordinate && m > 0 ? Swift.max(1, Swift.min(maxBlock, m / 2)) : maxBlock
     }
 
+    /// The root of one coordinate where a block's evaluation may sum over the block alone: the unit's
+    /// `coordinateRoot`, unless a screen is in use (`hNow` not empty).
+    static func perCoordinateRoot(_ unit: SMCUnit, screen hNow: [Double]) -> (@Sendable (Double) -> Double)? {
+        hNow.isEmpty || unit.screen == nil ? unit.coordinateRoot : nil
+    }
+
     /// The blocks of a sweep over p coordinates, proposals of at most b coordinates (`blockSize`): the whole
     /// vector up to b, else ⌈p / b⌉ consecutive blocks whose sizes differ by at most one.
     static func blocks(dimension p: Int, size b: Int = maxBlock) -> [Range<Int>] {
@@ -139,7 +145,7 @@ enum IndependenceMoves {
         let n = roots.count, p = unit.dimension
         let lo = unit.box.lowerBound, hi = unit.box.upperBound, width = hi - lo
         let screen = hNow.isEmpty ? nil : unit.screen
-        let perCoordinate = screen == nil ? unit.coordinateRoot : nil
+        let perCoordinate = perCoordinateRoot(unit, screen: hNow)
         var y = [Double](repeating: 0, count: p)
         var acc = 0, evaluated = 0
         for i in 0..<n {

@@ -76,9 +76,9 @@ enum RandomWalk {
         let start = x
         var y = [Double](repeating: 0, count: p)
         var current = IndependenceMoves.WeightCache(particles: fits.isEmpty ? 0 : n)
-        let perCoordinate = unit.coordinateRoot != nil && hNow.isEmpty
+        let cheap = IndependenceMoves.perCoordinateRoot(unit, screen: hNow) != nil
         let blocks = IndependenceMoves.blocks(dimension: p, size: IndependenceMoves.blockSize(fitted: fits.first?.count ?? 0,
-                                                                                          perCoordinate: perCoordinate))
+                                                                                          perCoordinate: cheap))
         for sweep in 0..<sweeps {
             if let f = frozen { h = f.steps[sweep] }
             used?.pointee.steps.append(h)
